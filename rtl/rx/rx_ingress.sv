@@ -1,0 +1,111 @@
+// RX port front end: accepts the MAC's AXI-Stream at one beat per cycle (tready is high
+// whenever the NIC is out of reset: a MAC cannot be stalled), writes each frame into the frame
+// FIFO, and at the frame's last beat decides whether it is kept. The first matching rule of
+// docs/rx-rules.md §1 counts a dropped frame: bad FCS, runt, oversize, FIFO full.
+//
+// Stream rules: tkeep is all ones except on the last beat, where it is contiguous from bit 0.
+// Reset: synchronous, active high; a frame in progress is forgotten.
+module rx_ingress #(
+  parameter int unsigned DATA_W = 64
+) (
+  input  logic                clk,
+  input  logic                rst,
+  // MAC side
+  input  logic [DATA_W-1:0]   s_axis_tdata,
+  input  logic [DATA_W/8-1:0] s_axis_tkeep,
+  input  logic                s_axis_tvalid,
+  output logic                s_axis_tready,
+  input  logic                s_axis_tlast,
+  input  logic                s_axis_tuser,     // bad frame (FCS error), valid with tlast
+  // configuration
+  input  logic [15:0]         max_frame_len,
+  input  logic                frame_room,       // the metadata path can take one more frame
+  // frame FIFO write side
+  output logic                fifo_wr_valid,
+  output logic [DATA_W-1:0]   fifo_wr_data,
+  input  logic                fifo_wr_full,
+  output logic                fifo_wr_end,
+  output logic                fifo_wr_keep,
+  // frame end event, for the parser (same cycle as the last beat)
+  output logic                frame_end,
+  output logic                frame_keep,
+  output logic [15:0]         frame_len,
+  // drop events (one-cycle pulses, one per dropped frame)
+  output logic                drop_fcs,
+  output logic                drop_runt,
+  output logic                drop_oversize,
+  output logic                drop_fifo
+);
+  localparam int unsigned DB = DATA_W / 8;
+  localparam int unsigned MIN_FRAME = 60;
+
+  initial begin
+    if (DATA_W < 64 || DATA_W > 512 || (DATA_W & (DATA_W - 1)) != 0) begin
+      $fatal(1, "rx_ingress: DATA_W must be a power of two from 64 to 512");
+    end
+  end
+
+  logic        beat;
+  logic [15:0] len_q, len_d;          // bytes of the current frame so far (saturating)
+  logic        oversize_q, overflow_q;
+  logic        oversize_d, overflow_d;
+  logic [$clog2(DB):0] beat_bytes;
+  logic [16:0] len_sum;
+
+  assign s_axis_tready = !rst;
+  assign beat = s_axis_tvalid && s_axis_tready;
+
+  always_comb begin
+    beat_bytes = '0;
+    for (int i = 0; i < DB; i++) begin
+      beat_bytes = beat_bytes + {{$clog2(DB){1'b0}}, s_axis_tkeep[i]};
+    end
+  end
+
+  assign len_sum = {1'b0, len_q} + {{(17 - $clog2(DB) - 1){1'b0}}, beat_bytes};
+  assign len_d   = len_sum[16] ? 16'hFFFF : len_sum[15:0];
+  assign oversize_d = oversize_q || (len_d > max_frame_len);
+
+  // Store the beat unless the frame is already lost (oversize frames stop using FIFO space).
+  assign fifo_wr_valid = beat && !oversize_d && !overflow_q;
+  assign fifo_wr_data  = s_axis_tdata;
+  assign overflow_d    = overflow_q || (fifo_wr_valid && fifo_wr_full);
+
+  always_comb begin
+    drop_fcs      = 1'b0;
+    drop_runt     = 1'b0;
+    drop_oversize = 1'b0;
+    drop_fifo     = 1'b0;
+    frame_keep    = 1'b0;
+    if (beat && s_axis_tlast) begin
+      if (s_axis_tuser)                    drop_fcs      = 1'b1;
+      else if (len_d < 16'(MIN_FRAME))     drop_runt     = 1'b1;
+      else if (oversize_d)                 drop_oversize = 1'b1;
+      else if (overflow_d || !frame_room)  drop_fifo     = 1'b1;
+      else                                 frame_keep    = 1'b1;
+    end
+  end
+
+  assign frame_end    = beat && s_axis_tlast;
+  assign frame_len    = len_d;
+  assign fifo_wr_end  = frame_end;
+  assign fifo_wr_keep = frame_keep;
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      len_q      <= '0;
+      oversize_q <= 1'b0;
+      overflow_q <= 1'b0;
+    end else if (beat) begin
+      if (s_axis_tlast) begin
+        len_q      <= '0;
+        oversize_q <= 1'b0;
+        overflow_q <= 1'b0;
+      end else begin
+        len_q      <= len_d;
+        oversize_q <= oversize_d;
+        overflow_q <= overflow_d;
+      end
+    end
+  end
+endmodule
