@@ -1,0 +1,644 @@
+"""Golden model of the NIC's RX path at transaction level.
+
+Written from docs/rx-rules.md (what happens to every frame) and docs/dma-formats.md (rings,
+descriptors, completions); register names and offsets come from `driver.regs` (generated from
+the register map, docs/registers.md).
+
+Two levels:
+
+- `expected_placement(frame, cfg)`: a pure function, no memory, no state. It applies the
+  ingress rules (section 1), the parse (section 2) and the queue/split decision (section 3)
+  and says which bytes go to the header buffer and which to payload buffers. The buffer and
+  completion-ring checks of section 4 depend on ring state and are not part of it.
+- `NicModel`: register state, counters and the DMA. `receive(frame)` fetches descriptors from
+  the rings in memory, applies the section 4 checks, writes header, payload and completions
+  through a `models.bus.DmaAddressSpace` and advances the hardware indices, as the RTL must.
+  `mmio_read` / `mmio_write` expose the same state at the register offsets of `driver.regs`,
+  so a driver can program the model as it programs the hardware.
+
+Modelling choices where the documents leave room are listed in `NicModel`'s docstring.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from driver import regs
+from models.bus import DmaAddressSpace, DmaError
+from models.formats import (DESC_BYTES, FLAG_HDR_OVERFLOW, FLAG_HDR_VALID, FLAG_SPLIT,
+                            RxCompletion, RxDesc)
+from models.rx_parser import (DEFAULT_PARSE_BYTES, MIN_PARSE_BYTES, ParseResult,
+                              parse_frame)
+
+MIN_FRAME_BYTES = 60
+"""Shorter frames are runts (rx-rules.md section 1, rule 2)."""
+IDX_MASK = 0xFFFF
+"""Ring indices are free-running 16-bit counters (dma-formats.md, Rings)."""
+ID_MAGIC_VALUE = 0x444D4E43
+"""`ID.magic` ('DMNC'), docs/registers.md."""
+VERSION_MAJOR_VALUE = 0
+VERSION_MINOR_VALUE = 1
+MAX_FRAME_LEN_RESET = 0x5F2
+HDR_BUF_BYTES_RESET = 0x100
+PAY_BUF_LOG2_RESET = 12
+AXI_BOUNDARY = 4096
+AXI_MAX_BEATS = 256
+
+COUNTER_NAMES: tuple[str, ...] = (
+    'RX_FRAMES',
+    'RX_DROP_RUNT',
+    'RX_DROP_FCS',
+    'RX_DROP_OVERSIZE',
+    'RX_DROP_FIFO',
+    'RX_DROP_HDR_ERR',
+    'RX_DROP_QUEUE_OFF',
+    'RX_DROP_NO_HDR_BUF',
+    'RX_DROP_NO_PAY_BUF',
+    'RX_DROP_CQ_FULL',
+    'RX_DMA_WR_ERR',
+    'RX_DMA_RD_ERR',
+    'RX_DESC_ERR',
+)
+"""Counter names, identical to the register names in `driver.regs`."""
+FRAME_COUNTERS: tuple[str, ...] = tuple(
+    n for n in COUNTER_NAMES if n == 'RX_FRAMES' or n.startswith('RX_DROP_'))
+"""The counters of which exactly one counts each frame (rx-rules.md, introduction)."""
+
+_COUNTER_BY_ADDR = {getattr(regs, name): name for name in COUNTER_NAMES}
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+# ------------------------------------------------------------------------------------------
+# Pure placement
+# ------------------------------------------------------------------------------------------
+
+@dataclass
+class PlacementConfig:
+    """The configuration `expected_placement` depends on: one queue's registers plus the
+    global frame limit and the parser window."""
+
+    enable: bool = True
+    split_en: bool = False
+    hds_thresh: int = 0
+    hdr_buf_bytes: int = HDR_BUF_BYTES_RESET
+    pay_buf_log2: int = PAY_BUF_LOG2_RESET
+    max_frame_len: int = MAX_FRAME_LEN_RESET
+    parse_bytes: int = DEFAULT_PARSE_BYTES
+
+    @property
+    def pay_buf_bytes(self) -> int:
+        return 1 << self.pay_buf_log2
+
+
+@dataclass
+class Placement:
+    """Where a frame's bytes go, before the ring checks of rx-rules.md section 4.
+
+    `drop_counter` names the counter of a drop decided by sections 1-3 (ingress, parse,
+    queue off), else None. For a delivered frame, `hdr_bytes` is what the header buffer gets
+    (empty unless split) and `payload_bytes` what the payload buffers get, in order.
+    """
+
+    drop_counter: str | None
+    queue: int | None
+    parse: ParseResult | None
+    split: bool = False
+    hdr_overflow: bool = False
+    hdr_bytes: bytes = b''
+    payload_bytes: bytes = b''
+    pay_buf_bytes: int = 1 << PAY_BUF_LOG2_RESET
+
+    @property
+    def dropped(self) -> bool:
+        return self.drop_counter is not None
+
+    @property
+    def hdr_len(self) -> int:
+        return len(self.hdr_bytes)
+
+    @property
+    def flags(self) -> int:
+        """Frame-level completion flags (byte 14): SPLIT, HDR_VALID, HDR_OVERFLOW. SOP, EOP
+        and PAY_VALID differ per completion (see `completions`)."""
+        return ((FLAG_SPLIT | FLAG_HDR_VALID if self.split else 0)
+                | (FLAG_HDR_OVERFLOW if self.hdr_overflow else 0))
+
+    @property
+    def payload_len(self) -> int:
+        return len(self.payload_bytes)
+
+    @property
+    def n_pay_bufs(self) -> int:
+        """`ceil(P / B)` payload buffers (section 4)."""
+        return _ceil_div(self.payload_len, self.pay_buf_bytes)
+
+    @property
+    def n_completions(self) -> int:
+        """`max(1, ceil(P / B))` completions (section 4)."""
+        return max(1, self.n_pay_bufs)
+
+    def payload_pieces(self) -> list[bytes]:
+        """The payload cut per buffer: each full but the last."""
+        b = self.pay_buf_bytes
+        return [self.payload_bytes[i:i + b] for i in range(0, self.payload_len, b)]
+
+    def completions(self, hdr_buf_id: int, pay_buf_ids: list[int], cq_idx: int,
+                    cq_size: int, rss_hash: int = 0, rss_type: int = 0) -> list[RxCompletion]:
+        """The completions of this frame, the first written at free-running CQ index
+        `cq_idx` of a ring of `cq_size` entries (which sets each one's GEN)."""
+        if self.dropped:
+            raise ValueError(f'a dropped frame ({self.drop_counter}) has no completions')
+        pieces = self.payload_pieces()
+        if len(pay_buf_ids) != len(pieces):
+            raise ValueError(f'{len(pieces)} payload buffers needed, {len(pay_buf_ids)} given')
+        assert self.parse is not None and self.queue is not None
+        p = self.parse
+        out = []
+        n = self.n_completions
+        for i in range(n):
+            idx = (cq_idx + i) & IDX_MASK
+            has_pay = i < len(pieces)
+            out.append(RxCompletion(
+                pay_buf_id=pay_buf_ids[i] if has_pay else 0,
+                pay_len=len(pieces[i]) if has_pay else 0,
+                hdr_buf_id=hdr_buf_id if self.split else 0,
+                hdr_len=self.hdr_len,
+                rss_hash=rss_hash,
+                rss_type=rss_type,
+                l3_type=p.l3_type,
+                l4_type=p.l4_type,
+                ip_frag=p.ip_frag,
+                vlan_tags=p.vlan_tags,
+                sop=i == 0,
+                eop=i == n - 1,
+                split=self.split,
+                hdr_valid=self.split,
+                pay_valid=has_pay,
+                hdr_overflow=self.hdr_overflow,
+                queue=self.queue,
+                gen=1 - ((idx // cq_size) % 2),
+            ))
+        return out
+
+
+def expected_placement(frame: bytes, cfg: PlacementConfig, bad_fcs: bool = False,
+                       queue: int = 0) -> Placement:
+    """Apply rx-rules.md sections 1-3 to `frame` (no FCS) under `cfg`; touches no memory.
+
+    Section 1 (ingress): bad FCS, then runt (< 60 bytes), then oversize
+    (> `max_frame_len`); the FIFO never overflows in the model. Section 2: parse, header
+    error. Section 3: queue (always `queue`, 0 in this release) and split: a frame is split
+    when `split_en`, it is IPv4/IPv6 and its length is greater than `hds_thresh`; then
+    `hdr_len = pay_off` unless that exceeds the header buffer or the parse window
+    (HDR_OVERFLOW, delivered whole). A split frame's payload is `[hdr_len, ip_end)` (no
+    Ethernet padding); an unsplit frame's payload is the whole frame.
+    """
+    frame = bytes(frame)
+    length = len(frame)
+
+    def drop(counter: str, parse: ParseResult | None = None) -> Placement:
+        return Placement(drop_counter=counter, queue=None, parse=parse,
+                         pay_buf_bytes=cfg.pay_buf_bytes)
+
+    if bad_fcs:
+        return drop('RX_DROP_FCS')
+    if length < MIN_FRAME_BYTES:
+        return drop('RX_DROP_RUNT')
+    if length > cfg.max_frame_len:
+        return drop('RX_DROP_OVERSIZE')
+    parse = parse_frame(frame, cfg.parse_bytes)
+    if parse.hdr_err:
+        return drop('RX_DROP_HDR_ERR', parse)
+    if not cfg.enable:
+        return Placement(drop_counter='RX_DROP_QUEUE_OFF', queue=queue, parse=parse,
+                         pay_buf_bytes=cfg.pay_buf_bytes)
+    split = overflow = False
+    if cfg.split_en and parse.is_ip and length > cfg.hds_thresh:
+        pay_off = parse.pay_off
+        if (parse.window_overflow or pay_off is None or pay_off > cfg.hdr_buf_bytes
+                or pay_off > cfg.parse_bytes):
+            overflow = True
+        else:
+            split = True
+    if split:
+        assert parse.pay_off is not None and parse.ip_end is not None
+        hdr, payload = frame[:parse.pay_off], frame[parse.pay_off:parse.ip_end]
+    else:
+        hdr, payload = b'', frame
+    return Placement(drop_counter=None, queue=queue, parse=parse, split=split,
+                     hdr_overflow=overflow, hdr_bytes=hdr, payload_bytes=payload,
+                     pay_buf_bytes=cfg.pay_buf_bytes)
+
+
+# ------------------------------------------------------------------------------------------
+# Register state
+# ------------------------------------------------------------------------------------------
+
+@dataclass
+class RingState:
+    """One ring's registers (`BASE`, `SIZE`, `SW_IDX`, `HW_IDX`) plus, for buffer rings, the
+    descriptors fetched but not yet consumed."""
+
+    name: str
+    base: int = 0
+    log2_entries: int = 0
+    sw_idx: int = 0
+    hw_idx: int = 0
+    fetch_idx: int = 0
+    prefetched: deque[tuple[int, RxDesc | None]] = field(default_factory=deque)
+
+    @property
+    def size(self) -> int:
+        """Entries in the ring, `2^log2_entries`."""
+        return 1 << self.log2_entries
+
+    def entry_addr(self, idx: int) -> int:
+        """Entry `idx` lives at `base + 16 * (idx mod size)`."""
+        return self.base + DESC_BYTES * (idx % self.size)
+
+    @property
+    def posted(self) -> int:
+        """Buffer ring: `SW_IDX - HW_IDX` (mod 2^16) descriptors posted and not consumed."""
+        return (self.sw_idx - self.hw_idx) & IDX_MASK
+
+    @property
+    def cq_free(self) -> int:
+        """Completion ring: room for `size - (HW_IDX - SW_IDX)` more (never negative)."""
+        return max(0, self.size - ((self.hw_idx - self.sw_idx) & IDX_MASK))
+
+    @property
+    def good_prefetched(self) -> int:
+        return sum(1 for _, d in self.prefetched if d is not None)
+
+    def reset_hw(self) -> None:
+        """Queue disabled: hardware index held at zero, fetched descriptors forgotten."""
+        self.hw_idx = 0
+        self.fetch_idx = 0
+        self.prefetched.clear()
+
+
+class RxQueue:
+    """Registers of one RX queue (`RXQ[q]` in docs/registers.md)."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self._enable = False
+        self.split_en = False
+        self.hds_thresh = 0
+        self.hdr_buf_bytes = HDR_BUF_BYTES_RESET
+        self.pay_buf_log2 = PAY_BUF_LOG2_RESET
+        self.hdr_ring = RingState('HDR_RING')
+        self.pay_ring = RingState('PAY_RING')
+        self.cq = RingState('CQ')
+
+    @property
+    def rings(self) -> tuple[RingState, RingState, RingState]:
+        return self.hdr_ring, self.pay_ring, self.cq
+
+    @property
+    def enable(self) -> bool:
+        return self._enable
+
+    @enable.setter
+    def enable(self, value: bool) -> None:
+        """`CTRL.enable`; while 0 the hardware indices are held at zero."""
+        self._enable = bool(value)
+        if not self._enable:
+            for ring in self.rings:
+                ring.reset_hw()
+
+    @property
+    def pay_buf_bytes(self) -> int:
+        return 1 << self.pay_buf_log2
+
+
+@dataclass
+class RxOutcome:
+    """What `NicModel.receive` did with one frame."""
+
+    dropped: bool
+    drop_counter: str | None
+    queue: int | None
+    split: bool = False
+    hdr_overflow: bool = False
+    hdr_len: int = 0
+    payload_len: int = 0
+    completions: list[RxCompletion] = field(default_factory=list)
+    hdr_bytes: bytes = b''
+    """Bytes written to the header buffer (empty unless split)."""
+    payload_bytes: bytes = b''
+    """Bytes written to the payload buffers, concatenated in completion order."""
+    parse: ParseResult | None = None
+    hdr_buf: RxDesc | None = None
+    pay_bufs: list[RxDesc] = field(default_factory=list)
+    cq_indices: list[int] = field(default_factory=list)
+    """Free-running CQ indices the completions were written at."""
+    dma_write_errors: int = 0
+
+
+class NicModel:
+    """The NIC's RX path: registers, counters, descriptor fetch, placement and completions.
+
+    `dma` is the address space the NIC masters; descriptors and completions are read and
+    written there as the RTL does. Modelling choices where the documents leave room:
+
+    - Descriptor fetch: the model fetches every posted descriptor (`SW_IDX` beyond what it has
+      fetched, at most one ring's worth ahead of `HW_IDX`) when the doorbell is written
+      through `mmio_write` and again at the start of each `receive`. A descriptor with a DMA
+      read error (`RX_DMA_RD_ERR`) or a misaligned `addr` (`RX_DESC_ERR`) is counted when
+      fetched; it is consumed (`HW_IDX` passes it) as soon as every descriptor before it has
+      been consumed, since `HW_IDX` counts in ring order. A frame needs that many *good*
+      fetched descriptors, so a bad one can turn into `RX_DROP_NO_*_BUF`.
+    - DMA bursts: each write (header, each payload buffer, each completion) is cut at 4 KiB
+      boundaries and at `max_burst_bytes` (default 256 beats of `dma_bytes`); each failing
+      piece counts once in `RX_DMA_WR_ERR`, and the frame carries on.
+    - Every completion of a frame repeats `hdr_buf_id`, `hdr_len`, the parse fields and the
+      SPLIT/HDR_VALID/HDR_OVERFLOW flags; `pay_buf_id`/`pay_len` are 0 when not PAY_VALID
+      and `hdr_buf_id` is 0 when not HDR_VALID.
+    - Registers of queues `>= num_rxq` are unmapped (read 0, writes ignored). Counters are
+      32-bit, read-only and not cleared by reading. Register values are used as written,
+      without clamping (a `SIZE.log2_entries` of 0 is a one-entry ring).
+    """
+
+    def __init__(self, dma: DmaAddressSpace, num_rxq: int = 1,
+                 parse_bytes: int = DEFAULT_PARSE_BYTES, dma_bytes: int = 8, data_bytes: int = 8,
+                 max_burst_bytes: int | None = None) -> None:
+        if not 1 <= num_rxq <= regs.RXQ_MAX:
+            raise ValueError(f'num_rxq={num_rxq} out of range 1..{regs.RXQ_MAX}')
+        for name, value in (('dma_bytes', dma_bytes), ('data_bytes', data_bytes)):
+            if value <= 0 or value & (value - 1) or value > 128:
+                raise ValueError(f'{name}={value} must be a power of two <= 128')
+        if not MIN_PARSE_BYTES <= parse_bytes <= 255:
+            raise ValueError(f'parse_bytes={parse_bytes} out of range {MIN_PARSE_BYTES}..255')
+        self.dma = dma
+        self.num_rxq = num_rxq
+        self.parse_bytes = parse_bytes
+        self.dma_bytes = dma_bytes
+        self.data_bytes = data_bytes
+        self.max_burst_bytes = max_burst_bytes or AXI_MAX_BEATS * dma_bytes
+        self.rxq: list[RxQueue] = []
+        self.max_frame_len = MAX_FRAME_LEN_RESET
+        self.counters: dict[str, int] = {}
+        self.reset()
+
+    def reset(self) -> None:
+        """Registers and counters to their reset values."""
+        self.rxq = [RxQueue(q) for q in range(self.num_rxq)]
+        self.max_frame_len = MAX_FRAME_LEN_RESET
+        self.counters = {name: 0 for name in COUNTER_NAMES}
+
+    # --- configuration views --------------------------------------------------------------
+
+    def placement_config(self, queue: int = 0) -> PlacementConfig:
+        """The `PlacementConfig` of `queue` as currently programmed."""
+        q = self.rxq[queue]
+        return PlacementConfig(enable=q.enable, split_en=q.split_en, hds_thresh=q.hds_thresh,
+                               hdr_buf_bytes=q.hdr_buf_bytes, pay_buf_log2=q.pay_buf_log2,
+                               max_frame_len=self.max_frame_len, parse_bytes=self.parse_bytes)
+
+    @property
+    def frames_seen(self) -> int:
+        """Sum of the per-frame counters: every frame counted exactly once."""
+        return sum(self.counters[n] for n in FRAME_COUNTERS)
+
+    # --- descriptor fetch -----------------------------------------------------------------
+
+    def _count(self, name: str, n: int = 1) -> None:
+        self.counters[name] += n
+
+    def _fetch(self, ring: RingState) -> None:
+        while (ring.fetch_idx != ring.sw_idx
+               and ((ring.fetch_idx - ring.hw_idx) & IDX_MASK) < ring.size):
+            idx = ring.fetch_idx
+            desc: RxDesc | None
+            try:
+                raw = self.dma.read(ring.entry_addr(idx), DESC_BYTES)
+            except DmaError:
+                self._count('RX_DMA_RD_ERR')
+                desc = None
+            else:
+                desc = RxDesc.unpack(raw)
+                if desc.addr % self.dma_bytes:
+                    self._count('RX_DESC_ERR')
+                    desc = None
+            ring.prefetched.append((idx, desc))
+            ring.fetch_idx = (idx + 1) & IDX_MASK
+        self._retire_bad(ring)
+
+    @staticmethod
+    def _retire_bad(ring: RingState) -> None:
+        while ring.prefetched and ring.prefetched[0][1] is None:
+            idx, _ = ring.prefetched.popleft()
+            ring.hw_idx = (idx + 1) & IDX_MASK
+
+    def _take(self, ring: RingState) -> RxDesc:
+        idx, desc = ring.prefetched.popleft()
+        assert desc is not None
+        ring.hw_idx = (idx + 1) & IDX_MASK
+        self._retire_bad(ring)
+        return desc
+
+    def fetch_descriptors(self, queue: int | None = None) -> None:
+        """Fetch what is posted on the buffer rings of `queue` (all enabled queues if None),
+        as the RTL's prefetcher eventually does."""
+        queues = self.rxq if queue is None else [self.rxq[queue]]
+        for q in queues:
+            if q.enable:
+                self._fetch(q.hdr_ring)
+                self._fetch(q.pay_ring)
+
+    # --- DMA writes -----------------------------------------------------------------------
+
+    def _bursts(self, addr: int, n: int) -> list[tuple[int, int]]:
+        out = []
+        end = addr + n
+        while addr < end:
+            limit = min(AXI_BOUNDARY - addr % AXI_BOUNDARY,
+                        self.max_burst_bytes - addr % self.dma_bytes)
+            k = min(limit, end - addr)
+            out.append((addr, k))
+            addr += k
+        return out
+
+    def _dma_write(self, addr: int, data: bytes) -> int:
+        """Write `data` burst by burst; returns the number of failed bursts (counted)."""
+        errors = 0
+        pos = 0
+        for a, k in self._bursts(addr, len(data)):
+            try:
+                self.dma.write(a, data[pos:pos + k])
+            except DmaError:
+                errors += 1
+            pos += k
+        self._count('RX_DMA_WR_ERR', errors)
+        return errors
+
+    # --- the RX path ----------------------------------------------------------------------
+
+    def receive(self, frame: bytes, bad_fcs: bool = False) -> RxOutcome:
+        """One frame (without FCS) through the RX path; `bad_fcs` is the MAC's `tuser`."""
+        frame = bytes(frame)
+        queue = 0  # rx-rules.md section 3: queue 0 in this release
+        pl = expected_placement(frame, self.placement_config(queue), bad_fcs, queue)
+        if pl.drop_counter is not None:
+            self._count(pl.drop_counter)
+            return RxOutcome(dropped=True, drop_counter=pl.drop_counter, queue=pl.queue,
+                             parse=pl.parse)
+        q = self.rxq[queue]
+        self._fetch(q.hdr_ring)
+        self._fetch(q.pay_ring)
+
+        def drop(counter: str) -> RxOutcome:
+            self._count(counter)
+            return RxOutcome(dropped=True, drop_counter=counter, queue=queue, split=pl.split,
+                             hdr_overflow=pl.hdr_overflow, hdr_len=pl.hdr_len,
+                             payload_len=pl.payload_len, parse=pl.parse)
+
+        if pl.split and q.hdr_ring.good_prefetched == 0:
+            return drop('RX_DROP_NO_HDR_BUF')
+        if q.pay_ring.good_prefetched < pl.n_pay_bufs:
+            return drop('RX_DROP_NO_PAY_BUF')
+        if q.cq.cq_free < pl.n_completions:
+            return drop('RX_DROP_CQ_FULL')
+
+        hdr_desc = self._take(q.hdr_ring) if pl.split else None
+        pay_descs = [self._take(q.pay_ring) for _ in range(pl.n_pay_bufs)]
+        errors = 0
+        if hdr_desc is not None:
+            errors += self._dma_write(hdr_desc.addr, pl.hdr_bytes)
+        for desc, piece in zip(pay_descs, pl.payload_pieces()):
+            errors += self._dma_write(desc.addr, piece)
+        cq_idx = q.cq.hw_idx
+        cpls = pl.completions(hdr_desc.buf_id if hdr_desc else 0,
+                              [d.buf_id for d in pay_descs], cq_idx, q.cq.size)
+        indices = []
+        for cpl in cpls:
+            idx = q.cq.hw_idx
+            errors += self._dma_write(q.cq.entry_addr(idx), cpl.pack())
+            indices.append(idx)
+            q.cq.hw_idx = (idx + 1) & IDX_MASK
+        self._count('RX_FRAMES')
+        return RxOutcome(dropped=False, drop_counter=None, queue=queue, split=pl.split,
+                         hdr_overflow=pl.hdr_overflow, hdr_len=pl.hdr_len,
+                         payload_len=pl.payload_len, completions=cpls,
+                         hdr_bytes=pl.hdr_bytes, payload_bytes=pl.payload_bytes,
+                         parse=pl.parse, hdr_buf=hdr_desc, pay_bufs=pay_descs,
+                         cq_indices=indices, dma_write_errors=errors)
+
+    # --- registers ------------------------------------------------------------------------
+
+    _RING_OFFSETS = {regs.RXQ_HDR_RING: 'hdr_ring', regs.RXQ_PAY_RING: 'pay_ring',
+                     regs.RXQ_CQ: 'cq'}
+
+    def _decode_rxq(self, addr: int) -> tuple[RxQueue, int] | None:
+        rel = addr - regs.RXQ_BASE
+        if rel < 0 or rel >= regs.RXQ_MAX * regs.RXQ_STRIDE:
+            return None
+        qn, off = divmod(rel, regs.RXQ_STRIDE)
+        if qn >= self.num_rxq:
+            return None
+        return self.rxq[qn], off
+
+    def _ring_at(self, q: RxQueue, off: int) -> tuple[RingState, int] | None:
+        for ring_off, attr in self._RING_OFFSETS.items():
+            if ring_off <= off < ring_off + 0x20:
+                return getattr(q, attr), off - ring_off
+        return None
+
+    @staticmethod
+    def _check_mmio(addr: int, value: int | None = None) -> None:
+        if addr < 0 or addr % 4:
+            raise ValueError(f'MMIO address 0x{addr:x} is not a 32-bit register address')
+        if value is not None and not 0 <= value <= 0xFFFFFFFF:
+            raise ValueError(f'MMIO value {value} does not fit 32 bits')
+
+    def mmio_read(self, addr: int) -> int:
+        """Read the 32-bit register at `addr`; unmapped addresses read 0."""
+        self._check_mmio(addr)
+        if addr == regs.ID:
+            return regs.ID_MAGIC.put(ID_MAGIC_VALUE)
+        if addr == regs.VERSION:
+            return (regs.VERSION_MAJOR.put(VERSION_MAJOR_VALUE)
+                    | regs.VERSION_MINOR.put(VERSION_MINOR_VALUE))
+        if addr == regs.CAPS:
+            return (regs.CAPS_DATA_BYTES.put(self.data_bytes)
+                    | regs.CAPS_DMA_BYTES.put(self.dma_bytes)
+                    | regs.CAPS_NUM_RXQ.put(self.num_rxq)
+                    | regs.CAPS_PARSE_BYTES.put(self.parse_bytes))
+        if addr == regs.RX_FRAME_LIMIT:
+            return regs.RX_FRAME_LIMIT_MAX_FRAME_LEN.put(self.max_frame_len)
+        if addr in _COUNTER_BY_ADDR:
+            return self.counters[_COUNTER_BY_ADDR[addr]] & 0xFFFFFFFF
+        decoded = self._decode_rxq(addr)
+        if decoded is None:
+            return 0
+        q, off = decoded
+        if off == regs.RXQ_CTRL:
+            return (regs.RXQ_CTRL_ENABLE.put(int(q.enable))
+                    | regs.RXQ_CTRL_SPLIT_EN.put(int(q.split_en)))
+        if off == regs.RXQ_HDS_THRESH:
+            return regs.RXQ_HDS_THRESH_BYTES.put(q.hds_thresh)
+        if off == regs.RXQ_BUF_SIZE:
+            return (regs.RXQ_BUF_SIZE_HDR_BUF_BYTES.put(q.hdr_buf_bytes)
+                    | regs.RXQ_BUF_SIZE_PAY_BUF_LOG2.put(q.pay_buf_log2))
+        ring_reg = self._ring_at(q, off)
+        if ring_reg is None:
+            return 0
+        ring, roff = ring_reg
+        if roff == regs.RING_BASE_LO:
+            return ring.base & 0xFFFFFFFF
+        if roff == regs.RING_BASE_HI:
+            return ring.base >> 32
+        if roff == regs.RING_SIZE:
+            return ring.log2_entries
+        if roff == regs.RING_SW_IDX:
+            return ring.sw_idx
+        if roff == regs.RING_HW_IDX:
+            return ring.hw_idx
+        return 0
+
+    def mmio_write(self, addr: int, value: int) -> None:
+        """Write the 32-bit register at `addr`; read-only and unmapped addresses ignore it.
+
+        Writing a buffer ring's `SW_IDX` of an enabled queue is the doorbell: the model
+        fetches the newly posted descriptors at once. Clearing `CTRL.enable` resets the
+        queue's hardware indices.
+        """
+        self._check_mmio(addr, value)
+        if addr == regs.RX_FRAME_LIMIT:
+            self.max_frame_len = regs.RX_FRAME_LIMIT_MAX_FRAME_LEN.get(value)
+            return
+        decoded = self._decode_rxq(addr)
+        if decoded is None:
+            return
+        q, off = decoded
+        if off == regs.RXQ_CTRL:
+            q.split_en = bool(regs.RXQ_CTRL_SPLIT_EN.get(value))
+            q.enable = bool(regs.RXQ_CTRL_ENABLE.get(value))
+            if q.enable:
+                self.fetch_descriptors(q.index)
+            return
+        if off == regs.RXQ_HDS_THRESH:
+            q.hds_thresh = regs.RXQ_HDS_THRESH_BYTES.get(value)
+            return
+        if off == regs.RXQ_BUF_SIZE:
+            q.hdr_buf_bytes = regs.RXQ_BUF_SIZE_HDR_BUF_BYTES.get(value)
+            q.pay_buf_log2 = regs.RXQ_BUF_SIZE_PAY_BUF_LOG2.get(value)
+            return
+        ring_reg = self._ring_at(q, off)
+        if ring_reg is None:
+            return
+        ring, roff = ring_reg
+        if roff == regs.RING_BASE_LO:
+            ring.base = (ring.base & ~0xFFFFFFFF) | value
+        elif roff == regs.RING_BASE_HI:
+            ring.base = (ring.base & 0xFFFFFFFF) | (value << 32)
+        elif roff == regs.RING_SIZE:
+            ring.log2_entries = value & 0xF
+        elif roff == regs.RING_SW_IDX:
+            ring.sw_idx = value & IDX_MASK
+            if q.enable and ring is not q.cq:
+                self._fetch(ring)
