@@ -1,0 +1,6 @@
+"""The Python reference driver of the devmem NIC.
+
+It talks to hardware only through `driver.hw.NicHw` (register access, host memory, time),
+so the same code drives the golden model (`driver.backends.model`) and the RTL under
+Verilator (`tb.rtl_backend`). `driver.regs` is generated from rtl/csr/nic_csr.rdl.
+"""

@@ -1,0 +1,135 @@
+"""Scoreboard for the RX split path: the RTL's completions, header buffers and payload
+buffers against the golden model's `expected_placement` (models/nic_model.py).
+
+It also owns the buffers it lends the NIC, so it knows which buffer ids the NIC must use
+(descriptors are consumed in ring order) and can check that every DMA write landed inside a
+posted buffer or the completion ring and that nothing past a buffer's valid bytes changed.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from driver.rx_queue import RxBuffer, RxFrame, RxQueue
+from models.bus import DmaAddressSpace
+from models.device_memory import DeviceMemory
+from models.formats import CPL_BYTES
+from models.host_memory import HostMemory
+from models.nic_model import Placement, PlacementConfig, expected_placement
+
+CANARY = 0xA5
+
+
+@dataclass
+class _Expected:
+    index: int
+    frame: bytes
+    placement: Placement
+
+
+@dataclass
+class RxScoreboard:
+    host: HostMemory
+    dev: DeviceMemory
+    cfg: PlacementConfig
+    hdr_bufs: dict[int, int] = field(default_factory=dict)     # id -> host address
+    pay_bufs: dict[int, int] = field(default_factory=dict)     # id -> bus address
+    hdr_order: deque[int] = field(default_factory=deque)       # posted, not yet used
+    pay_order: deque[int] = field(default_factory=deque)
+    expected: deque[_Expected] = field(default_factory=deque)
+    cq_idx: int = 0
+    cq_size: int = 0
+    checked: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)
+    hdr_bytes_to_host: int = 0
+    payload_bytes_to_device: int = 0
+    payload_bytes_to_host: int = 0
+    sent: int = 0
+
+    # ------------------------------------------------------------------ buffers
+    def _canary(self, buf_id: int, hdr: bool) -> None:
+        if hdr:
+            self.host.fill(self.hdr_bufs[buf_id], self.cfg.hdr_buf_bytes, CANARY)
+        else:
+            addr = self.pay_bufs[buf_id]
+            data = bytes([CANARY]) * self.cfg.pay_buf_bytes
+            if self.dev.contains(addr, len(data)):
+                self.dev.gpu.write(addr, data)
+            else:
+                self.host.write(addr, data)
+
+    def _read_pay(self, addr: int, n: int) -> bytes:
+        # The GPU reads device memory; only host buffers are read by the CPU.
+        return self.dev.gpu.read(addr, n) if self.dev.contains(addr, n) else self.host.read(addr, n)
+
+    async def post_hdr(self, rxq: RxQueue, ids: list[int]) -> None:
+        for i in ids:
+            self._canary(i, hdr=True)
+        await rxq.post_hdr_buffers([RxBuffer(self.hdr_bufs[i], i) for i in ids])
+        self.hdr_order.extend(ids)
+
+    async def post_pay(self, rxq: RxQueue, ids: list[int]) -> None:
+        for i in ids:
+            self._canary(i, hdr=False)
+        await rxq.post_pay_buffers([RxBuffer(self.pay_bufs[i], i) for i in ids])
+        self.pay_order.extend(ids)
+
+    # ------------------------------------------------------------------ traffic
+    def sent_frame(self, frame: bytes, bad_fcs: bool = False) -> Placement:
+        """Record a frame given to the NIC; returns what the model says happens to it."""
+        p = expected_placement(frame, self.cfg, bad_fcs=bad_fcs)
+        self.sent += 1
+        if p.dropped:
+            self.dropped[p.drop_counter] = self.dropped.get(p.drop_counter, 0) + 1
+        else:
+            self.expected.append(_Expected(self.sent - 1, bytes(frame), p))
+        return p
+
+    def check(self, got: RxFrame) -> tuple[list[int], list[int]]:
+        """Compare one received frame with the model; returns the (header, payload) buffer ids
+        it used so the caller can recycle them."""
+        assert self.expected, f"the NIC delivered a frame the model drops or never saw: {got}"
+        exp = self.expected.popleft()
+        p = exp.placement
+        where = f"frame #{exp.index} ({len(exp.frame)} bytes)"
+        hdr_id = self.hdr_order.popleft() if p.split else 0
+        pay_ids = [self.pay_order.popleft() for _ in range(p.n_pay_bufs)]
+        want = p.completions(hdr_id, pay_ids, self.cq_idx, self.cq_size)
+        self.cq_idx = (self.cq_idx + len(want)) & 0xFFFF
+        assert len(got.completions) == len(want), \
+            f"{where}: {len(got.completions)} completions, model says {len(want)}"
+        for i, (g, w) in enumerate(zip(got.completions, want)):
+            assert g == w, f"{where}: completion {i} differs\n  rtl:   {g}\n  model: {w}"
+
+        if p.split:
+            addr = self.hdr_bufs[hdr_id]
+            buf = self.host.read(addr, self.cfg.hdr_buf_bytes)
+            assert buf[:p.hdr_len] == p.hdr_bytes, f"{where}: header buffer bytes differ"
+            assert buf[p.hdr_len:] == bytes([CANARY]) * (len(buf) - p.hdr_len), \
+                f"{where}: header buffer written past hdr_len={p.hdr_len}"
+            self.hdr_bytes_to_host += p.hdr_len
+        for buf_id, piece in zip(pay_ids, p.payload_pieces()):
+            addr = self.pay_bufs[buf_id]
+            buf = self._read_pay(addr, self.cfg.pay_buf_bytes)
+            assert buf[:len(piece)] == piece, f"{where}: payload buffer {buf_id} bytes differ"
+            assert buf[len(piece):] == bytes([CANARY]) * (len(buf) - len(piece)), \
+                f"{where}: payload buffer {buf_id} written past {len(piece)} bytes"
+            if self.dev.contains(addr, 1):
+                self.payload_bytes_to_device += len(piece)
+            else:
+                self.payload_bytes_to_host += len(piece)
+        self.checked += 1
+        return ([hdr_id] if p.split else []), pay_ids
+
+    @property
+    def outstanding(self) -> int:
+        return len(self.expected)
+
+    def check_writes_in_bounds(self, space: DmaAddressSpace, cq_base: int) -> None:
+        """Every DMA write since the start lies inside a lent buffer or the completion ring."""
+        ranges = [(a, self.cfg.hdr_buf_bytes) for a in self.hdr_bufs.values()]
+        ranges += [(a, self.cfg.pay_buf_bytes) for a in self.pay_bufs.values()]
+        ranges.append((cq_base, self.cq_size * CPL_BYTES))
+        for addr, n in space.writes:
+            assert any(a <= addr and addr + n <= a + size for a, size in ranges), \
+                f"DMA write of {n} bytes at 0x{addr:x} is outside every posted buffer and the completion ring"
