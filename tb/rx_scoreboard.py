@@ -45,6 +45,7 @@ class RxScoreboard:
     payload_bytes_to_device: int = 0
     payload_bytes_to_host: int = 0
     sent: int = 0
+    delivered: list[RxFrame] = field(default_factory=list)   # checked frames, in order
 
     # ------------------------------------------------------------------ buffers
     def _canary(self, buf_id: int, hdr: bool) -> None:
@@ -119,6 +120,7 @@ class RxScoreboard:
             else:
                 self.payload_bytes_to_host += len(piece)
         self.checked += 1
+        self.delivered.append(got)
         return ([hdr_id] if p.split else []), pay_ids
 
     @property
