@@ -6,6 +6,7 @@ repeated exactly with the seed the runner prints.
 """
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -73,6 +74,9 @@ class NicTb:
         self.space.add_region(self.host, "host")
         self.space.add_region(self.dev, "device")
 
+        # cocotbext-axi logs every transaction at INFO: keep warnings, drop the chatter.
+        for port in ("s_axis_rx", "s_axil", "m_axi"):
+            logging.getLogger(f"cocotb.{dut._name}.{port}").setLevel(logging.WARNING)
         self.rx = AxiStreamSource(AxiStreamBus.from_prefix(dut, "s_axis_rx"), dut.clk, dut.rst)
         self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
         self.dma = AxiSlave(AxiBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst, target=_BusTarget(self.space))

@@ -46,6 +46,8 @@ class RxScoreboard:
     payload_bytes_to_host: int = 0
     sent: int = 0
     delivered: list[RxFrame] = field(default_factory=list)   # checked frames, in order
+    delivered_index: list[int] = field(default_factory=list)  # their index among sent frames
+    delivered_payload: list[bytes] = field(default_factory=list)  # payload as the GPU read it
 
     # ------------------------------------------------------------------ buffers
     def _canary(self, buf_id: int, hdr: bool) -> None:
@@ -109,9 +111,11 @@ class RxScoreboard:
             assert buf[p.hdr_len:] == bytes([CANARY]) * (len(buf) - p.hdr_len), \
                 f"{where}: header buffer written past hdr_len={p.hdr_len}"
             self.hdr_bytes_to_host += p.hdr_len
+        payload = bytearray()
         for buf_id, piece in zip(pay_ids, p.payload_pieces()):
             addr = self.pay_bufs[buf_id]
             buf = self._read_pay(addr, self.cfg.pay_buf_bytes)
+            payload += buf[:len(piece)]
             assert buf[:len(piece)] == piece, f"{where}: payload buffer {buf_id} bytes differ"
             assert buf[len(piece):] == bytes([CANARY]) * (len(buf) - len(piece)), \
                 f"{where}: payload buffer {buf_id} written past {len(piece)} bytes"
@@ -121,6 +125,8 @@ class RxScoreboard:
                 self.payload_bytes_to_host += len(piece)
         self.checked += 1
         self.delivered.append(got)
+        self.delivered_index.append(exp.index)
+        self.delivered_payload.append(bytes(payload))
         return ([hdr_id] if p.split else []), pay_ids
 
     @property
