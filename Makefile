@@ -53,8 +53,11 @@ demo: setup ## run the demo (python -m tb.demo)
 
 waves: setup ## re-run the tests matching TEST=<pytest -k expr> with FST waves into build/waves/
 	@[ -n "$(TEST)" ] || { echo "waves: say which test, e.g. make waves TEST=rx_parser"; exit 1; }
-	@WAVES=1 $(VENV_PY) -m pytest -p no:xdist -k "$(TEST)" $(PYTEST_ARGS)
-	@echo "waves: files in build/waves/:"; ls -1t build/waves/*.fst 2>/dev/null | head -n 20 || echo "  (none)"
+	@mkdir -p build/waves; touch build/.waves-start; rc=0; \
+	WAVES=1 $(VENV_PY) -m pytest -p no:xdist -k "$(TEST)" $(PYTEST_ARGS) || rc=$$?; \
+	new=$$(find build/waves -name '*.fst' -newer build/.waves-start | sort); \
+	if [ -n "$$new" ]; then echo "waves: written (open with gtkwave or surfer):"; echo "$$new" | sed 's/^/  /'; \
+	else echo "waves: no waveform written (no RTL test matched TEST='$(TEST)'?)"; fi; exit $$rc
 
 bench: ## performance benchmarks (not yet available)
 	@echo "bench: not yet available"; exit 1
