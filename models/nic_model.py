@@ -339,6 +339,11 @@ class RxOutcome:
     dma_write_errors: int = 0
 
 
+DEFAULT_DESC_CACHE = 16
+"""Payload descriptors the NIC can hold prefetched (rx-rules.md section 4): a frame needing
+more payload buffers than this is dropped as RX_DROP_NO_PAY_BUF."""
+
+
 class NicModel:
     """The NIC's RX path: registers, counters, descriptor fetch, placement and completions.
 
@@ -365,7 +370,7 @@ class NicModel:
 
     def __init__(self, dma: DmaAddressSpace, num_rxq: int = 1,
                  parse_bytes: int = DEFAULT_PARSE_BYTES, dma_bytes: int = 8, data_bytes: int = 8,
-                 max_burst_bytes: int | None = None) -> None:
+                 max_burst_bytes: int | None = None, desc_cache: int = DEFAULT_DESC_CACHE) -> None:
         if not 1 <= num_rxq <= regs.RXQ_MAX:
             raise ValueError(f'num_rxq={num_rxq} out of range 1..{regs.RXQ_MAX}')
         for name, value in (('dma_bytes', dma_bytes), ('data_bytes', data_bytes)):
@@ -379,6 +384,7 @@ class NicModel:
         self.dma_bytes = dma_bytes
         self.data_bytes = data_bytes
         self.max_burst_bytes = max_burst_bytes or AXI_MAX_BEATS * dma_bytes
+        self.desc_cache = desc_cache
         self.rxq: list[RxQueue] = []
         self.max_frame_len = MAX_FRAME_LEN_RESET
         self.counters: dict[str, int] = {}
@@ -499,7 +505,7 @@ class NicModel:
 
         if pl.split and q.hdr_ring.good_prefetched == 0:
             return drop('RX_DROP_NO_HDR_BUF')
-        if q.pay_ring.good_prefetched < pl.n_pay_bufs:
+        if q.pay_ring.good_prefetched < pl.n_pay_bufs or pl.n_pay_bufs > self.desc_cache:
             return drop('RX_DROP_NO_PAY_BUF')
         if q.cq.cq_free < pl.n_completions:
             return drop('RX_DROP_CQ_FULL')

