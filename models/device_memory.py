@@ -25,7 +25,7 @@ from enum import Enum
 
 import numpy as np
 
-from models.host_memory import PAGE_SIZE, AddressRangeError, ByteStore, OutOfMemoryError
+from models.host_memory import PAGE_SIZE, AddressRangeError, ByteStore, MemoryWindow, OutOfMemoryError
 
 __all__ = [
     'PAGE_SIZE', 'AddressRangeError', 'OutOfMemoryError', 'CpuAccessError', 'CpuAccessMode',
@@ -139,7 +139,7 @@ class DmaBuf:
             pos += k
 
 
-class DeviceMemory:
+class DeviceMemory(MemoryWindow):
     """A device-memory window at bus addresses `[base, base + size)` (page-aligned)."""
 
     def __init__(self, base: int, size: int,
@@ -155,22 +155,6 @@ class DeviceMemory:
         self.cpu_read_log: list[tuple[int, int]] = []
         self._page_used = np.zeros(size // PAGE_SIZE, dtype=bool)
         self._rng = random.Random(seed)
-
-    @property
-    def base(self) -> int:
-        return self._store.base
-
-    @property
-    def size(self) -> int:
-        return self._store.size
-
-    @property
-    def end(self) -> int:
-        return self._store.end
-
-    def contains(self, addr: int, n: int = 1) -> bool:
-        """True when all of `[addr, addr + n)` is in this window."""
-        return self._store.contains(addr, n)
 
     # --- (a) DMA ----------------------------------------------------------------------------
 

@@ -79,17 +79,10 @@ class ByteStore:
         self._mem[off:off + n] = value
 
 
-class HostMemory:
-    """Host RAM at bus addresses `[base, base + size)`, with a bump allocator.
+class MemoryWindow:
+    """A range of bus addresses backed by a `ByteStore`: what host and device memory share."""
 
-    `read`/`write` are the CPU's (and driver's) view; `dma_read`/`dma_write` are the same
-    bytes as the NIC's DMA master sees them (host memory is coherent in this model), so a
-    `models.bus.DmaAddressSpace` can route to either memory the same way.
-    """
-
-    def __init__(self, base: int, size: int) -> None:
-        self._store = ByteStore('HostMemory', base, size)
-        self._next = base
+    _store: ByteStore
 
     @property
     def base(self) -> int:
@@ -104,8 +97,21 @@ class HostMemory:
         return self._store.end
 
     def contains(self, addr: int, n: int = 1) -> bool:
-        """True when all of `[addr, addr + n)` is host memory."""
+        """True when all of `[addr, addr + n)` lies in this window."""
         return self._store.contains(addr, n)
+
+
+class HostMemory(MemoryWindow):
+    """Host RAM at bus addresses `[base, base + size)`, with a bump allocator.
+
+    `read`/`write` are the CPU's (and driver's) view; `dma_read`/`dma_write` are the same
+    bytes as the NIC's DMA master sees them (host memory is coherent in this model), so a
+    `models.bus.DmaAddressSpace` can route to either memory the same way.
+    """
+
+    def __init__(self, base: int, size: int) -> None:
+        self._store = ByteStore('HostMemory', base, size)
+        self._next = base
 
     def read(self, addr: int, n: int) -> bytes:
         """`n` bytes at `addr`; `AddressRangeError` (a `MemoryError`) when out of range."""
