@@ -191,6 +191,11 @@ class RxQueue:
         """Post payload buffers (host or device memory) and ring the doorbell."""
         await self._post(self._pay, regs.RXQ_PAY_RING, bufs, "payload")
 
+    async def arm_irq(self) -> None:
+        """Re-enable the queue's interrupt after a poll found the ring empty (NAPI complete).
+        The NIC fires at once if a completion slipped in meanwhile."""
+        await self.hw.write32(self._reg(regs.RXQ_IRQ), regs.RXQ_IRQ_ARM.put(1))
+
     async def napi_poll(self, budget: int = 64) -> list[RxFrame]:
         """Consume up to `budget` frames from the completion ring (generation bit ownership)."""
         cq = self._cq

@@ -27,6 +27,41 @@ package nic_pkg;
     logic [15:0] ip_end;      // one past the last IP byte (start of Ethernet padding)
   } rx_meta_t;
 
+  // The flow a frame belongs to, as RSS and flow steering see it (docs/rss.md). Addresses are
+  // numbers in network byte order: an IPv4 address's first byte is bits [31:24] (upper 96 bits
+  // zero), an IPv6 address's first byte is bits [127:120]. Ports are valid only when the frame
+  // is TCP or UDP and not a fragment (l4_type TCP/UDP); proto is the IPv4 protocol or the
+  // IPv6 next header after any extension headers.
+  typedef struct packed {
+    l3_type_e     l3_type;
+    l4_type_e     l4_type;
+    logic         ip_frag;
+    logic [7:0]   proto;
+    logic [127:0] src_addr;
+    logic [127:0] dst_addr;
+    logic [15:0]  sport;
+    logic [15:0]  dport;
+  } rx_tuple_t;
+
+  // RSS hash types, as the completion's rss_type byte reports them (0: no hash computed).
+  typedef enum logic [3:0] {
+    RSS_NONE     = 4'd0,
+    RSS_IPV4     = 4'd1,
+    RSS_TCP_IPV4 = 4'd2,
+    RSS_UDP_IPV4 = 4'd3,
+    RSS_IPV6     = 4'd4,
+    RSS_TCP_IPV6 = 4'd5,
+    RSS_UDP_IPV6 = 4'd6
+  } rss_type_e;
+
+  // Where classification sent a frame.
+  typedef struct packed {
+    logic [6:0]  queue;
+    logic [31:0] rss_hash;
+    rss_type_e   rss_type;
+    logic        steered;     // a flow-steering rule chose the queue (else RSS or queue 0)
+  } rx_class_t;
+
   localparam int unsigned CPL_BYTES  = 16;
 
   // Completion flag bits (byte 14).

@@ -242,10 +242,19 @@ module nic_csr (
         logic RX_DMA_WR_ERR;
         logic RX_DMA_RD_ERR;
         logic RX_DESC_ERR;
+        logic RX_VLAN;
+        logic RX_QINQ;
+        logic RX_NON_IP;
+        logic RX_IPV4_OPTIONS;
+        logic RX_IPV6_EXT;
+        logic RX_IP_FRAG;
+        logic RX_HDR_OVERFLOW;
         struct {
             logic CTRL;
             logic HDS_THRESH;
             logic BUF_SIZE;
+            logic IRQ;
+            logic STATUS;
             struct {
                 logic BASE_LO;
                 logic BASE_HI;
@@ -299,10 +308,19 @@ module nic_csr (
         decoded_reg_strb.RX_DMA_WR_ERR = cpuif_req_masked & (cpuif_addr == 16'h128) & !cpuif_req_is_wr;
         decoded_reg_strb.RX_DMA_RD_ERR = cpuif_req_masked & (cpuif_addr == 16'h12c) & !cpuif_req_is_wr;
         decoded_reg_strb.RX_DESC_ERR = cpuif_req_masked & (cpuif_addr == 16'h130) & !cpuif_req_is_wr;
+        decoded_reg_strb.RX_VLAN = cpuif_req_masked & (cpuif_addr == 16'h140) & !cpuif_req_is_wr;
+        decoded_reg_strb.RX_QINQ = cpuif_req_masked & (cpuif_addr == 16'h144) & !cpuif_req_is_wr;
+        decoded_reg_strb.RX_NON_IP = cpuif_req_masked & (cpuif_addr == 16'h148) & !cpuif_req_is_wr;
+        decoded_reg_strb.RX_IPV4_OPTIONS = cpuif_req_masked & (cpuif_addr == 16'h14c) & !cpuif_req_is_wr;
+        decoded_reg_strb.RX_IPV6_EXT = cpuif_req_masked & (cpuif_addr == 16'h150) & !cpuif_req_is_wr;
+        decoded_reg_strb.RX_IP_FRAG = cpuif_req_masked & (cpuif_addr == 16'h154) & !cpuif_req_is_wr;
+        decoded_reg_strb.RX_HDR_OVERFLOW = cpuif_req_masked & (cpuif_addr == 16'h158) & !cpuif_req_is_wr;
         for(int i0=0; i0<8; i0++) begin
             decoded_reg_strb.RXQ[i0].CTRL = cpuif_req_masked & (cpuif_addr == 16'h1000 + (16)'(i0) * 16'h100);
             decoded_reg_strb.RXQ[i0].HDS_THRESH = cpuif_req_masked & (cpuif_addr == 16'h1004 + (16)'(i0) * 16'h100);
             decoded_reg_strb.RXQ[i0].BUF_SIZE = cpuif_req_masked & (cpuif_addr == 16'h1008 + (16)'(i0) * 16'h100);
+            decoded_reg_strb.RXQ[i0].IRQ = cpuif_req_masked & (cpuif_addr == 16'h100c + (16)'(i0) * 16'h100);
+            decoded_reg_strb.RXQ[i0].STATUS = cpuif_req_masked & (cpuif_addr == 16'h1010 + (16)'(i0) * 16'h100);
             decoded_reg_strb.RXQ[i0].HDR_RING.BASE_LO = cpuif_req_masked & (cpuif_addr == 16'h1020 + (16)'(i0) * 16'h100);
             decoded_reg_strb.RXQ[i0].HDR_RING.BASE_HI = cpuif_req_masked & (cpuif_addr == 16'h1024 + (16)'(i0) * 16'h100);
             decoded_reg_strb.RXQ[i0].HDR_RING.SIZE = cpuif_req_masked & (cpuif_addr == 16'h1028 + (16)'(i0) * 16'h100);
@@ -445,6 +463,62 @@ module nic_csr (
         } RX_DESC_ERR;
         struct {
             struct {
+                logic [31:0] next;
+                logic load_next;
+                logic incrthreshold;
+                logic overflow;
+            } count;
+        } RX_VLAN;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+                logic incrthreshold;
+                logic overflow;
+            } count;
+        } RX_QINQ;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+                logic incrthreshold;
+                logic overflow;
+            } count;
+        } RX_NON_IP;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+                logic incrthreshold;
+                logic overflow;
+            } count;
+        } RX_IPV4_OPTIONS;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+                logic incrthreshold;
+                logic overflow;
+            } count;
+        } RX_IPV6_EXT;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+                logic incrthreshold;
+                logic overflow;
+            } count;
+        } RX_IP_FRAG;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+                logic incrthreshold;
+                logic overflow;
+            } count;
+        } RX_HDR_OVERFLOW;
+        struct {
+            struct {
                 struct {
                     logic next;
                     logic load_next;
@@ -470,6 +544,18 @@ module nic_csr (
                     logic load_next;
                 } pay_buf_log2;
             } BUF_SIZE;
+            struct {
+                struct {
+                    logic next;
+                    logic load_next;
+                } arm;
+            } IRQ;
+            struct {
+                struct {
+                    logic next;
+                    logic load_next;
+                } dma_wr_err;
+            } STATUS;
             struct {
                 struct {
                     struct {
@@ -625,6 +711,41 @@ module nic_csr (
         } RX_DESC_ERR;
         struct {
             struct {
+                logic [31:0] value;
+            } count;
+        } RX_VLAN;
+        struct {
+            struct {
+                logic [31:0] value;
+            } count;
+        } RX_QINQ;
+        struct {
+            struct {
+                logic [31:0] value;
+            } count;
+        } RX_NON_IP;
+        struct {
+            struct {
+                logic [31:0] value;
+            } count;
+        } RX_IPV4_OPTIONS;
+        struct {
+            struct {
+                logic [31:0] value;
+            } count;
+        } RX_IPV6_EXT;
+        struct {
+            struct {
+                logic [31:0] value;
+            } count;
+        } RX_IP_FRAG;
+        struct {
+            struct {
+                logic [31:0] value;
+            } count;
+        } RX_HDR_OVERFLOW;
+        struct {
+            struct {
                 struct {
                     logic value;
                 } enable;
@@ -645,6 +766,16 @@ module nic_csr (
                     logic [3:0] value;
                 } pay_buf_log2;
             } BUF_SIZE;
+            struct {
+                struct {
+                    logic value;
+                } arm;
+            } IRQ;
+            struct {
+                struct {
+                    logic value;
+                } dma_wr_err;
+            } STATUS;
             struct {
                 struct {
                     struct {
@@ -1089,6 +1220,195 @@ module nic_csr (
             end
         end
     end
+    // Field: nic_csr.RX_VLAN.count
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.RX_VLAN.count.value;
+        load_next_c = '0;
+        
+        if(hwif_in.RX_VLAN.count.incr) begin // increment
+            field_combo.RX_VLAN.count.overflow = (((33)'(next_c) + 32'h1) > 33'hffffffff);
+            next_c = next_c + 32'h1;
+            load_next_c = '1;
+        end else begin
+            field_combo.RX_VLAN.count.overflow = '0;
+        end
+        field_combo.RX_VLAN.count.incrthreshold = (field_storage.RX_VLAN.count.value >= 32'hffffffff);
+        field_combo.RX_VLAN.count.next = next_c;
+        field_combo.RX_VLAN.count.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.RX_VLAN.count.value <= 32'h0;
+        end else begin
+            if(field_combo.RX_VLAN.count.load_next) begin
+                field_storage.RX_VLAN.count.value <= field_combo.RX_VLAN.count.next;
+            end
+        end
+    end
+    // Field: nic_csr.RX_QINQ.count
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.RX_QINQ.count.value;
+        load_next_c = '0;
+        
+        if(hwif_in.RX_QINQ.count.incr) begin // increment
+            field_combo.RX_QINQ.count.overflow = (((33)'(next_c) + 32'h1) > 33'hffffffff);
+            next_c = next_c + 32'h1;
+            load_next_c = '1;
+        end else begin
+            field_combo.RX_QINQ.count.overflow = '0;
+        end
+        field_combo.RX_QINQ.count.incrthreshold = (field_storage.RX_QINQ.count.value >= 32'hffffffff);
+        field_combo.RX_QINQ.count.next = next_c;
+        field_combo.RX_QINQ.count.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.RX_QINQ.count.value <= 32'h0;
+        end else begin
+            if(field_combo.RX_QINQ.count.load_next) begin
+                field_storage.RX_QINQ.count.value <= field_combo.RX_QINQ.count.next;
+            end
+        end
+    end
+    // Field: nic_csr.RX_NON_IP.count
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.RX_NON_IP.count.value;
+        load_next_c = '0;
+        
+        if(hwif_in.RX_NON_IP.count.incr) begin // increment
+            field_combo.RX_NON_IP.count.overflow = (((33)'(next_c) + 32'h1) > 33'hffffffff);
+            next_c = next_c + 32'h1;
+            load_next_c = '1;
+        end else begin
+            field_combo.RX_NON_IP.count.overflow = '0;
+        end
+        field_combo.RX_NON_IP.count.incrthreshold = (field_storage.RX_NON_IP.count.value >= 32'hffffffff);
+        field_combo.RX_NON_IP.count.next = next_c;
+        field_combo.RX_NON_IP.count.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.RX_NON_IP.count.value <= 32'h0;
+        end else begin
+            if(field_combo.RX_NON_IP.count.load_next) begin
+                field_storage.RX_NON_IP.count.value <= field_combo.RX_NON_IP.count.next;
+            end
+        end
+    end
+    // Field: nic_csr.RX_IPV4_OPTIONS.count
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.RX_IPV4_OPTIONS.count.value;
+        load_next_c = '0;
+        
+        if(hwif_in.RX_IPV4_OPTIONS.count.incr) begin // increment
+            field_combo.RX_IPV4_OPTIONS.count.overflow = (((33)'(next_c) + 32'h1) > 33'hffffffff);
+            next_c = next_c + 32'h1;
+            load_next_c = '1;
+        end else begin
+            field_combo.RX_IPV4_OPTIONS.count.overflow = '0;
+        end
+        field_combo.RX_IPV4_OPTIONS.count.incrthreshold = (field_storage.RX_IPV4_OPTIONS.count.value >= 32'hffffffff);
+        field_combo.RX_IPV4_OPTIONS.count.next = next_c;
+        field_combo.RX_IPV4_OPTIONS.count.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.RX_IPV4_OPTIONS.count.value <= 32'h0;
+        end else begin
+            if(field_combo.RX_IPV4_OPTIONS.count.load_next) begin
+                field_storage.RX_IPV4_OPTIONS.count.value <= field_combo.RX_IPV4_OPTIONS.count.next;
+            end
+        end
+    end
+    // Field: nic_csr.RX_IPV6_EXT.count
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.RX_IPV6_EXT.count.value;
+        load_next_c = '0;
+        
+        if(hwif_in.RX_IPV6_EXT.count.incr) begin // increment
+            field_combo.RX_IPV6_EXT.count.overflow = (((33)'(next_c) + 32'h1) > 33'hffffffff);
+            next_c = next_c + 32'h1;
+            load_next_c = '1;
+        end else begin
+            field_combo.RX_IPV6_EXT.count.overflow = '0;
+        end
+        field_combo.RX_IPV6_EXT.count.incrthreshold = (field_storage.RX_IPV6_EXT.count.value >= 32'hffffffff);
+        field_combo.RX_IPV6_EXT.count.next = next_c;
+        field_combo.RX_IPV6_EXT.count.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.RX_IPV6_EXT.count.value <= 32'h0;
+        end else begin
+            if(field_combo.RX_IPV6_EXT.count.load_next) begin
+                field_storage.RX_IPV6_EXT.count.value <= field_combo.RX_IPV6_EXT.count.next;
+            end
+        end
+    end
+    // Field: nic_csr.RX_IP_FRAG.count
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.RX_IP_FRAG.count.value;
+        load_next_c = '0;
+        
+        if(hwif_in.RX_IP_FRAG.count.incr) begin // increment
+            field_combo.RX_IP_FRAG.count.overflow = (((33)'(next_c) + 32'h1) > 33'hffffffff);
+            next_c = next_c + 32'h1;
+            load_next_c = '1;
+        end else begin
+            field_combo.RX_IP_FRAG.count.overflow = '0;
+        end
+        field_combo.RX_IP_FRAG.count.incrthreshold = (field_storage.RX_IP_FRAG.count.value >= 32'hffffffff);
+        field_combo.RX_IP_FRAG.count.next = next_c;
+        field_combo.RX_IP_FRAG.count.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.RX_IP_FRAG.count.value <= 32'h0;
+        end else begin
+            if(field_combo.RX_IP_FRAG.count.load_next) begin
+                field_storage.RX_IP_FRAG.count.value <= field_combo.RX_IP_FRAG.count.next;
+            end
+        end
+    end
+    // Field: nic_csr.RX_HDR_OVERFLOW.count
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.RX_HDR_OVERFLOW.count.value;
+        load_next_c = '0;
+        
+        if(hwif_in.RX_HDR_OVERFLOW.count.incr) begin // increment
+            field_combo.RX_HDR_OVERFLOW.count.overflow = (((33)'(next_c) + 32'h1) > 33'hffffffff);
+            next_c = next_c + 32'h1;
+            load_next_c = '1;
+        end else begin
+            field_combo.RX_HDR_OVERFLOW.count.overflow = '0;
+        end
+        field_combo.RX_HDR_OVERFLOW.count.incrthreshold = (field_storage.RX_HDR_OVERFLOW.count.value >= 32'hffffffff);
+        field_combo.RX_HDR_OVERFLOW.count.next = next_c;
+        field_combo.RX_HDR_OVERFLOW.count.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.RX_HDR_OVERFLOW.count.value <= 32'h0;
+        end else begin
+            if(field_combo.RX_HDR_OVERFLOW.count.load_next) begin
+                field_storage.RX_HDR_OVERFLOW.count.value <= field_combo.RX_HDR_OVERFLOW.count.next;
+            end
+        end
+    end
     for(genvar i0=0; i0<8; i0++) begin
         // Field: nic_csr.RXQ[].CTRL.enable
         always_comb begin
@@ -1205,6 +1525,57 @@ module nic_csr (
             end
         end
         assign hwif_out.RXQ[i0].BUF_SIZE.pay_buf_log2.value = field_storage.RXQ[i0].BUF_SIZE.pay_buf_log2.value;
+        // Field: nic_csr.RXQ[].IRQ.arm
+        always_comb begin
+            automatic logic [0:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.RXQ[i0].IRQ.arm.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.RXQ[i0].IRQ && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.RXQ[i0].IRQ.arm.value & ~decoded_wr_biten[0:0]) | (decoded_wr_data[0:0] & decoded_wr_biten[0:0]);
+                load_next_c = '1;
+            end else if(hwif_in.RXQ[i0].IRQ.arm.hwclr) begin // HW Clear
+                next_c = '0;
+                load_next_c = '1;
+            end
+            field_combo.RXQ[i0].IRQ.arm.next = next_c;
+            field_combo.RXQ[i0].IRQ.arm.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.RXQ[i0].IRQ.arm.value <= 1'h0;
+            end else begin
+                if(field_combo.RXQ[i0].IRQ.arm.load_next) begin
+                    field_storage.RXQ[i0].IRQ.arm.value <= field_combo.RXQ[i0].IRQ.arm.next;
+                end
+            end
+        end
+        assign hwif_out.RXQ[i0].IRQ.arm.value = field_storage.RXQ[i0].IRQ.arm.value;
+        // Field: nic_csr.RXQ[].STATUS.dma_wr_err
+        always_comb begin
+            automatic logic [0:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.RXQ[i0].STATUS.dma_wr_err.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.RXQ[i0].STATUS && decoded_req_is_wr) begin // SW write 1 clear
+                next_c = field_storage.RXQ[i0].STATUS.dma_wr_err.value & ~(decoded_wr_data[0:0] & decoded_wr_biten[0:0]);
+                load_next_c = '1;
+            end else if(hwif_in.RXQ[i0].STATUS.dma_wr_err.hwset) begin // HW Set
+                next_c = '1;
+                load_next_c = '1;
+            end
+            field_combo.RXQ[i0].STATUS.dma_wr_err.next = next_c;
+            field_combo.RXQ[i0].STATUS.dma_wr_err.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.RXQ[i0].STATUS.dma_wr_err.value <= 1'h0;
+            end else begin
+                if(field_combo.RXQ[i0].STATUS.dma_wr_err.load_next) begin
+                    field_storage.RXQ[i0].STATUS.dma_wr_err.value <= field_combo.RXQ[i0].STATUS.dma_wr_err.next;
+                end
+            end
+        end
         // Field: nic_csr.RXQ[].HDR_RING.BASE_LO.addr
         always_comb begin
             automatic logic [31:0] next_c;
@@ -1558,6 +1929,27 @@ module nic_csr (
         if(rd_mux_addr == 16'h130) begin
             readback_data_var[31:0] = field_storage.RX_DESC_ERR.count.value;
         end
+        if(rd_mux_addr == 16'h140) begin
+            readback_data_var[31:0] = field_storage.RX_VLAN.count.value;
+        end
+        if(rd_mux_addr == 16'h144) begin
+            readback_data_var[31:0] = field_storage.RX_QINQ.count.value;
+        end
+        if(rd_mux_addr == 16'h148) begin
+            readback_data_var[31:0] = field_storage.RX_NON_IP.count.value;
+        end
+        if(rd_mux_addr == 16'h14c) begin
+            readback_data_var[31:0] = field_storage.RX_IPV4_OPTIONS.count.value;
+        end
+        if(rd_mux_addr == 16'h150) begin
+            readback_data_var[31:0] = field_storage.RX_IPV6_EXT.count.value;
+        end
+        if(rd_mux_addr == 16'h154) begin
+            readback_data_var[31:0] = field_storage.RX_IP_FRAG.count.value;
+        end
+        if(rd_mux_addr == 16'h158) begin
+            readback_data_var[31:0] = field_storage.RX_HDR_OVERFLOW.count.value;
+        end
         for(int i0=0; i0<8; i0++) begin
             if(rd_mux_addr == 16'h1000 + (16)'(i0) * 16'h100) begin
                 readback_data_var[0] = field_storage.RXQ[i0].CTRL.enable.value;
@@ -1569,6 +1961,12 @@ module nic_csr (
             if(rd_mux_addr == 16'h1008 + (16)'(i0) * 16'h100) begin
                 readback_data_var[15:0] = field_storage.RXQ[i0].BUF_SIZE.hdr_buf_bytes.value;
                 readback_data_var[19:16] = field_storage.RXQ[i0].BUF_SIZE.pay_buf_log2.value;
+            end
+            if(rd_mux_addr == 16'h100c + (16)'(i0) * 16'h100) begin
+                readback_data_var[0] = field_storage.RXQ[i0].IRQ.arm.value;
+            end
+            if(rd_mux_addr == 16'h1010 + (16)'(i0) * 16'h100) begin
+                readback_data_var[0] = field_storage.RXQ[i0].STATUS.dma_wr_err.value;
             end
             if(rd_mux_addr == 16'h1020 + (16)'(i0) * 16'h100) begin
                 readback_data_var[31:0] = field_storage.RXQ[i0].HDR_RING.BASE_LO.addr.value;

@@ -135,6 +135,78 @@ package nic_csr_pkg;
     } nic_csr__rx_counter_t_desc_9ffaeded__in_t;
 
     typedef struct {
+        logic incr;
+    } nic_csr__rx_counter_t_desc_ddd7f821__count__in_t;
+
+    typedef struct {
+        nic_csr__rx_counter_t_desc_ddd7f821__count__in_t count;
+    } nic_csr__rx_counter_t_desc_ddd7f821__in_t;
+
+    typedef struct {
+        logic incr;
+    } nic_csr__rx_counter_t_desc_4dd397e0__count__in_t;
+
+    typedef struct {
+        nic_csr__rx_counter_t_desc_4dd397e0__count__in_t count;
+    } nic_csr__rx_counter_t_desc_4dd397e0__in_t;
+
+    typedef struct {
+        logic incr;
+    } nic_csr__rx_counter_t_desc_83244317__count__in_t;
+
+    typedef struct {
+        nic_csr__rx_counter_t_desc_83244317__count__in_t count;
+    } nic_csr__rx_counter_t_desc_83244317__in_t;
+
+    typedef struct {
+        logic incr;
+    } nic_csr__rx_counter_t_desc_005e4709__count__in_t;
+
+    typedef struct {
+        nic_csr__rx_counter_t_desc_005e4709__count__in_t count;
+    } nic_csr__rx_counter_t_desc_005e4709__in_t;
+
+    typedef struct {
+        logic incr;
+    } nic_csr__rx_counter_t_desc_36cbd44a__count__in_t;
+
+    typedef struct {
+        nic_csr__rx_counter_t_desc_36cbd44a__count__in_t count;
+    } nic_csr__rx_counter_t_desc_36cbd44a__in_t;
+
+    typedef struct {
+        logic incr;
+    } nic_csr__rx_counter_t_desc_c28b5ee8__count__in_t;
+
+    typedef struct {
+        nic_csr__rx_counter_t_desc_c28b5ee8__count__in_t count;
+    } nic_csr__rx_counter_t_desc_c28b5ee8__in_t;
+
+    typedef struct {
+        logic incr;
+    } nic_csr__rx_counter_t_desc_3e6c39e2__count__in_t;
+
+    typedef struct {
+        nic_csr__rx_counter_t_desc_3e6c39e2__count__in_t count;
+    } nic_csr__rx_counter_t_desc_3e6c39e2__in_t;
+
+    typedef struct {
+        logic hwclr;
+    } nic_csr__rxq_t__IRQ__arm__in_t;
+
+    typedef struct {
+        nic_csr__rxq_t__IRQ__arm__in_t arm;
+    } nic_csr__rxq_t__IRQ__in_t;
+
+    typedef struct {
+        logic hwset;
+    } nic_csr__rxq_t__STATUS__dma_wr_err__in_t;
+
+    typedef struct {
+        nic_csr__rxq_t__STATUS__dma_wr_err__in_t dma_wr_err;
+    } nic_csr__rxq_t__STATUS__in_t;
+
+    typedef struct {
         logic [15:0] next;
     } nic_csr__ring_t__HW_IDX__idx__in_t;
 
@@ -147,6 +219,8 @@ package nic_csr_pkg;
     } nic_csr__ring_t__in_t;
 
     typedef struct {
+        nic_csr__rxq_t__IRQ__in_t IRQ;
+        nic_csr__rxq_t__STATUS__in_t STATUS;
         nic_csr__ring_t__in_t HDR_RING;
         nic_csr__ring_t__in_t PAY_RING;
         nic_csr__ring_t__in_t CQ;
@@ -167,6 +241,13 @@ package nic_csr_pkg;
         nic_csr__rx_counter_t_desc_648fe4c7__in_t RX_DMA_WR_ERR;
         nic_csr__rx_counter_t_desc_6bde8385__in_t RX_DMA_RD_ERR;
         nic_csr__rx_counter_t_desc_9ffaeded__in_t RX_DESC_ERR;
+        nic_csr__rx_counter_t_desc_ddd7f821__in_t RX_VLAN;
+        nic_csr__rx_counter_t_desc_4dd397e0__in_t RX_QINQ;
+        nic_csr__rx_counter_t_desc_83244317__in_t RX_NON_IP;
+        nic_csr__rx_counter_t_desc_005e4709__in_t RX_IPV4_OPTIONS;
+        nic_csr__rx_counter_t_desc_36cbd44a__in_t RX_IPV6_EXT;
+        nic_csr__rx_counter_t_desc_c28b5ee8__in_t RX_IP_FRAG;
+        nic_csr__rx_counter_t_desc_3e6c39e2__in_t RX_HDR_OVERFLOW;
         nic_csr__rxq_t__in_t RXQ[8];
     } nic_csr__in_t;
 
@@ -213,6 +294,14 @@ package nic_csr_pkg;
     } nic_csr__rxq_t__BUF_SIZE__out_t;
 
     typedef struct {
+        logic value;
+    } nic_csr__rxq_t__IRQ__arm__out_t;
+
+    typedef struct {
+        nic_csr__rxq_t__IRQ__arm__out_t arm;
+    } nic_csr__rxq_t__IRQ__out_t;
+
+    typedef struct {
         logic [31:0] value;
     } nic_csr__ring_t__BASE_LO__addr__out_t;
 
@@ -255,6 +344,7 @@ package nic_csr_pkg;
         nic_csr__rxq_t__CTRL__out_t CTRL;
         nic_csr__rxq_t__HDS_THRESH__out_t HDS_THRESH;
         nic_csr__rxq_t__BUF_SIZE__out_t BUF_SIZE;
+        nic_csr__rxq_t__IRQ__out_t IRQ;
         nic_csr__ring_t__out_t HDR_RING;
         nic_csr__ring_t__out_t PAY_RING;
         nic_csr__ring_t__out_t CQ;
