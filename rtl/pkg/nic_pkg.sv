@@ -56,7 +56,7 @@ package nic_pkg;
 
   // Where classification sent a frame.
   typedef struct packed {
-    logic [6:0]  queue;
+    logic [6:0]  qid;
     logic [31:0] rss_hash;
     rss_type_e   rss_type;
     logic        steered;     // a flow-steering rule chose the queue (else RSS or queue 0)
