@@ -77,6 +77,17 @@ RX_IP_FRAG = 0x0154
 RX_IP_FRAG_COUNT = Field(0, 32)
 RX_HDR_OVERFLOW = 0x0158
 RX_HDR_OVERFLOW_COUNT = Field(0, 32)
+RX_STEER_BAD_QUEUE = 0x015C
+RX_STEER_BAD_QUEUE_COUNT = Field(0, 32)
+RX_RSS_BAD_QUEUE = 0x0160
+RX_RSS_BAD_QUEUE_COUNT = Field(0, 32)
+RSS_CTRL = 0x2000
+RSS_CTRL_IPV4 = Field(0, 1)
+RSS_CTRL_TCP_IPV4 = Field(1, 1)
+RSS_CTRL_UDP_IPV4 = Field(2, 1)
+RSS_CTRL_IPV6 = Field(3, 1)
+RSS_CTRL_TCP_IPV6 = Field(4, 1)
+RSS_CTRL_UDP_IPV6 = Field(5, 1)
 
 RXQ_BASE = 0x1000
 RXQ_STRIDE = 0x100
@@ -102,9 +113,77 @@ RING_SIZE = 0x08
 RING_SW_IDX = 0x0C
 RING_HW_IDX = 0x10
 
+RSS_KEY_BASE = 0x2010
+RSS_KEY_STRIDE = 0x4
+RSS_KEY_MAX = 10
+RSS_KEY_WORD = Field(0, 32)
+
+RSS_INDIR_BASE = 0x2100
+RSS_INDIR_STRIDE = 0x4
+RSS_INDIR_MAX = 32
+RSS_INDIR_ENTRY0 = Field(0, 8)
+RSS_INDIR_ENTRY1 = Field(8, 8)
+RSS_INDIR_ENTRY2 = Field(16, 8)
+RSS_INDIR_ENTRY3 = Field(24, 8)
+
+STEER_BASE = 0x4000
+STEER_STRIDE = 0x80
+STEER_MAX = 32
+STEER_CTRL = 0x00
+STEER_CTRL_ENABLE = Field(0, 1)
+STEER_CTRL_IPVER = Field(8, 4)
+STEER_CTRL_IPVER_MASK = Field(12, 4)
+STEER_CTRL_PROTO = Field(16, 8)
+STEER_CTRL_PROTO_MASK = Field(24, 8)
+STEER_QUEUE = 0x04
+STEER_QUEUE_QUEUE = Field(0, 8)
+STEER_PORTS = 0x08
+STEER_PORTS_SPORT = Field(0, 16)
+STEER_PORTS_DPORT = Field(16, 16)
+STEER_PORT_MASK = 0x0C
+STEER_PORT_MASK_SPORT_MASK = Field(0, 16)
+STEER_PORT_MASK_DPORT_MASK = Field(16, 16)
+STEER_SRC_ADDR = 0x10
+STEER_SRC_ADDR_WORD = Field(0, 32)
+STEER_SRC_ADDR_STRIDE = 0x4
+STEER_SRC_ADDR_MAX = 4
+STEER_SRC_MASK = 0x20
+STEER_SRC_MASK_WORD = Field(0, 32)
+STEER_SRC_MASK_STRIDE = 0x4
+STEER_SRC_MASK_MAX = 4
+STEER_DST_ADDR = 0x30
+STEER_DST_ADDR_WORD = Field(0, 32)
+STEER_DST_ADDR_STRIDE = 0x4
+STEER_DST_ADDR_MAX = 4
+STEER_DST_MASK = 0x40
+STEER_DST_MASK_WORD = Field(0, 32)
+STEER_DST_MASK_STRIDE = 0x4
+STEER_DST_MASK_MAX = 4
+
 
 def rxq_reg(queue: int, offset: int) -> int:
     """Absolute address of a register of RX queue `queue`."""
     if not 0 <= queue < RXQ_MAX:
         raise ValueError(f'rx queue {queue} out of range 0..{RXQ_MAX - 1}')
     return RXQ_BASE + queue * RXQ_STRIDE + offset
+
+
+def rss_key_reg(index: int) -> int:
+    """Absolute address of RSS_KEY[index]."""
+    if not 0 <= index < RSS_KEY_MAX:
+        raise ValueError(f'rss_key index {index} out of range 0..{RSS_KEY_MAX - 1}')
+    return RSS_KEY_BASE + index * RSS_KEY_STRIDE
+
+
+def rss_indir_reg(index: int) -> int:
+    """Absolute address of RSS_INDIR[index]."""
+    if not 0 <= index < RSS_INDIR_MAX:
+        raise ValueError(f'rss_indir index {index} out of range 0..{RSS_INDIR_MAX - 1}')
+    return RSS_INDIR_BASE + index * RSS_INDIR_STRIDE
+
+
+def steer_reg(index: int, offset: int) -> int:
+    """Absolute address of a register of STEER[index]."""
+    if not 0 <= index < STEER_MAX:
+        raise ValueError(f'steer index {index} out of range 0..{STEER_MAX - 1}')
+    return STEER_BASE + index * STEER_STRIDE + offset

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from driver import regs
 from models.bus import DmaAddressSpace, DmaError
@@ -58,11 +59,21 @@ COUNTER_NAMES: tuple[str, ...] = (
     'RX_DMA_WR_ERR',
     'RX_DMA_RD_ERR',
     'RX_DESC_ERR',
+    'RX_VLAN',
+    'RX_QINQ',
+    'RX_NON_IP',
+    'RX_IPV4_OPTIONS',
+    'RX_IPV6_EXT',
+    'RX_IP_FRAG',
+    'RX_HDR_OVERFLOW',
 )
 """Counter names, identical to the register names in `driver.regs`."""
 FRAME_COUNTERS: tuple[str, ...] = tuple(
     n for n in COUNTER_NAMES if n == 'RX_FRAMES' or n.startswith('RX_DROP_'))
 """The counters of which exactly one counts each frame (rx-rules.md, introduction)."""
+INFO_COUNTERS: tuple[str, ...] = ('RX_VLAN', 'RX_QINQ', 'RX_NON_IP', 'RX_IPV4_OPTIONS',
+                                  'RX_IPV6_EXT', 'RX_IP_FRAG', 'RX_HDR_OVERFLOW')
+"""Counters of frame properties (registers.md); a frame may count in several or none."""
 
 _COUNTER_BY_ADDR = {getattr(regs, name): name for name in COUNTER_NAMES}
 
@@ -293,6 +304,8 @@ class RxQueue:
         self.hdr_ring = RingState('HDR_RING')
         self.pay_ring = RingState('PAY_RING')
         self.cq = RingState('CQ')
+        self.irq_armed = False
+        self.dma_wr_err = False
 
     @property
     def rings(self) -> tuple[RingState, RingState, RingState]:
@@ -309,6 +322,7 @@ class RxQueue:
         if not self._enable:
             for ring in self.rings:
                 ring.reset_hw()
+            self.irq_armed = False
 
     @property
     def pay_buf_bytes(self) -> int:
@@ -342,6 +356,39 @@ class RxOutcome:
 DEFAULT_DESC_CACHE = 16
 """Payload descriptors the NIC can hold prefetched (rx-rules.md section 4): a frame needing
 more payload buffers than this is dropped as RX_DROP_NO_PAY_BUF."""
+
+
+@dataclass(frozen=True)
+class Classification:
+    """Where queue selection (RSS, flow steering) sent a frame."""
+
+    queue: int = 0
+    rss_hash: int = 0
+    rss_type: int = 0
+    steered: bool = False
+
+
+def property_counts(parse: ParseResult) -> dict[str, int]:
+    """The RX_* information counters a frame the ingress kept adds to (registers.md);
+    RX_HDR_OVERFLOW is counted at delivery instead."""
+    return {
+        'RX_VLAN': int(parse.vlan_tags > 0),
+        'RX_QINQ': int(parse.vlan_tags == 2),
+        'RX_NON_IP': int(not parse.is_ip),
+        'RX_IPV4_OPTIONS': int(parse.ipv4_options),
+        'RX_IPV6_EXT': int(parse.ipv6_ext),
+        'RX_IP_FRAG': int(parse.ip_frag),
+    }
+
+
+class Classifier(Protocol):
+    """Queue selection plugged into the model (RSS and flow steering implement it)."""
+
+    def classify_frame(self, frame: bytes, parse: ParseResult, num_queues: int) -> Classification: ...
+
+    def mmio_read(self, addr: int) -> int | None: ...
+
+    def mmio_write(self, addr: int, value: int) -> bool: ...
 
 
 class NicModel:
@@ -385,6 +432,7 @@ class NicModel:
         self.data_bytes = data_bytes
         self.max_burst_bytes = max_burst_bytes or AXI_MAX_BEATS * dma_bytes
         self.desc_cache = desc_cache
+        self.classifier: Classifier | None = None
         self.rxq: list[RxQueue] = []
         self.max_frame_len = MAX_FRAME_LEN_RESET
         self.counters: dict[str, int] = {}
@@ -447,6 +495,19 @@ class NicModel:
         self._retire_bad(ring)
         return desc
 
+    def _count_properties(self, parse: ParseResult) -> None:
+        for name, n in property_counts(parse).items():
+            self._count(name, n)
+
+    def irq_fire(self, queue: int) -> bool:
+        """The interrupt of `queue` (registers.md, IRQ): fires, and disarms, when armed and
+        the completion ring holds a completion the driver has not consumed."""
+        q = self.rxq[queue]
+        if q.enable and q.irq_armed and q.cq.hw_idx != q.cq.sw_idx:
+            q.irq_armed = False
+            return True
+        return False
+
     def fetch_descriptors(self, queue: int | None = None) -> None:
         """Fetch what is posted on the buffer rings of `queue` (all enabled queues if None),
         as the RTL's prefetcher eventually does."""
@@ -487,7 +548,14 @@ class NicModel:
     def receive(self, frame: bytes, bad_fcs: bool = False) -> RxOutcome:
         """One frame (without FCS) through the RX path; `bad_fcs` is the MAC's `tuser`."""
         frame = bytes(frame)
-        queue = 0  # rx-rules.md section 3: queue 0 in this release
+        cls = Classification()
+        if not bad_fcs and MIN_FRAME_BYTES <= len(frame) <= self.max_frame_len:
+            # The ingress kept the frame: the parser sees it, classification picks its queue.
+            parse = parse_frame(frame, self.parse_bytes)
+            self._count_properties(parse)
+            if self.classifier is not None and not parse.hdr_err:
+                cls = self.classifier.classify_frame(frame, parse, self.num_rxq)
+        queue = cls.queue
         pl = expected_placement(frame, self.placement_config(queue), bad_fcs, queue)
         if pl.drop_counter is not None:
             self._count(pl.drop_counter)
@@ -519,7 +587,8 @@ class NicModel:
             errors += self._dma_write(desc.addr, piece)
         cq_idx = q.cq.hw_idx
         cpls = pl.completions(hdr_desc.buf_id if hdr_desc else 0,
-                              [d.buf_id for d in pay_descs], cq_idx, q.cq.size)
+                              [d.buf_id for d in pay_descs], cq_idx, q.cq.size,
+                              rss_hash=cls.rss_hash, rss_type=cls.rss_type)
         indices = []
         for cpl in cpls:
             idx = q.cq.hw_idx
@@ -527,6 +596,10 @@ class NicModel:
             indices.append(idx)
             q.cq.hw_idx = (idx + 1) & IDX_MASK
         self._count('RX_FRAMES')
+        if pl.hdr_overflow:
+            self._count('RX_HDR_OVERFLOW')
+        if errors:
+            q.dma_wr_err = True
         return RxOutcome(dropped=False, drop_counter=None, queue=queue, split=pl.split,
                          hdr_overflow=pl.hdr_overflow, hdr_len=pl.hdr_len,
                          payload_len=pl.payload_len, completions=cpls,
@@ -578,6 +651,10 @@ class NicModel:
             return regs.RX_FRAME_LIMIT_MAX_FRAME_LEN.put(self.max_frame_len)
         if addr in _COUNTER_BY_ADDR:
             return self.counters[_COUNTER_BY_ADDR[addr]] & 0xFFFFFFFF
+        if self.classifier is not None:
+            value = self.classifier.mmio_read(addr)
+            if value is not None:
+                return value
         decoded = self._decode_rxq(addr)
         if decoded is None:
             return 0
@@ -587,6 +664,10 @@ class NicModel:
                     | regs.RXQ_CTRL_SPLIT_EN.put(int(q.split_en)))
         if off == regs.RXQ_HDS_THRESH:
             return regs.RXQ_HDS_THRESH_BYTES.put(q.hds_thresh)
+        if off == regs.RXQ_IRQ:
+            return regs.RXQ_IRQ_ARM.put(int(q.irq_armed))
+        if off == regs.RXQ_STATUS:
+            return regs.RXQ_STATUS_DMA_WR_ERR.put(int(q.dma_wr_err))
         if off == regs.RXQ_BUF_SIZE:
             return (regs.RXQ_BUF_SIZE_HDR_BUF_BYTES.put(q.hdr_buf_bytes)
                     | regs.RXQ_BUF_SIZE_PAY_BUF_LOG2.put(q.pay_buf_log2))
@@ -617,6 +698,8 @@ class NicModel:
         if addr == regs.RX_FRAME_LIMIT:
             self.max_frame_len = regs.RX_FRAME_LIMIT_MAX_FRAME_LEN.get(value)
             return
+        if self.classifier is not None and self.classifier.mmio_write(addr, value):
+            return
         decoded = self._decode_rxq(addr)
         if decoded is None:
             return
@@ -629,6 +712,13 @@ class NicModel:
             return
         if off == regs.RXQ_HDS_THRESH:
             q.hds_thresh = regs.RXQ_HDS_THRESH_BYTES.get(value)
+            return
+        if off == regs.RXQ_IRQ:
+            q.irq_armed = bool(regs.RXQ_IRQ_ARM.get(value))
+            return
+        if off == regs.RXQ_STATUS:
+            if regs.RXQ_STATUS_DMA_WR_ERR.get(value):     # write 1 to clear
+                q.dma_wr_err = False
             return
         if off == regs.RXQ_BUF_SIZE:
             q.hdr_buf_bytes = regs.RXQ_BUF_SIZE_HDR_BUF_BYTES.get(value)

@@ -26,7 +26,14 @@ TCP_MIN_HDR_BYTES = 20
 UDP_HDR_BYTES = 8
 IPPROTO_TCP = 6
 IPPROTO_UDP = 17
+IPV6_NH_HOPOPT = 0
+IPV6_NH_ROUTING = 43
 IPV6_NH_FRAGMENT = 44
+IPV6_NH_DSTOPTS = 60
+IPV6_EXT_HEADERS = (IPV6_NH_HOPOPT, IPV6_NH_ROUTING, IPV6_NH_FRAGMENT, IPV6_NH_DSTOPTS)
+MAX_IPV6_EXT_HEADERS = 2
+"""The parser walks at most this many IPv6 extension headers (rx-rules.md section 2)."""
+IPV6_EXT_MIN_BYTES = 8
 
 DEFAULT_PARSE_BYTES = 128
 """`CAPS.parse_bytes` of the default build (rx-rules.md section 2): enough for every field
@@ -42,10 +49,10 @@ class ParseResult:
     """What the parser reports about a frame (rx-rules.md section 2).
 
     `l3_type`, `l4_type`, `ip_frag`, `vlan_tags` go into every completion. `pay_off` is the
-    header length of a split. `window_overflow` is set when the TCP data-offset byte lies past
-    the parse window: the header length is then unknown but certainly greater than
-    `parse_bytes`, so the frame cannot be split (HDR_OVERFLOW), and the data offset is not
-    checked.
+    header length of a split. `proto` is the IPv4 protocol or the IPv6 next header after the
+    extension headers walked; `ipv4_options`, `ipv6_ext` and `vlan_tags` feed the RX_*
+    information counters. `window_overflow` is kept for callers and always False: a TCP or
+    UDP header that does not fit the window is parsed as "other L4" instead.
     """
 
     l3_type: L3Type = L3Type.NONE
@@ -59,6 +66,9 @@ class ParseResult:
     hdr_err: bool = False
     hdr_err_reason: str = ''
     window_overflow: bool = False
+    proto: int | None = None
+    ipv4_options: bool = False
+    ipv6_ext: bool = False
 
     @property
     def is_ip(self) -> bool:
@@ -125,6 +135,7 @@ def parse_frame(frame: bytes, parse_bytes: int = DEFAULT_PARSE_BYTES) -> ParseRe
         frag_word = _u16(frame, l3 + 6)
         res.ip_frag = bool(frag_word & 0x2000) or (frag_word & 0x1FFF) != 0
         proto = frame[l3 + 9]
+        res.ipv4_options = ihl > 5
         res.l4_off = l3 + 4 * ihl
         res.ip_end = l3 + total_len
     elif ethertype == ETHERTYPE_IPV6:
@@ -139,32 +150,43 @@ def parse_frame(frame: bytes, parse_bytes: int = DEFAULT_PARSE_BYTES) -> ParseRe
             return hdr_err(f'IPv6 payload length {payload_len} at offset {l3} runs past the '
                            f'{length}-byte frame')
         proto = frame[l3 + 6]
-        res.ip_frag = proto == IPV6_NH_FRAGMENT
-        res.l4_off = l3 + IPV6_HDR_BYTES
+        off = l3 + IPV6_HDR_BYTES
         res.ip_end = l3 + IPV6_HDR_BYTES + payload_len
+        # Extension headers: at most two, each starting with 8 bytes inside the window.
+        for _ in range(MAX_IPV6_EXT_HEADERS):
+            if proto not in IPV6_EXT_HEADERS or off + IPV6_EXT_MIN_BYTES > parse_bytes:
+                break
+            size = 8 if proto == IPV6_NH_FRAGMENT else 8 * (frame[off + 1] + 1)
+            res.ipv6_ext = True
+            if off + size > res.ip_end:
+                return hdr_err(f'IPv6 extension header {proto} of {size} bytes at {off} runs '
+                               f'past IP end {res.ip_end}')
+            res.ip_frag = res.ip_frag or proto == IPV6_NH_FRAGMENT
+            proto = frame[off]
+            off += size
+        res.l4_off = off
     else:
         return res  # non-IP: whole frame, unsplit
 
     # --- L4 (non-fragments only) -----------------------------------------------------------
+    # A TCP or UDP header is parsed only when its fixed part lies inside the window, and an
+    # IPv6 extension header the walk did not reach leaves the frame as "other L4".
+    res.proto = proto
     l4, ip_end = res.l4_off, res.ip_end
     if res.ip_frag:
         res.l4_type = L4Type.NONE
         res.pay_off = l4
-    elif proto == IPPROTO_TCP:
+    elif proto == IPPROTO_TCP and l4 + TCP_MIN_HDR_BYTES <= parse_bytes:
         res.l4_type = L4Type.TCP
         if l4 + TCP_MIN_HDR_BYTES > ip_end:
             return hdr_err(f'TCP header at {l4} runs past IP end {ip_end}')
-        if l4 + 12 >= parse_bytes:
-            # Data offset outside the window: header length unknown, > parse_bytes.
-            res.window_overflow = True
-            return res
         doff = frame[l4 + 12] >> 4
         if doff < 5:
             return hdr_err(f'TCP data offset {doff} < 5')
         if l4 + 4 * doff > ip_end:
             return hdr_err(f'TCP header of {4 * doff} bytes at {l4} runs past IP end {ip_end}')
         res.pay_off = l4 + 4 * doff
-    elif proto == IPPROTO_UDP:
+    elif proto == IPPROTO_UDP and l4 + UDP_HDR_BYTES <= parse_bytes:
         res.l4_type = L4Type.UDP
         if l4 + UDP_HDR_BYTES > ip_end:
             return hdr_err(f'UDP header at {l4} runs past IP end {ip_end}')

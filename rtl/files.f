@@ -3,10 +3,12 @@ rtl/pkg/nic_pkg.sv
 rtl/csr/generated/nic_csr.sv
 rtl/common/sync_fifo.sv
 rtl/common/axi_dma_wr.sv
+rtl/common/rr_arbiter.sv
 rtl/rx/rx_ingress.sv
 rtl/rx/rx_frame_fifo.sv
 rtl/rx/rx_parser.sv
 rtl/rx/rx_desc_fetch.sv
 rtl/rx/rx_realign.sv
 rtl/rx/rx_split_dma.sv
+rtl/rx/rx_dma.sv
 rtl/top/nic_top.sv

@@ -17,7 +17,7 @@ from cocotb.triggers import ClockCycles, RisingEdge, Timer
 from cocotbext.axi import (AxiBus, AxiLiteBus, AxiLiteMaster, AxiSlave, AxiStreamBus,
                            AxiStreamFrame, AxiStreamSource)
 
-from models.bus import DmaAddressSpace
+from models.bus import DmaAddressSpace, DmaError
 from models.device_memory import DeviceMemory
 from models.host_memory import HostMemory
 
@@ -41,16 +41,26 @@ class TrafficProfile:
 
 
 class _BusTarget:
-    """Adapts `DmaAddressSpace` to cocotbext-axi's target interface (an exception = SLVERR)."""
+    """Adapts `DmaAddressSpace` to cocotbext-axi's target interface (an exception = SLVERR).
+    Failed accesses are logged with the reason, since the AXI model only says that one failed."""
 
-    def __init__(self, space: DmaAddressSpace) -> None:
+    def __init__(self, space: DmaAddressSpace, log: logging.Logger) -> None:
         self.space = space
+        self.log = log
 
     async def read(self, address: int, length: int, **kwargs: object) -> bytes:
-        return self.space.read(address, length)
+        try:
+            return self.space.read(address, length)
+        except DmaError as exc:
+            self.log.warning("DMA read error: %s", exc)
+            raise
 
     async def write(self, address: int, data: bytes, **kwargs: object) -> None:
-        self.space.write(address, data)
+        try:
+            self.space.write(address, data)
+        except DmaError as exc:
+            self.log.warning("DMA write error: %s", exc)
+            raise
 
 
 def _pause_gen(rng: random.Random, p: float) -> Iterator[bool]:
@@ -79,7 +89,7 @@ class NicTb:
             logging.getLogger(f"cocotb.{dut._name}.{port}").setLevel(logging.WARNING)
         self.rx = AxiStreamSource(AxiStreamBus.from_prefix(dut, "s_axis_rx"), dut.clk, dut.rst)
         self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
-        self.dma = AxiSlave(AxiBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst, target=_BusTarget(self.space))
+        self.dma = AxiSlave(AxiBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst, target=_BusTarget(self.space, dut._log))
         self.set_profile(profile or TrafficProfile())
 
     def set_profile(self, profile: TrafficProfile) -> None:

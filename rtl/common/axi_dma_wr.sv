@@ -12,7 +12,8 @@
 module axi_dma_wr #(
   parameter int unsigned DATA_W    = 64,
   parameter int unsigned ADDR_W    = 64,
-  parameter int unsigned MAX_BURST = 256   // beats, 1..256
+  parameter int unsigned MAX_BURST = 256,  // beats, 1..256
+  parameter int unsigned ID_W      = 4
 ) (
   input  logic                clk,
   input  logic                rst,
@@ -21,11 +22,13 @@ module axi_dma_wr #(
   output logic                cmd_ready,
   input  logic [ADDR_W-1:0]   cmd_addr,
   input  logic [16:0]         cmd_len,      // bytes, >= 1
+  input  logic [ID_W-1:0]     cmd_id,       // AXI ID of the command's bursts
   // data
   input  logic                in_valid,
   output logic                in_ready,
   input  logic [DATA_W-1:0]   in_data,
   // AXI4 write channels
+  output logic [ID_W-1:0]     m_awid,
   output logic [ADDR_W-1:0]   m_awaddr,
   output logic [7:0]          m_awlen,
   output logic [2:0]          m_awsize,
@@ -37,10 +40,12 @@ module axi_dma_wr #(
   output logic                m_wlast,
   output logic                m_wvalid,
   input  logic                m_wready,
+  input  logic [ID_W-1:0]     m_bid,
   input  logic [1:0]          m_bresp,
   input  logic                m_bvalid,
   output logic                m_bready,
-  output logic                b_err,
+  output logic                b_err,        // with b_err_id: the ID of the failed burst
+  output logic [ID_W-1:0]     b_err_id,
   output logic                idle         // no command or burst in progress
 );
   localparam int unsigned DB  = DATA_W / 8;
@@ -62,6 +67,7 @@ module axi_dma_wr #(
 
   // ---------------------------------------------------------------- address side
   logic          aw_active_q, aw_first_q;
+  logic [ID_W-1:0] aw_id_q;
   logic [ADDR_W-1:0] aw_addr_q;        // next burst address, aligned to DB
   logic [13:0]   beats_left_q;         // beats of the command not yet issued
   logic [LW-1:0] start_lane_q, end_lane_q;
@@ -85,6 +91,7 @@ module axi_dma_wr #(
   assign total_bytes = {1'b0, cmd_len} + {{(18 - LW){1'b0}}, cmd_addr[LW-1:0]};
 
   assign m_awvalid = aw_active_q && wq_in_ready;
+  assign m_awid    = aw_id_q;
   assign m_awaddr  = aw_addr_q;
   assign m_awlen   = 8'(burst_beats - 1'b1);
   assign m_awsize  = 3'(LW);
@@ -114,6 +121,7 @@ module axi_dma_wr #(
       start_lane_q <= cmd_addr[LW-1:0];
       end_lane_q   <= LW'(cmd_addr[LW-1:0] + cmd_len[LW-1:0]);
       aw_first_q   <= 1'b1;
+      aw_id_q      <= cmd_id;
     end else if (aw_fire) begin
       aw_addr_q    <= aw_addr_q + ADDR_W'({burst_beats, {LW{1'b0}}});
       beats_left_q <= beats_left_q - {5'd0, burst_beats};
@@ -164,6 +172,7 @@ module axi_dma_wr #(
   // ---------------------------------------------------------------- responses
   assign m_bready = 1'b1;
   assign b_err    = m_bvalid && m_bresp[1];
+  assign b_err_id = m_bid;
   assign idle     = !aw_active_q && !wq_out_valid;
 
   logic unused;

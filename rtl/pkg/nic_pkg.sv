@@ -25,6 +25,10 @@ package nic_pkg;
     logic        hdr_err;     // a header lies: the frame is dropped (RX_DROP_HDR_ERR)
     logic [15:0] pay_off;     // first byte after the headers the NIC splits off
     logic [15:0] ip_end;      // one past the last IP byte (start of Ethernet padding)
+    // properties counted by the RX_* information counters
+    logic        qinq;        // two VLAN tags, or more (then non-IP)
+    logic        ipv4_opts;   // IPv4 with IHL > 5
+    logic        ipv6_ext;    // IPv6 with at least one extension header
   } rx_meta_t;
 
   // The flow a frame belongs to, as RSS and flow steering see it (docs/rss.md). Addresses are

@@ -134,7 +134,7 @@ module rx_desc_fetch #(
         fetch_idx_q <= fetch_idx_q + 1'b1;
         rbeat_q     <= '0;
         err_q       <= 1'b0;
-        lane_q <= LANE_W'(entry_addr >> 4);
+        lane_q      <= (DB > 16) ? LANE_W'(entry_addr >> 4) : '0;  // 16-byte lane in a wide beat
       end
       if (r_fire) begin
         desc_q  <= desc_d;

@@ -1,12 +1,13 @@
 // RX port front end: accepts the MAC's AXI-Stream at one beat per cycle (tready is high
-// whenever the NIC is out of reset: a MAC cannot be stalled), writes each frame into the frame
-// FIFO, and at the frame's last beat decides whether it is kept. The first matching rule of
+// whenever the NIC is out of reset: a MAC cannot be stalled), packs its beats into words of the
+// DMA width (FIFO_W = R * DATA_W; a frame always starts a new word) for the frame FIFO, and at the frame's last beat decides whether it is kept. The first matching rule of
 // docs/rx-rules.md §1 counts a dropped frame: bad FCS, runt, oversize, FIFO full.
 //
 // Stream rules: tkeep is all ones except on the last beat, where it is contiguous from bit 0.
 // Reset: synchronous, active high; a frame in progress is forgotten.
 module rx_ingress #(
-  parameter int unsigned DATA_W = 64
+  parameter int unsigned DATA_W = 64,
+  parameter int unsigned FIFO_W = DATA_W   // frame FIFO word: DATA_W times a power of two
 ) (
   input  logic                clk,
   input  logic                rst,
@@ -22,7 +23,7 @@ module rx_ingress #(
   input  logic                frame_room,       // the metadata path can take one more frame
   // frame FIFO write side
   output logic                fifo_wr_valid,
-  output logic [DATA_W-1:0]   fifo_wr_data,
+  output logic [FIFO_W-1:0]   fifo_wr_data,
   input  logic                fifo_wr_full,
   output logic                fifo_wr_end,
   output logic                fifo_wr_keep,
@@ -39,9 +40,15 @@ module rx_ingress #(
   localparam int unsigned DB = DATA_W / 8;
   localparam int unsigned MIN_FRAME = 60;
 
+  localparam int unsigned R  = FIFO_W / DATA_W;   // MAC beats per FIFO word
+  localparam int unsigned RW = (R > 1) ? $clog2(R) : 1;
+
   initial begin
     if (DATA_W < 64 || DATA_W > 512 || (DATA_W & (DATA_W - 1)) != 0) begin
       $fatal(1, "rx_ingress: DATA_W must be a power of two from 64 to 512");
+    end
+    if (FIFO_W < DATA_W || FIFO_W % DATA_W != 0 || (R & (R - 1)) != 0) begin
+      $fatal(1, "rx_ingress: FIFO_W must be DATA_W times a power of two");
     end
   end
 
@@ -66,9 +73,22 @@ module rx_ingress #(
   assign len_d   = len_sum[16] ? 16'hFFFF : len_sum[15:0];
   assign oversize_d = oversize_q || (len_d > max_frame_len);
 
-  // Store the beat unless the frame is already lost (oversize frames stop using FIFO space).
-  assign fifo_wr_valid = beat && !oversize_d && !overflow_q;
-  assign fifo_wr_data  = s_axis_tdata;
+  // Pack beats into FIFO words; a word goes to the FIFO when full or at the frame's end.
+  // Nothing is stored once the frame is lost (oversize frames stop using FIFO space).
+  logic [RW-1:0]     lane_q;
+  logic [FIFO_W-1:0] pack_q, pack_d;
+  logic              word_done;
+
+  always_comb begin
+    pack_d = pack_q;
+    for (int i = 0; i < R; i++) begin
+      if (R == 1 || 32'(lane_q) == i) pack_d[i*DATA_W +: DATA_W] = s_axis_tdata;
+    end
+  end
+
+  assign word_done     = s_axis_tlast || (R == 1) || (32'(lane_q) == R - 1);
+  assign fifo_wr_valid = beat && word_done && !oversize_d && !overflow_q;
+  assign fifo_wr_data  = pack_d;
   assign overflow_d    = overflow_q || (fifo_wr_valid && fifo_wr_full);
 
   always_comb begin
@@ -90,6 +110,16 @@ module rx_ingress #(
   assign frame_len    = len_d;
   assign fifo_wr_end  = frame_end;
   assign fifo_wr_keep = frame_keep;
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      lane_q <= '0;
+      pack_q <= '0;
+    end else if (beat) begin
+      pack_q <= pack_d;
+      lane_q <= (word_done || R == 1) ? '0 : lane_q + 1'b1;
+    end
+  end
 
   always_ff @(posedge clk) begin
     if (rst) begin

@@ -1,13 +1,20 @@
-// RX header parser: Ethernet (+ up to two VLAN tags), IPv4 (any IHL), IPv6, TCP and UDP.
+// RX header parser: Ethernet (+ up to two VLAN tags), IPv4 (any IHL), IPv6 with up to two
+// extension headers, TCP and UDP.
 //
 // It watches the same beats the ingress stores, keeps the first PARSE_BYTES bytes of each
-// frame in a capture window, and when the ingress keeps a frame it runs three pipeline stages
-// (L2, L3, L4), one frame per cycle, producing an rx_meta_t: where the headers end (pay_off),
-// where the IP datagram ends (ip_end), the protocol types, and whether a header lies (hdr_err).
+// frame in a capture window, and when the ingress keeps a frame it runs five pipeline stages,
+// one frame per cycle:
+//   1. L2: VLAN tags, EtherType, L3 offset
+//   2. L3: IPv4 or IPv6 fixed header, lengths, addresses, first next-header
+//   3. IPv6 extension header 1 (hop-by-hop, routing, destination options, fragment)
+//   4. IPv6 extension header 2
+//   5. L4: TCP or UDP header, ports, payload offset
+// producing an rx_meta_t (where the headers end, where the IP datagram ends, the protocol
+// types, whether a header lies) and the frame's flow tuple for RSS and flow steering.
 // The rules are docs/rx-rules.md §2. Bytes of the window past the frame's end read as zero.
 //
-// Latency: meta_valid rises 3 cycles after the frame's last beat. There is no backpressure:
-// the ingress only keeps a frame when the metadata FIFO is sure to have room.
+// Latency: meta_valid rises 5 cycles after the frame's last beat. There is no
+// backpressure: the ingress only keeps a frame when the metadata FIFO is sure to have room.
 // Reset: synchronous, active high; clears the pipeline valid bits.
 module rx_parser
   import nic_pkg::*;
@@ -27,7 +34,8 @@ module rx_parser
   input  logic [15:0]         frame_len,
   // result
   output logic                meta_valid,
-  output rx_meta_t            meta
+  output rx_meta_t            meta,
+  output rx_tuple_t           tuple
 );
   localparam int unsigned DB = DATA_W / 8;
   localparam int unsigned NB = PARSE_BYTES / DB;    // window beats
@@ -38,11 +46,14 @@ module rx_parser
   localparam logic [15:0] ET_IPV6     = 16'h86DD;
   localparam logic [7:0]  PROTO_TCP   = 8'd6;
   localparam logic [7:0]  PROTO_UDP   = 8'd17;
+  localparam logic [7:0]  NH_HOPOPT   = 8'd0;
+  localparam logic [7:0]  NH_ROUTING  = 8'd43;
   localparam logic [7:0]  NH_FRAG     = 8'd44;
+  localparam logic [7:0]  NH_DSTOPTS  = 8'd60;
 
   initial begin
-    // 128 bytes hold every field the parser reads: QinQ (22) + IPv4 with options (60) + the
-    // first 20 bytes of TCP = 102.
+    // 128 bytes hold every field of the fixed headers the parser reads: QinQ (22) + IPv4 with
+    // options (60) + the first 20 bytes of TCP = 102.
     if (PARSE_BYTES < 128 || PARSE_BYTES > 255 || PARSE_BYTES % DB != 0) begin
       $fatal(1, "rx_parser: PARSE_BYTES must be 128..255 and a multiple of DATA_W/8");
     end
@@ -54,6 +65,10 @@ module rx_parser
 
   function automatic logic is_tpid(input logic [15:0] et);
     return (et == TPID_8021Q) || (et == TPID_8021AD);
+  endfunction
+
+  function automatic logic is_ext(input logic [7:0] nh);
+    return (nh == NH_HOPOPT) || (nh == NH_ROUTING) || (nh == NH_FRAG) || (nh == NH_DSTOPTS);
   endfunction
 
   // ------------------------------------------------------------------ capture window
@@ -97,7 +112,7 @@ module rx_parser
   logic [WB-1:0] s1_win_q;
   logic [15:0]   s1_len_q;
   logic [1:0]    s1_tags_q;
-  logic          s1_v4_q, s1_v6_q;
+  logic          s1_v4_q, s1_v6_q, s1_qinq_q;
 
   logic [15:0] et0, et1, et2, ethertype;
   logic [1:0]  tags;
@@ -119,11 +134,8 @@ module rx_parser
   end
 
   always_ff @(posedge clk) begin
-    if (rst) begin
-      s1_valid_q <= 1'b0;
-    end else begin
-      s1_valid_q <= beat_valid && beat_last && frame_keep;
-    end
+    if (rst) s1_valid_q <= 1'b0;
+    else     s1_valid_q <= beat_valid && beat_last && frame_keep;
   end
 
   always_ff @(posedge clk) begin
@@ -131,36 +143,46 @@ module rx_parser
       s1_win_q  <= cap_d;
       s1_len_q  <= frame_len;
       s1_tags_q <= tags;
+      s1_qinq_q <= (tags == 2'd2);
       s1_v4_q   <= !too_many_tags && (ethertype == ET_IPV4);
       s1_v6_q   <= !too_many_tags && (ethertype == ET_IPV6);
     end
   end
 
   // ------------------------------------------------------------------ stage 2: L3
+  // State carried through the extension-header stages.
+  typedef struct packed {
+    logic [15:0] len;
+    logic [1:0]  tags;
+    logic        qinq;
+    l3_type_e    l3;
+    logic        err;
+    logic        frag;
+    logic        v4_opts;
+    logic        v6_ext;
+    logic [7:0]  nh;         // protocol / next header at `off`
+    logic [15:0] off;        // where the next header starts
+    logic [15:0] ip_end;
+    logic        stop;       // extension-header walk ended (window or count)
+    logic [127:0] src;
+    logic [127:0] dst;
+  } l3_state_t;
+
   logic          s2_valid_q;
   logic [WB-1:0] s2_win_q;
-  logic [15:0]   s2_len_q;
-  logic [1:0]    s2_tags_q;
-  l3_type_e      s2_l3_q;
-  logic [7:0]    s2_proto_q;
-  logic          s2_frag_q, s2_err_q;
-  logic [7:0]    s2_l4_off_q;
-  logic [15:0]   s2_ip_end_q;
+  l3_state_t     s2_q, l3_d;
 
   logic [7:0]    l3_off;
-  /* verilator lint_off UNUSEDSIGNAL */
-  logic [319:0]  l3w;            // the 40 bytes at l3_off (addresses are for RSS, not read yet)
-  /* verilator lint_on UNUSEDSIGNAL */
+  logic [319:0]  l3w;            // the 40 bytes at l3_off
   logic [3:0]    ip_ver, ihl;
   logic [15:0]   v4_tot, v6_plen;
   logic [16:0]   v4_end, v6_end;
   logic          v4_mf;
   logic [12:0]   v4_frag_off;
-  l3_type_e      l3_type;
-  logic [7:0]    proto;
-  logic          frag, l3_err;
-  logic [7:0]    l4_off;
-  logic [15:0]   ip_end;
+
+  function automatic logic [7:0] l3b(input logic [319:0] w, input int unsigned i);
+    return w[i*8 +: 8];
+  endfunction
 
   always_comb begin
     l3_off = 8'd14 + {4'd0, s1_tags_q, 2'd0};
@@ -171,34 +193,48 @@ module rx_parser
     endcase
     ip_ver      = l3w[7:4];
     ihl         = l3w[3:0];
-    v4_tot      = {l3w[2*8 +: 8], l3w[3*8 +: 8]};
+    v4_tot      = {l3b(l3w, 2), l3b(l3w, 3)};
     v4_mf       = l3w[6*8 + 5];
-    v4_frag_off = {l3w[6*8 +: 5], l3w[7*8 +: 8]};
-    v6_plen     = {l3w[4*8 +: 8], l3w[5*8 +: 8]};
+    v4_frag_off = {l3w[6*8 +: 5], l3b(l3w, 7)};
+    v6_plen     = {l3b(l3w, 4), l3b(l3w, 5)};
     v4_end      = {9'd0, l3_off} + {1'b0, v4_tot};
     v6_end      = {9'd0, l3_off} + 17'd40 + {1'b0, v6_plen};
 
-    l3_type = L3_NONE;
-    proto   = 8'd0;
-    frag    = 1'b0;
-    l3_err  = 1'b0;
-    l4_off  = 8'd0;
-    ip_end  = s1_len_q;
+    l3_d         = '0;
+    l3_d.len     = s1_len_q;
+    l3_d.tags    = s1_tags_q;
+    l3_d.qinq    = s1_qinq_q;
+    l3_d.l3      = L3_NONE;
+    l3_d.ip_end  = s1_len_q;
+    l3_d.stop    = 1'b1;
     if (s1_v4_q) begin
-      l3_type = L3_IPV4;
-      proto   = l3w[9*8 +: 8];
-      frag    = v4_mf || (v4_frag_off != '0);
-      l4_off  = l3_off + {2'd0, ihl, 2'd0};
-      ip_end  = v4_end[15:0];
-      l3_err  = (ip_ver != 4'd4) || (ihl < 4'd5) || (v4_tot < {10'd0, ihl, 2'd0}) ||
-                (v4_end > {1'b0, s1_len_q});
+      l3_d.l3      = L3_IPV4;
+      l3_d.nh      = l3b(l3w, 9);
+      l3_d.frag    = v4_mf || (v4_frag_off != '0);
+      l3_d.off     = {8'd0, l3_off} + {10'd0, ihl, 2'd0};
+      l3_d.ip_end  = v4_end[15:0];
+      l3_d.v4_opts = (ihl > 4'd5);
+      l3_d.err     = (ip_ver != 4'd4) || (ihl < 4'd5) || (v4_tot < {10'd0, ihl, 2'd0}) ||
+                     (v4_end > {1'b0, s1_len_q});
+      l3_d.src     = {96'd0, l3w[12*8 +: 32]};
+      l3_d.dst     = {96'd0, l3w[16*8 +: 32]};
     end else if (s1_v6_q) begin
-      l3_type = L3_IPV6;
-      proto   = l3w[6*8 +: 8];
-      frag    = (proto == NH_FRAG);
-      l4_off  = l3_off + 8'd40;
-      ip_end  = v6_end[15:0];
-      l3_err  = (ip_ver != 4'd6) || (v6_end > {1'b0, s1_len_q});
+      l3_d.l3      = L3_IPV6;
+      l3_d.nh      = l3b(l3w, 6);
+      l3_d.off     = {8'd0, l3_off} + 16'd40;
+      l3_d.ip_end  = v6_end[15:0];
+      l3_d.err     = (ip_ver != 4'd6) || (v6_end > {1'b0, s1_len_q});
+      l3_d.stop    = 1'b0;
+      l3_d.src     = l3w[8*8 +: 128];
+      l3_d.dst     = l3w[24*8 +: 128];
+    end
+    // Byte order: the window holds byte 0 in bits [7:0]; addresses are wanted with their
+    // first byte most significant.
+    l3_d.src = {<<8{l3_d.src}};
+    l3_d.dst = {<<8{l3_d.dst}};
+    if (s1_v4_q) begin
+      l3_d.src = l3_d.src >> 96;
+      l3_d.dst = l3_d.dst >> 96;
     end
   end
 
@@ -208,50 +244,102 @@ module rx_parser
   end
 
   always_ff @(posedge clk) begin
-    s2_win_q    <= s1_win_q;
-    s2_len_q    <= s1_len_q;
-    s2_tags_q   <= s1_tags_q;
-    s2_l3_q     <= l3_type;
-    s2_proto_q  <= proto;
-    s2_frag_q   <= frag;
-    s2_err_q    <= l3_err;
-    s2_l4_off_q <= l4_off;
-    s2_ip_end_q <= ip_end;
+    s2_win_q <= s1_win_q;
+    s2_q     <= l3_d;
   end
 
-  // ------------------------------------------------------------------ stage 3: L4
+  // ------------------------------------------------------------------ stages 3, 4: IPv6 extension headers
+  // One extension header per stage: hop-by-hop (0), routing (43) and destination options (60)
+  // are 8 * (1 + length byte) long, a fragment header (44) is 8 bytes and marks a fragment.
+  // A header that does not start inside the window with 8 bytes to spare, or a third one,
+  // ends the walk: the frame is then "other L4" at that point (docs/rx-rules.md §2).
   /* verilator lint_off UNUSEDSIGNAL */
-  logic [159:0] l4w;              // the 20 bytes at l4_off (ports are for RSS, not read yet)
-  logic [WB-1:0] shifted;         // the window from l4_off on
+  function automatic l3_state_t ext_step(input logic [WB-1:0] win, input l3_state_t st);
+    l3_state_t      o;
+    logic [WB-1:0]  sh;
+    logic [16:0]    size, end_off;
+    o  = st;
+    sh = win >> {st.off[7:0], 3'b000};
+    if (!st.stop && !st.err && is_ext(st.nh)) begin
+      if ({1'b0, st.off} + 17'd8 > 17'(PARSE_BYTES)) begin
+        o.stop = 1'b1;
+      end else begin
+        size    = (st.nh == NH_FRAG) ? 17'd8 : ({9'd0, sh[15:8]} + 17'd1) << 3;
+        end_off = {1'b0, st.off} + size;
+        o.v6_ext = 1'b1;
+        if (end_off > {1'b0, st.ip_end}) begin
+          o.err = 1'b1;
+        end else begin
+          o.off  = end_off[15:0];
+          o.nh   = sh[7:0];
+          o.frag = st.frag || (st.nh == NH_FRAG);
+        end
+      end
+    end
+    return o;
+  endfunction
   /* verilator lint_on UNUSEDSIGNAL */
-  logic [3:0]   tcp_doff;
-  logic [16:0]  l4_hdr_end;
-  l4_type_e     l4_type;
-  logic         l4_err;
-  logic [15:0]  pay_off;
+
+  logic          s3_valid_q, s4_valid_q;
+  logic [WB-1:0] s3_win_q, s4_win_q;
+  l3_state_t     s3_q, s4_q;
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      s3_valid_q <= 1'b0;
+      s4_valid_q <= 1'b0;
+    end else begin
+      s3_valid_q <= s2_valid_q;
+      s4_valid_q <= s3_valid_q;
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    s3_win_q <= s2_win_q;
+    s3_q     <= ext_step(s2_win_q, s2_q);
+    s4_win_q <= s3_win_q;
+    s4_q     <= ext_step(s3_win_q, s3_q);
+  end
+
+  // ------------------------------------------------------------------ stage 5: L4
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [WB-1:0] shifted;         // the window from the L4 offset on: 20 bytes are read
+  /* verilator lint_on UNUSEDSIGNAL */
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [159:0]  l4w;            // ports and TCP data offset are read from it
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic [3:0]    tcp_doff;
+  logic [16:0]   l4_off, l4_hdr_end;
+  l4_type_e      l4_type;
+  logic          l4_err, more_ext;
+  logic [15:0]   pay_off, sport, dport;
 
   always_comb begin
-    shifted  = s2_win_q >> {s2_l4_off_q, 3'b000};
+    shifted  = s4_win_q >> {s4_q.off[7:0], 3'b000};
     l4w      = shifted[159:0];
     tcp_doff = l4w[12*8 + 4 +: 4];
+    l4_off   = {1'b0, s4_q.off};
+    more_ext = (s4_q.l3 == L3_IPV6) && is_ext(s4_q.nh);   // walk ended early
 
     l4_type    = L4_NONE;
     l4_err     = 1'b0;
-    l4_hdr_end = {9'd0, s2_l4_off_q};
+    l4_hdr_end = l4_off;
     pay_off    = 16'd0;
-    if (s2_l3_q != L3_NONE) begin
-      pay_off = {8'd0, s2_l4_off_q};
-      if (!s2_frag_q) begin
-        if (s2_proto_q == PROTO_TCP) begin
+    sport      = {l4w[7:0], l4w[15:8]};
+    dport      = {l4w[23:16], l4w[31:24]};
+    if (s4_q.l3 != L3_NONE) begin
+      pay_off = s4_q.off;
+      if (!s4_q.frag) begin
+        if (s4_q.nh == PROTO_TCP && !more_ext && l4_off + 17'd20 <= 17'(PARSE_BYTES)) begin
           l4_type    = L4_TCP;
-          l4_hdr_end = {9'd0, s2_l4_off_q} + {11'd0, tcp_doff, 2'b00};
-          l4_err     = ({9'd0, s2_l4_off_q} + 17'd20 > {1'b0, s2_ip_end_q}) || (tcp_doff < 4'd5) ||
-                       (l4_hdr_end > {1'b0, s2_ip_end_q});
+          l4_hdr_end = l4_off + {11'd0, tcp_doff, 2'b00};
+          l4_err     = (l4_off + 17'd20 > {1'b0, s4_q.ip_end}) || (tcp_doff < 4'd5) ||
+                       (l4_hdr_end > {1'b0, s4_q.ip_end});
           pay_off    = l4_hdr_end[15:0];
-        end else if (s2_proto_q == PROTO_UDP) begin
+        end else if (s4_q.nh == PROTO_UDP && !more_ext && l4_off + 17'd8 <= 17'(PARSE_BYTES)) begin
           l4_type    = L4_UDP;
-          l4_hdr_end = {9'd0, s2_l4_off_q} + 17'd8;
-          l4_err     = l4_hdr_end > {1'b0, s2_ip_end_q};
+          l4_hdr_end = l4_off + 17'd8;
+          l4_err     = l4_hdr_end > {1'b0, s4_q.ip_end};
           pay_off    = l4_hdr_end[15:0];
         end else begin
           l4_type = L4_OTHER;
@@ -262,17 +350,32 @@ module rx_parser
 
   always_ff @(posedge clk) begin
     if (rst) meta_valid <= 1'b0;
-    else     meta_valid <= s2_valid_q;
+    else     meta_valid <= s4_valid_q;
   end
 
   always_ff @(posedge clk) begin
-    meta.frame_len <= s2_len_q;
-    meta.l3_type   <= s2_l3_q;
+    meta.frame_len <= s4_q.len;
+    meta.l3_type   <= s4_q.l3;
     meta.l4_type   <= l4_type;
-    meta.ip_frag   <= s2_frag_q;
-    meta.vlan_tags <= s2_tags_q;
-    meta.hdr_err   <= s2_err_q || l4_err;
+    meta.ip_frag   <= s4_q.frag;
+    meta.vlan_tags <= s4_q.tags;
+    meta.hdr_err   <= s4_q.err || l4_err;
     meta.pay_off   <= pay_off;
-    meta.ip_end    <= s2_ip_end_q;
+    meta.ip_end    <= s4_q.ip_end;
+    meta.qinq      <= s4_q.qinq;
+    meta.ipv4_opts <= s4_q.v4_opts;
+    meta.ipv6_ext  <= s4_q.v6_ext;
+
+    tuple.l3_type  <= s4_q.l3;
+    tuple.l4_type  <= l4_type;
+    tuple.ip_frag  <= s4_q.frag;
+    tuple.proto    <= s4_q.nh;
+    tuple.src_addr <= s4_q.src;
+    tuple.dst_addr <= s4_q.dst;
+    tuple.sport    <= (l4_type == L4_TCP || l4_type == L4_UDP) ? sport : 16'd0;
+    tuple.dport    <= (l4_type == L4_TCP || l4_type == L4_UDP) ? dport : 16'd0;
   end
+
+  logic unused;
+  assign unused = s4_q.stop;   // the walk's end is read from the next header itself
 endmodule

@@ -77,7 +77,6 @@ module rx_realign #(
   assign out_valid = emit_q && fire;
   assign finishing = active_q && (left == '0 || (fire && (!emit_q || out_ready) && pos_d == end_q));
   assign rng_done  = finishing;
-  assign rng_ready = !active_q;
 
   // Take a beat from the FIFO when the step uses the next beat, when the step consumes a beat
   // that was never held, or to hold the current beat for a step that needs the next one.
@@ -92,6 +91,10 @@ module rx_realign #(
     end
   end
 
+  // A new range is taken in the cycle the current one finishes, so back-to-back ranges
+  // (header, payload, padding) cost no idle cycle.
+  assign rng_ready = !active_q || finishing;
+
   always_ff @(posedge clk) begin
     if (rst) begin
       active_q    <= 1'b0;
@@ -101,18 +104,7 @@ module rx_realign #(
       frame_end_q <= 1'b0;
       end_q       <= '0;
     end else begin
-      if (rng_valid && rng_ready) begin
-        active_q    <= 1'b1;
-        end_q       <= rng_end;
-        emit_q      <= rng_emit;
-        frame_end_q <= rng_frame_end;
-      end else if (finishing) begin
-        active_q <= 1'b0;
-        if (frame_end_q) begin
-          pos_q       <= '0;
-          cur_valid_q <= 1'b0;
-        end
-      end
+      // Step within the range.
       if (active_q && left != '0) begin
         if (fire && (!emit_q || out_ready)) begin
           pos_q <= pos_d;
@@ -123,13 +115,23 @@ module rx_realign #(
           end else begin
             cur_valid_q <= 1'b1;            // beat partly used: keep it
           end
-          if (finishing && frame_end_q) begin
-            pos_q       <= '0;
-            cur_valid_q <= 1'b0;
-          end
         end else if (!cur_valid_q && need_next && in_valid) begin
           cur_valid_q <= 1'b1;
         end
+      end
+      // End of range: the frame's last range forgets the frame (its final beat included).
+      if (finishing) begin
+        active_q <= 1'b0;
+        if (frame_end_q) begin
+          pos_q       <= '0;
+          cur_valid_q <= 1'b0;
+        end
+      end
+      if (rng_valid && rng_ready) begin
+        active_q    <= 1'b1;
+        end_q       <= rng_end;
+        emit_q      <= rng_emit;
+        frame_end_q <= rng_frame_end;
       end
     end
   end

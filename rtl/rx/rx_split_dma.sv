@@ -1,162 +1,158 @@
-// RX DMA engine with header/data split (docs/rx-rules.md §3-4).
+// RX DMA planner with header/data split (docs/rx-rules.md §3-4), for NUM_RXQ queues.
 //
-// Takes one frame at a time from the parser's metadata queue, decides split / drop, waits until
-// every descriptor the frame needs is prefetched, then writes:
-//   1. bytes [0, hdr_len) to the header buffer (split frames only),
-//   2. the payload bytes to as many payload buffers as needed, each from offset 0, and after
-//      each payload buffer one 16-byte completion (a frame with no payload gets one completion),
-//   3. discards the rest of the frame (Ethernet padding past the IP datagram).
-// Everything goes through one AXI write master in order on one AXI ID, so completions never
-// overtake the data they describe.
-// Reset: synchronous, active high. While `enable` is low the completion index is held at zero.
+// Takes one frame at a time from the metadata queue (parse result + the queue classification
+// chose), decides split or drop, waits until every descriptor the frame needs is prefetched,
+// and then *plans* the frame as a sequence of commands pushed into three small queues:
+//   - byte ranges for the realigner: [0, hdr_len) to emit, each payload piece to emit, the
+//     Ethernet padding after the IP datagram to discard (or the whole frame, when dropped);
+//   - write commands for the DMA write master: header buffer, each payload buffer, and after
+//     each payload buffer its 16-byte completion entry;
+//   - completion records, consumed by the data mux (rx_dma_mux) when their write comes up.
+// Planning runs ahead of the data, so a frame's commands are queued while the previous
+// frame's bytes are still moving: a split frame with one payload buffer takes 3 planning
+// cycles (header, payload, completion), an unsplit one 2, a dropped one 1.
+//
+// Descriptors are popped and completion-ring slots reserved at planning time; the ring checks
+// therefore count what is planned, not yet written. Every write of queue q carries AXI ID q,
+// so a queue's completions never overtake its data.
+// Reset: synchronous, active high. A disabled queue's completion index is held at zero.
 module rx_split_dma
   import nic_pkg::*;
 #(
   parameter int unsigned DATA_W      = 64,   // DMA data width
   parameter int unsigned ADDR_W      = 64,
+  parameter int unsigned NUM_RXQ     = 1,
   parameter int unsigned PARSE_BYTES = 128,
   parameter int unsigned CACHE_DEPTH = 16,
-  parameter int unsigned QUEUE       = 0
+  localparam int unsigned QW         = (NUM_RXQ > 1) ? $clog2(NUM_RXQ) : 1,
+  localparam int unsigned CW         = $clog2(CACHE_DEPTH) + 1
 ) (
-  input  logic                clk,
-  input  logic                rst,
-  // frame metadata
-  input  logic                meta_valid,
-  output logic                meta_ready,
-  input  rx_meta_t            meta,
-  // queue configuration
-  input  logic                enable,
-  input  logic                split_en,
-  input  logic [15:0]         hds_thresh,
-  input  logic [15:0]         hdr_buf_bytes,
-  input  logic [3:0]          pay_buf_log2,
-  input  logic [63:0]         cq_base,
-  input  logic [3:0]          cq_log2,
-  input  logic [15:0]         cq_sw_idx,
-  output logic [15:0]         cq_hw_idx,
-  // descriptor caches
-  input  logic                hdr_desc_valid,
-  output logic                hdr_desc_pop,
-  input  logic [63:0]         hdr_desc_addr,
-  input  logic [15:0]         hdr_desc_id,
-  input  logic [15:0]         hdr_posted,
-  input  logic                pay_desc_valid,
-  output logic                pay_desc_pop,
-  input  logic [63:0]         pay_desc_addr,
-  input  logic [15:0]         pay_desc_id,
-  input  logic [15:0]         pay_posted,
-  input  logic [$clog2(CACHE_DEPTH):0] pay_cached,
-  // realigner
-  output logic                rng_valid,
-  input  logic                rng_ready,
-  output logic [15:0]         rng_end,
-  output logic                rng_emit,
-  output logic                rng_frame_end,
-  input  logic                rng_done,
-  input  logic                ra_valid,
-  output logic                ra_ready,
-  input  logic [DATA_W-1:0]   ra_data,
-  // AXI write master commands and data
-  output logic                wr_cmd_valid,
-  input  logic                wr_cmd_ready,
-  output logic [ADDR_W-1:0]   wr_cmd_addr,
-  output logic [16:0]         wr_cmd_len,
-  output logic                wr_valid,
-  input  logic                wr_ready,
-  output logic [DATA_W-1:0]   wr_data,
+  input  logic                          clk,
+  input  logic                          rst,
+  // frame metadata (first-word-fall-through: popped when the frame is fully planned)
+  input  logic                          meta_valid,
+  output logic                          meta_ready,
+  input  rx_meta_t                      meta,
+  input  rx_class_t                     cls,
+  // per-queue configuration
+  input  logic [NUM_RXQ-1:0]            enable,
+  input  logic [NUM_RXQ-1:0]            split_en,
+  input  logic [NUM_RXQ-1:0][15:0]      hds_thresh,
+  input  logic [NUM_RXQ-1:0][15:0]      hdr_buf_bytes,
+  input  logic [NUM_RXQ-1:0][3:0]       pay_buf_log2,
+  input  logic [NUM_RXQ-1:0][63:0]      cq_base,
+  input  logic [NUM_RXQ-1:0][3:0]       cq_log2,
+  input  logic [NUM_RXQ-1:0][15:0]      cq_sw_idx,
+  // per-queue descriptor caches
+  input  logic [NUM_RXQ-1:0]            hdr_desc_valid,
+  output logic [NUM_RXQ-1:0]            hdr_desc_pop,
+  input  logic [NUM_RXQ-1:0][63:0]      hdr_desc_addr,
+  input  logic [NUM_RXQ-1:0][15:0]      hdr_desc_id,
+  input  logic [NUM_RXQ-1:0][15:0]      hdr_posted,
+  input  logic [NUM_RXQ-1:0]            pay_desc_valid,
+  output logic [NUM_RXQ-1:0]            pay_desc_pop,
+  input  logic [NUM_RXQ-1:0][63:0]      pay_desc_addr,
+  input  logic [NUM_RXQ-1:0][15:0]      pay_desc_id,
+  input  logic [NUM_RXQ-1:0][15:0]      pay_posted,
+  input  logic [NUM_RXQ-1:0][CW-1:0]    pay_cached,
+  // realigner ranges
+  output logic                          rng_valid,
+  input  logic                          rng_ready,
+  output logic [15:0]                   rng_end,
+  output logic                          rng_emit,
+  output logic                          rng_frame_end,
+  // write commands (src: 0 realigner data, 1 completion record)
+  output logic                          cmd_valid,
+  input  logic                          cmd_ready,
+  output logic [ADDR_W-1:0]             cmd_addr,
+  output logic [16:0]                   cmd_len,
+  output logic                          cmd_src_cpl,
+  output logic [QW-1:0]                 cmd_queue,
+  // completion records, in the order of their write commands
+  output logic                          cpl_valid,
+  input  logic                          cpl_ready,
+  output logic [127:0]                  cpl_data,
   // events (one-cycle pulses)
-  output logic                ev_frame,
-  output logic                ev_drop_hdr_err,
-  output logic                ev_drop_queue_off,
-  output logic                ev_drop_no_hdr_buf,
-  output logic                ev_drop_no_pay_buf,
-  output logic                ev_drop_cq_full
+  output logic                          ev_frame,
+  output logic                          ev_drop_hdr_err,
+  output logic                          ev_drop_queue_off,
+  output logic                          ev_drop_no_hdr_buf,
+  output logic                          ev_drop_no_pay_buf,
+  output logic                          ev_drop_cq_full,
+  output logic                          ev_hdr_overflow
 );
-  localparam int unsigned DB        = DATA_W / 8;
-  localparam int unsigned LW        = $clog2(DB);
-  localparam int unsigned CW        = (DATA_W >= 128) ? DATA_W : 128;
-  localparam int unsigned CPL_BEATS = (DATA_W >= 128) ? 1 : 128 / DATA_W;
-
   initial begin
-    if (DB < 8 || (DB & (DB - 1)) != 0) $fatal(1, "rx_split_dma: DATA_W must be a power of two >= 64");
-    if (QUEUE > 127) $fatal(1, "rx_split_dma: QUEUE must fit the completion's 7-bit queue field");
+    if (DATA_W < 64 || (DATA_W & (DATA_W - 1)) != 0) $fatal(1, "rx_split_dma: DATA_W must be a power of two >= 64");
+    if (NUM_RXQ < 1 || NUM_RXQ > 128) $fatal(1, "rx_split_dma: NUM_RXQ must be 1..128");
   end
 
-  typedef enum logic [3:0] {
-    S_IDLE,
-    S_DECIDE,
-    S_DROP,
-    S_HDR_CMD,
-    S_HDR_DATA,
-    S_SEG_CMD,
-    S_SEG_DATA,
-    S_CPL_CMD,
-    S_CPL_DATA,
-    S_TAIL
+  typedef enum logic [1:0] {
+    S_IDLE,     // decide; push the drop range, or the first data command
+    S_SEG,      // push the next payload piece
+    S_CPL       // push the completion of the piece just planned (and the tail, if last)
   } state_e;
 
-  state_e      state_q, state_d;
-  rx_meta_t    meta_q;
+  state_e      state_q;
+  logic [QW-1:0] q;                 // the frame's queue
+  logic        q_ok;                // classification named an existing queue
+
+  assign q_ok = {25'd0, cls.qid} < 32'(NUM_RXQ);
+  assign q    = q_ok ? QW'(cls.qid) : '0;
 
   // ---------------------------------------------------------------- per-frame decision
   logic        split_cand, hdr_overflow, split;
   logic [15:0] hdr_len, pay_end, pay_len;
-  logic [16:0] n_pay, n_cpl, cq_used, cq_room;
+  logic [16:0] n_pay, n_cpl, cq_used, cq_room, buf_bytes;
   logic        drop_hdr_err, drop_queue_off, drop_no_hdr, drop_no_pay, drop_cq_full, drop_any;
   logic        ready_to_go;
+  logic [NUM_RXQ-1:0][15:0] cq_idx_q;  // next completion slot of each queue (planned)
 
   always_comb begin
-    split_cand   = split_en && (meta_q.l3_type != L3_NONE) && (meta_q.frame_len > hds_thresh);
-    hdr_overflow = split_cand && ((meta_q.pay_off > hdr_buf_bytes) || (meta_q.pay_off > 16'(PARSE_BYTES)));
+    split_cand   = split_en[q] && (meta.l3_type != L3_NONE) && (meta.frame_len > hds_thresh[q]);
+    hdr_overflow = split_cand && ((meta.pay_off > hdr_buf_bytes[q]) || (meta.pay_off > 16'(PARSE_BYTES)));
     split        = split_cand && !hdr_overflow;
-    hdr_len      = split ? meta_q.pay_off : 16'd0;
-    pay_end      = split ? meta_q.ip_end : meta_q.frame_len;
+    hdr_len      = split ? meta.pay_off : 16'd0;
+    pay_end      = split ? meta.ip_end : meta.frame_len;
     pay_len      = pay_end - hdr_len;
-    n_pay        = ({1'b0, pay_len} + (17'd1 << pay_buf_log2) - 17'd1) >> pay_buf_log2;
+    buf_bytes    = 17'd1 << pay_buf_log2[q];
+    n_pay        = ({1'b0, pay_len} + buf_bytes - 17'd1) >> pay_buf_log2[q];
     n_cpl        = (n_pay == '0) ? 17'd1 : n_pay;
-    cq_used      = {1'b0, cq_hw_idx - cq_sw_idx};
-    cq_room      = (17'd1 << cq_log2) - cq_used;
+    cq_used      = {1'b0, cq_idx_q[q] - cq_sw_idx[q]};
+    cq_room      = (17'd1 << cq_log2[q]) - cq_used;
 
-    drop_hdr_err   = meta_q.hdr_err;
-    drop_queue_off = !drop_hdr_err && !enable;
-    drop_no_hdr    = !drop_hdr_err && !drop_queue_off && split && (hdr_posted == '0);
+    drop_hdr_err   = meta.hdr_err;
+    drop_queue_off = !drop_hdr_err && !enable[q];
+    drop_no_hdr    = !drop_hdr_err && !drop_queue_off && split && (hdr_posted[q] == '0);
     drop_no_pay    = !drop_hdr_err && !drop_queue_off && !drop_no_hdr &&
-                     ((n_pay > {1'b0, pay_posted}) || (n_pay > 17'(CACHE_DEPTH)));
+                     ((n_pay > {1'b0, pay_posted[q]}) || (n_pay > 17'(CACHE_DEPTH)));
     drop_cq_full   = !drop_hdr_err && !drop_queue_off && !drop_no_hdr && !drop_no_pay &&
                      (cq_room < n_cpl);
     drop_any       = drop_hdr_err || drop_queue_off || drop_no_hdr || drop_no_pay || drop_cq_full;
-    ready_to_go    = (!split || hdr_desc_valid) &&
-                     (n_pay == '0 || (pay_desc_valid && {1'b0, 11'd0, pay_cached} >= n_pay));
+    ready_to_go    = (!split || hdr_desc_valid[q]) &&
+                     (n_pay == '0 || (pay_desc_valid[q] && 17'(pay_cached[q]) >= n_pay));
   end
 
-  // ---------------------------------------------------------------- segment walk
+  // ---------------------------------------------------------------- planning state
   logic [15:0] pos_q;            // next payload byte (frame offset)
   logic        first_q;          // next completion is the frame's first
-  logic [15:0] hdr_id_q, pay_id_q;
+  logic [15:0] hdr_id_q, pay_id_q, seg_len_q;
   logic [15:0] seg_len;
-  logic [16:0] buf_bytes;
   logic        last_seg;
-  logic [15:0] cq_idx_q;
-  logic [$clog2(CPL_BEATS+1)-1:0] cpl_beat_q;
-  logic        cmd_sent_q, rng_sent_q;
-  logic [15:0] seg_len_q;
+  logic [15:0] pos_next;
 
-  assign buf_bytes = 17'd1 << pay_buf_log2;
-  assign seg_len   = ({1'b0, pay_end - pos_q} > buf_bytes) ? buf_bytes[15:0] : (pay_end - pos_q);
-  assign last_seg  = (pos_q + seg_len_q == pay_end);
-  assign cq_hw_idx = cq_idx_q;
+  assign seg_len  = ({1'b0, pay_end - pos_q} > buf_bytes) ? buf_bytes[15:0] : (pay_end - pos_q);
+  assign pos_next = pos_q + seg_len_q;
+  assign last_seg = (pos_next == pay_end);
 
   // ---------------------------------------------------------------- completion record
-  logic [127:0]  cpl;
-  logic [7:0]    cpl_flags;
-  logic [15:0]   cq_mask;
-  logic [63:0]   cq_addr;
-  logic          gen;
-  logic [CW-1:0] cpl_ext;
+  logic [7:0]  cpl_flags;
+  logic [15:0] cq_mask;
+  logic [63:0] cq_addr;
+  logic        gen;
 
-  assign cq_mask = (16'd1 << cq_log2) - 16'd1;
-  assign cq_addr = cq_base + {44'd0, cq_idx_q & cq_mask, 4'd0};
-  assign gen     = !cq_idx_q[cq_log2];
+  assign cq_mask = (16'd1 << cq_log2[q]) - 16'd1;
+  assign cq_addr = cq_base[q] + {44'd0, cq_idx_q[q] & cq_mask, 4'd0};
+  assign gen     = !cq_idx_q[q][cq_log2[q]];
 
   always_comb begin
     cpl_flags = '0;
@@ -166,155 +162,151 @@ module rx_split_dma
     cpl_flags[CPL_HDR_VALID]    = split;
     cpl_flags[CPL_PAY_VALID]    = (seg_len_q != '0);
     cpl_flags[CPL_HDR_OVERFLOW] = hdr_overflow;
-    cpl = pack_cpl((seg_len_q != '0) ? pay_id_q : 16'd0, seg_len_q, split ? hdr_id_q : 16'd0, hdr_len,
-                   32'd0, 8'd0, {1'b0, meta_q.vlan_tags, meta_q.ip_frag, meta_q.l4_type, meta_q.l3_type},
-                   cpl_flags, 7'(QUEUE), gen);
-    cpl_ext = CW'(cpl) << {cq_addr[LW-1:0], 3'b000};
+    cpl_data = pack_cpl((seg_len_q != '0) ? pay_id_q : 16'd0, seg_len_q, split ? hdr_id_q : 16'd0,
+                        hdr_len, cls.rss_hash, {4'd0, cls.rss_type},
+                        {1'b0, meta.vlan_tags, meta.ip_frag, meta.l4_type, meta.l3_type},
+                        cpl_flags, 7'(q), gen);
   end
 
   // ---------------------------------------------------------------- control
+  logic advance;
+
   always_comb begin
-    state_d            = state_q;
-    meta_ready         = 1'b0;
     rng_valid          = 1'b0;
     rng_end            = '0;
     rng_emit           = 1'b0;
     rng_frame_end      = 1'b0;
-    ra_ready           = 1'b0;
-    wr_cmd_valid       = 1'b0;
-    wr_cmd_addr        = '0;
-    wr_cmd_len         = '0;
-    wr_valid           = 1'b0;
-    wr_data            = ra_data;
-    hdr_desc_pop       = 1'b0;
-    pay_desc_pop       = 1'b0;
+    cmd_valid          = 1'b0;
+    cmd_addr           = '0;
+    cmd_len            = '0;
+    cmd_src_cpl        = 1'b0;
+    cmd_queue          = q;
+    cpl_valid          = 1'b0;
+    meta_ready         = 1'b0;
+    hdr_desc_pop       = '0;
+    pay_desc_pop       = '0;
     ev_frame           = 1'b0;
     ev_drop_hdr_err    = 1'b0;
     ev_drop_queue_off  = 1'b0;
     ev_drop_no_hdr_buf = 1'b0;
     ev_drop_no_pay_buf = 1'b0;
     ev_drop_cq_full    = 1'b0;
+    ev_hdr_overflow    = 1'b0;
+    advance            = 1'b0;
 
     unique case (state_q)
-      S_IDLE: begin
-        meta_ready = 1'b1;
-        if (meta_valid) state_d = S_DECIDE;
-      end
-      S_DECIDE: begin
+      S_IDLE: if (meta_valid) begin
         if (drop_any) begin
-          ev_drop_hdr_err    = drop_hdr_err;
-          ev_drop_queue_off  = drop_queue_off;
-          ev_drop_no_hdr_buf = drop_no_hdr;
-          ev_drop_no_pay_buf = drop_no_pay;
-          ev_drop_cq_full    = drop_cq_full;
-          state_d = S_DROP;
+          // Discard the whole frame; count it once.
+          rng_valid     = 1'b1;
+          rng_end       = meta.frame_len;
+          rng_frame_end = 1'b1;
+          if (rng_ready) begin
+            advance            = 1'b1;
+            meta_ready         = 1'b1;
+            ev_drop_hdr_err    = drop_hdr_err;
+            ev_drop_queue_off  = drop_queue_off;
+            ev_drop_no_hdr_buf = drop_no_hdr;
+            ev_drop_no_pay_buf = drop_no_pay;
+            ev_drop_cq_full    = drop_cq_full;
+          end
         end else if (ready_to_go) begin
-          state_d = split ? S_HDR_CMD : S_SEG_CMD;
+          if (split) begin
+            rng_valid = cmd_ready;
+            rng_end   = hdr_len;
+            rng_emit  = 1'b1;
+            cmd_valid = rng_ready;
+            cmd_addr  = ADDR_W'(hdr_desc_addr[q]);
+            cmd_len   = {1'b0, hdr_len};
+            if (rng_ready && cmd_ready) begin
+              advance         = 1'b1;
+              hdr_desc_pop[q] = 1'b1;
+              ev_hdr_overflow = hdr_overflow;
+            end
+          end else begin
+            advance         = 1'b1;         // no header: go straight to the payload
+            ev_hdr_overflow = hdr_overflow;
+          end
         end
       end
-      S_DROP: begin
-        rng_valid     = !rng_sent_q;
-        rng_end       = meta_q.frame_len;
-        rng_frame_end = 1'b1;
-        if (rng_done) state_d = S_IDLE;
-      end
-      S_HDR_CMD: begin
-        wr_cmd_valid = !cmd_sent_q;
-        wr_cmd_addr  = ADDR_W'(hdr_desc_addr);
-        wr_cmd_len   = {1'b0, hdr_len};
-        hdr_desc_pop = wr_cmd_valid && wr_cmd_ready;
-        rng_valid    = !rng_sent_q;
-        rng_end      = hdr_len;
-        rng_emit     = 1'b1;
-        if ((cmd_sent_q || wr_cmd_ready) && (rng_sent_q || rng_ready)) state_d = S_HDR_DATA;
-      end
-      S_HDR_DATA, S_SEG_DATA: begin
-        wr_valid = ra_valid;
-        ra_ready = wr_ready;
-        if (rng_done) state_d = (state_q == S_HDR_DATA) ? S_SEG_CMD : S_CPL_CMD;
-      end
-      S_SEG_CMD: begin
+      S_SEG: begin
         if (seg_len == '0) begin
-          state_d = S_CPL_CMD;            // empty payload: one completion, no payload buffer
+          advance = 1'b1;                   // empty payload: one completion, no buffer
         end else begin
-          wr_cmd_valid = !cmd_sent_q;
-          wr_cmd_addr  = ADDR_W'(pay_desc_addr);
-          wr_cmd_len   = {1'b0, seg_len};
-          pay_desc_pop = wr_cmd_valid && wr_cmd_ready;
-          rng_valid    = !rng_sent_q;
-          rng_end      = pos_q + seg_len;
-          rng_emit     = 1'b1;
-          if ((cmd_sent_q || wr_cmd_ready) && (rng_sent_q || rng_ready)) state_d = S_SEG_DATA;
+          rng_valid = cmd_ready;
+          rng_end   = pos_q + seg_len;
+          rng_emit  = 1'b1;
+          cmd_valid = rng_ready;
+          cmd_addr  = ADDR_W'(pay_desc_addr[q]);
+          cmd_len   = {1'b0, seg_len};
+          if (rng_ready && cmd_ready) begin
+            advance         = 1'b1;
+            pay_desc_pop[q] = 1'b1;
+          end
         end
       end
-      S_CPL_CMD: begin
-        wr_cmd_valid = 1'b1;
-        wr_cmd_addr  = ADDR_W'(cq_addr);
-        wr_cmd_len   = 17'(CPL_BYTES);
-        if (wr_cmd_ready) state_d = S_CPL_DATA;
-      end
-      S_CPL_DATA: begin
-        wr_valid = 1'b1;
-        wr_data  = cpl_ext[cpl_beat_q * DATA_W +: DATA_W];
-        if (wr_ready && 32'(cpl_beat_q) == CPL_BEATS - 1) state_d = last_seg ? S_TAIL : S_SEG_CMD;
-      end
-      S_TAIL: begin
-        rng_valid     = !rng_sent_q;
-        rng_end       = meta_q.frame_len;
-        rng_frame_end = 1'b1;
-        if (rng_done) begin
-          ev_frame = 1'b1;
-          state_d  = S_IDLE;
+      S_CPL: begin
+        // The completion's write command and record; with the last one, the frame's tail.
+        cmd_valid   = cpl_ready && (!last_seg || rng_ready);
+        cmd_addr    = ADDR_W'(cq_addr);
+        cmd_len     = 17'(CPL_BYTES);
+        cmd_src_cpl = 1'b1;
+        cpl_valid   = cmd_ready && (!last_seg || rng_ready);
+        if (last_seg) begin
+          rng_valid     = cmd_ready && cpl_ready;
+          rng_end       = meta.frame_len;
+          rng_frame_end = 1'b1;
+        end
+        if (cmd_ready && cpl_ready && (!last_seg || rng_ready)) begin
+          advance = 1'b1;
+          if (last_seg) begin
+            meta_ready = 1'b1;
+            ev_frame   = 1'b1;
+          end
         end
       end
-      default: state_d = S_IDLE;
+      default: ;
     endcase
   end
 
   always_ff @(posedge clk) begin
     if (rst) begin
-      state_q    <= S_IDLE;
-      cq_idx_q   <= '0;
-      cmd_sent_q <= 1'b0;
-      rng_sent_q <= 1'b0;
-      cpl_beat_q <= '0;
-      pos_q      <= '0;
-      first_q    <= 1'b0;
-      seg_len_q  <= '0;
+      state_q   <= S_IDLE;
+      pos_q     <= '0;
+      first_q   <= 1'b0;
+      seg_len_q <= '0;
+      hdr_id_q  <= '0;
+      pay_id_q  <= '0;
+      cq_idx_q  <= '0;
     end else begin
-      state_q <= state_d;
-      // A command and a range issued in the same state may be accepted in different cycles.
-      if (state_d != state_q) begin
-        cmd_sent_q <= 1'b0;
-        rng_sent_q <= 1'b0;
-      end else begin
-        if (wr_cmd_valid && wr_cmd_ready) cmd_sent_q <= 1'b1;
-        if (rng_valid && rng_ready)       rng_sent_q <= 1'b1;
+      if (advance) begin
+        unique case (state_q)
+          S_IDLE: begin
+            state_q <= drop_any ? S_IDLE : S_SEG;
+            pos_q   <= hdr_len;
+            first_q <= 1'b1;
+            if (split) hdr_id_q <= hdr_desc_id[q];
+          end
+          S_SEG: begin
+            state_q   <= S_CPL;
+            seg_len_q <= seg_len;
+            pay_id_q  <= pay_desc_id[q];
+          end
+          S_CPL: begin
+            state_q     <= last_seg ? S_IDLE : S_SEG;
+            pos_q       <= pos_next;
+            first_q     <= 1'b0;
+            cq_idx_q[q] <= cq_idx_q[q] + 1'b1;
+          end
+          default: state_q <= S_IDLE;
+        endcase
       end
-      if (state_q == S_DECIDE) begin
-        pos_q   <= hdr_len;
-        first_q <= 1'b1;
+      for (int i = 0; i < NUM_RXQ; i++) begin
+        if (!enable[i]) cq_idx_q[i] <= '0;
       end
-      if (state_q == S_SEG_CMD && state_d != S_SEG_CMD) begin
-        seg_len_q <= seg_len;
-      end
-      if (state_q == S_CPL_DATA && wr_ready) begin
-        if (32'(cpl_beat_q) == CPL_BEATS - 1) begin
-          cpl_beat_q <= '0;
-          cq_idx_q   <= cq_idx_q + 1'b1;
-          pos_q      <= pos_q + seg_len_q;
-          first_q    <= 1'b0;
-        end else begin
-          cpl_beat_q <= cpl_beat_q + 1'b1;
-        end
-      end
-      if (!enable) cq_idx_q <= '0;
     end
   end
 
-  always_ff @(posedge clk) begin
-    if (state_q == S_IDLE && meta_valid) meta_q <= meta;
-    if (hdr_desc_pop) hdr_id_q <= hdr_desc_id;
-    if (pay_desc_pop) pay_id_q <= pay_desc_id;
-  end
+  logic unused;
+  assign unused = ^{cls.steered, meta.qinq, meta.ipv4_opts, meta.ipv6_ext};
 endmodule

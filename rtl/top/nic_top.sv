@@ -1,20 +1,21 @@
 // Top level of the devmem NIC: RX port (AXI-Stream from the MAC), control (AXI4-Lite slave) and
 // one AXI4 DMA master that reads descriptors and writes headers, payload and completions.
 //
-//   s_axis_rx -> rx_ingress -> rx_frame_fifo -> rx_realign -> rx_split_dma -> axi_dma_wr -> m_axi (AW/W/B)
-//                    \-> rx_parser -> metadata FIFO ----------------^
-//   rx_desc_fetch (header ring) + rx_desc_fetch (payload ring) ----------------------------> m_axi (AR/R)
-//   nic_csr (generated from rtl/csr/nic_csr.rdl) <-> s_axil
+//   s_axis_rx ─► rx_ingress ─► rx_frame_fifo ─────────────────────► rx_dma ─► m_axi AW/W/B
+//                  └─► rx_parser ─► classification ─► metadata FIFO ─┘   ▲
+//   per queue: rx_desc_fetch (header ring), rx_desc_fetch (payload ring) ─┴─► m_axi AR/R
+//   nic_csr (generated from rtl/csr/nic_csr.rdl) ◄─► s_axil;  irq[q] per RX queue
 //
-// This release implements RX queue 0 (NUM_RXQ = 1); the register map already reserves 8.
-// AXI IDs: writes use ID 0; descriptor reads use ID 0 (header ring) and 1 (payload ring).
+// AXI IDs: writes of RX queue q use ID q; descriptor reads use ID 2q (header ring) and 2q+1
+// (payload ring), so responses route by ID and each queue's writes stay in order.
 // Reset: `rst` is synchronous and active high for the whole design. After reset every queue is
 // disabled, all counters are zero and the RX port accepts and drops (rx_drop_queue_off).
 module nic_top
   import nic_pkg::*;
 #(
   parameter int unsigned DATA_W      = 64,     // MAC stream width, 64..512
-  parameter int unsigned DMA_DATA_W  = DATA_W, // DMA port width (this release: equal to DATA_W)
+  parameter int unsigned DMA_DATA_W  = (DATA_W < 512) ? 2 * DATA_W : DATA_W,  // DMA port width
+  parameter int unsigned NUM_RXQ     = 8,      // RX queues, 1..8 (the register map has 8)
   parameter int unsigned ADDR_W      = 64,
   parameter int unsigned ID_W        = 4,
   parameter int unsigned FIFO_BYTES  = 16384,  // RX frame FIFO
@@ -90,20 +91,31 @@ module nic_top
   input  logic [1:0]              m_axi_rresp,
   input  logic                    m_axi_rlast,
   input  logic                    m_axi_rvalid,
-  output logic                    m_axi_rready
+  output logic                    m_axi_rready,
+
+  // one interrupt line per RX queue (a one-cycle pulse per interrupt)
+  output logic [NUM_RXQ-1:0]      irq
 );
-  localparam int unsigned FIFO_DEPTH = FIFO_BYTES / (DATA_W / 8);
+  localparam int unsigned DMA_BYTES  = DMA_DATA_W / 8;
+  localparam int unsigned FIFO_DEPTH = FIFO_BYTES / DMA_BYTES;
+  localparam int unsigned CW         = $clog2(DESC_CACHE) + 1;
+  localparam int unsigned NRD        = 2 * NUM_RXQ;            // descriptor fetchers
+  localparam int unsigned RIW        = $clog2(NRD);
 
   initial begin
-    if (DMA_DATA_W != DATA_W) $fatal(1, "nic_top: this release needs DMA_DATA_W == DATA_W");
+    if (DMA_DATA_W < DATA_W || DMA_DATA_W > 1024 || DMA_DATA_W % DATA_W != 0 ||
+        ((DMA_DATA_W / DATA_W) & (DMA_DATA_W / DATA_W - 1)) != 0) begin
+      $fatal(1, "nic_top: DMA_DATA_W must be DATA_W times a power of two, at most 1024");
+    end
+    if (NUM_RXQ < 1 || NUM_RXQ > 8) $fatal(1, "nic_top: NUM_RXQ must be 1..8");
     if (ADDR_W < 32 || ADDR_W > 64) $fatal(1, "nic_top: ADDR_W must be 32..64");
-    if (ID_W < 1) $fatal(1, "nic_top: ID_W must be at least 1");
+    if ((1 << ID_W) < NRD) $fatal(1, "nic_top: ID_W must hold 2 * NUM_RXQ read IDs");
   end
 
   // ---------------------------------------------------------------- registers
   nic_csr_pkg::nic_csr__in_t  hwif_in;
   /* verilator lint_off UNUSEDSIGNAL */
-  nic_csr_pkg::nic_csr__out_t hwif_out;   // queues 1..7 are not implemented in this release
+  nic_csr_pkg::nic_csr__out_t hwif_out;   // queues >= NUM_RXQ are not implemented
   /* verilator lint_on UNUSEDSIGNAL */
 
   nic_csr u_csr (
@@ -118,39 +130,46 @@ module nic_top
     .hwif_out
   );
 
-  logic        q_enable, q_split_en;
-  logic [15:0] q_hds_thresh, q_hdr_buf_bytes;
-  logic [3:0]  q_pay_buf_log2;
-  logic [63:0] hdr_ring_base, pay_ring_base, cq_base;
-  logic [3:0]  hdr_ring_log2, pay_ring_log2, cq_log2;
-  logic [15:0] hdr_sw_idx, pay_sw_idx, cq_sw_idx;
-  logic [15:0] hdr_hw_idx, pay_hw_idx, cq_hw_idx;
+  // Per-queue configuration, unpacked from the register block.
+  logic [NUM_RXQ-1:0]       q_enable, q_split_en, q_irq_arm;
+  logic [NUM_RXQ-1:0][15:0] q_hds_thresh, q_hdr_buf_bytes;
+  logic [NUM_RXQ-1:0][3:0]  q_pay_buf_log2;
+  logic [NUM_RXQ-1:0][63:0] hdr_ring_base, pay_ring_base, cq_base;
+  logic [NUM_RXQ-1:0][3:0]  hdr_ring_log2, pay_ring_log2, cq_log2;
+  logic [NUM_RXQ-1:0][15:0] hdr_sw_idx, pay_sw_idx, cq_sw_idx;
+  logic [NUM_RXQ-1:0][15:0] hdr_hw_idx, pay_hw_idx, cq_hw_idx;
 
-  assign q_enable        = hwif_out.RXQ[0].CTRL.enable.value;
-  assign q_split_en      = hwif_out.RXQ[0].CTRL.split_en.value;
-  assign q_hds_thresh    = hwif_out.RXQ[0].HDS_THRESH.bytes.value;
-  assign q_hdr_buf_bytes = hwif_out.RXQ[0].BUF_SIZE.hdr_buf_bytes.value;
-  assign q_pay_buf_log2  = hwif_out.RXQ[0].BUF_SIZE.pay_buf_log2.value;
-  assign hdr_ring_base   = {hwif_out.RXQ[0].HDR_RING.BASE_HI.addr.value, hwif_out.RXQ[0].HDR_RING.BASE_LO.addr.value};
-  assign pay_ring_base   = {hwif_out.RXQ[0].PAY_RING.BASE_HI.addr.value, hwif_out.RXQ[0].PAY_RING.BASE_LO.addr.value};
-  assign cq_base         = {hwif_out.RXQ[0].CQ.BASE_HI.addr.value, hwif_out.RXQ[0].CQ.BASE_LO.addr.value};
-  assign hdr_ring_log2   = hwif_out.RXQ[0].HDR_RING.SIZE.log2_entries.value;
-  assign pay_ring_log2   = hwif_out.RXQ[0].PAY_RING.SIZE.log2_entries.value;
-  assign cq_log2         = hwif_out.RXQ[0].CQ.SIZE.log2_entries.value;
-  assign hdr_sw_idx      = hwif_out.RXQ[0].HDR_RING.SW_IDX.idx.value;
-  assign pay_sw_idx      = hwif_out.RXQ[0].PAY_RING.SW_IDX.idx.value;
-  assign cq_sw_idx       = hwif_out.RXQ[0].CQ.SW_IDX.idx.value;
+  for (genvar q = 0; q < NUM_RXQ; q++) begin : g_qcfg
+    assign q_enable[q]        = hwif_out.RXQ[q].CTRL.enable.value;
+    assign q_split_en[q]      = hwif_out.RXQ[q].CTRL.split_en.value;
+    assign q_irq_arm[q]       = hwif_out.RXQ[q].IRQ.arm.value;
+    assign q_hds_thresh[q]    = hwif_out.RXQ[q].HDS_THRESH.bytes.value;
+    assign q_hdr_buf_bytes[q] = hwif_out.RXQ[q].BUF_SIZE.hdr_buf_bytes.value;
+    assign q_pay_buf_log2[q]  = hwif_out.RXQ[q].BUF_SIZE.pay_buf_log2.value;
+    assign hdr_ring_base[q]   = {hwif_out.RXQ[q].HDR_RING.BASE_HI.addr.value, hwif_out.RXQ[q].HDR_RING.BASE_LO.addr.value};
+    assign pay_ring_base[q]   = {hwif_out.RXQ[q].PAY_RING.BASE_HI.addr.value, hwif_out.RXQ[q].PAY_RING.BASE_LO.addr.value};
+    assign cq_base[q]         = {hwif_out.RXQ[q].CQ.BASE_HI.addr.value, hwif_out.RXQ[q].CQ.BASE_LO.addr.value};
+    assign hdr_ring_log2[q]   = hwif_out.RXQ[q].HDR_RING.SIZE.log2_entries.value;
+    assign pay_ring_log2[q]   = hwif_out.RXQ[q].PAY_RING.SIZE.log2_entries.value;
+    assign cq_log2[q]         = hwif_out.RXQ[q].CQ.SIZE.log2_entries.value;
+    assign hdr_sw_idx[q]      = hwif_out.RXQ[q].HDR_RING.SW_IDX.idx.value;
+    assign pay_sw_idx[q]      = hwif_out.RXQ[q].PAY_RING.SW_IDX.idx.value;
+    assign cq_sw_idx[q]       = hwif_out.RXQ[q].CQ.SW_IDX.idx.value;
+  end
 
   // Events counted by the register block.
   logic ev_frame, ev_runt, ev_fcs, ev_oversize, ev_fifo, ev_hdr_err, ev_queue_off;
-  logic ev_no_hdr, ev_no_pay, ev_cq_full, ev_wr_err, ev_hdr_rd_err, ev_pay_rd_err;
-  logic ev_hdr_desc_err, ev_pay_desc_err;
+  logic ev_no_hdr, ev_no_pay, ev_cq_full, ev_wr_err, ev_hdr_overflow;
+  logic [NRD-1:0]     ev_rd_err, ev_desc_err;
+  logic [NUM_RXQ-1:0] q_wr_err, irq_fire;
+  logic               meta_in_valid;
+  rx_meta_t           meta_in;
 
   always_comb begin
     hwif_in = '{default: '0};
     hwif_in.CAPS.data_bytes.next  = 8'(DATA_W / 8);
-    hwif_in.CAPS.dma_bytes.next   = 8'(DMA_DATA_W / 8);
-    hwif_in.CAPS.num_rxq.next     = 8'd1;
+    hwif_in.CAPS.dma_bytes.next   = 8'(DMA_BYTES);
+    hwif_in.CAPS.num_rxq.next     = 8'(NUM_RXQ);
     hwif_in.CAPS.parse_bytes.next = 8'(PARSE_BYTES);
     hwif_in.RX_FRAMES.count.incr          = ev_frame;
     hwif_in.RX_DROP_RUNT.count.incr       = ev_runt;
@@ -163,25 +182,51 @@ module nic_top
     hwif_in.RX_DROP_NO_PAY_BUF.count.incr = ev_no_pay;
     hwif_in.RX_DROP_CQ_FULL.count.incr    = ev_cq_full;
     hwif_in.RX_DMA_WR_ERR.count.incr      = ev_wr_err;
-    // Both rings cannot fail a read in the same cycle: R beats arrive one per cycle.
-    hwif_in.RX_DMA_RD_ERR.count.incr      = ev_hdr_rd_err || ev_pay_rd_err;
-    hwif_in.RX_DESC_ERR.count.incr        = ev_hdr_desc_err || ev_pay_desc_err;
-    hwif_in.RXQ[0].HDR_RING.HW_IDX.idx.next = hdr_hw_idx;
-    hwif_in.RXQ[0].PAY_RING.HW_IDX.idx.next = pay_hw_idx;
-    hwif_in.RXQ[0].CQ.HW_IDX.idx.next       = cq_hw_idx;
+    // At most one descriptor read completes per cycle (R beats arrive one at a time).
+    hwif_in.RX_DMA_RD_ERR.count.incr      = |ev_rd_err;
+    hwif_in.RX_DESC_ERR.count.incr        = |ev_desc_err;
+    hwif_in.RX_VLAN.count.incr            = meta_in_valid && meta_in.vlan_tags != 2'd0;
+    hwif_in.RX_QINQ.count.incr            = meta_in_valid && meta_in.qinq;
+    hwif_in.RX_NON_IP.count.incr          = meta_in_valid && meta_in.l3_type == L3_NONE;
+    hwif_in.RX_IPV4_OPTIONS.count.incr    = meta_in_valid && meta_in.ipv4_opts;
+    hwif_in.RX_IPV6_EXT.count.incr        = meta_in_valid && meta_in.ipv6_ext;
+    hwif_in.RX_IP_FRAG.count.incr         = meta_in_valid && meta_in.ip_frag;
+    hwif_in.RX_HDR_OVERFLOW.count.incr    = ev_hdr_overflow;
+    for (int q = 0; q < NUM_RXQ; q++) begin
+      hwif_in.RXQ[q].HDR_RING.HW_IDX.idx.next = hdr_hw_idx[q];
+      hwif_in.RXQ[q].PAY_RING.HW_IDX.idx.next = pay_hw_idx[q];
+      hwif_in.RXQ[q].CQ.HW_IDX.idx.next       = cq_hw_idx[q];
+      hwif_in.RXQ[q].IRQ.arm.hwclr            = irq_fire[q];
+      hwif_in.RXQ[q].STATUS.dma_wr_err.hwset  = q_wr_err[q];
+    end
+  end
+
+  // ---------------------------------------------------------------- interrupts
+  // An armed queue fires as soon as it has a completion the driver has not consumed.
+  always_comb begin
+    for (int q = 0; q < NUM_RXQ; q++) begin
+      irq_fire[q] = q_enable[q] && q_irq_arm[q] && (cq_hw_idx[q] != cq_sw_idx[q]);
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (rst) irq <= '0;
+    else     irq <= irq_fire;
   end
 
   // ---------------------------------------------------------------- ingress, FIFO, parser
-  logic              fifo_wr_valid, fifo_wr_full, fifo_wr_end, fifo_wr_keep;
-  logic [DATA_W-1:0] fifo_wr_data;
-  logic              frame_end, frame_keep;
-  logic [15:0]       frame_len;
-  logic              frame_room;
+  logic                  fifo_wr_valid, fifo_wr_full, fifo_wr_end, fifo_wr_keep;
+  logic [DMA_DATA_W-1:0] fifo_wr_data;
+  logic                  frame_end, frame_keep;
+  logic [15:0]           frame_len;
+  logic                  frame_room;
   logic [$clog2(META_DEPTH):0] frames_q;
-  logic              meta_in_valid, meta_valid, meta_ready;
-  rx_meta_t          meta_in, meta;
+  logic                  meta_valid, meta_ready;
+  rx_meta_t              meta;
+  rx_tuple_t             tuple_in;
+  rx_class_t             cls;
 
-  // Frames kept by the ingress and not yet taken by the DMA engine; the metadata FIFO can
+  // Frames kept by the ingress and not yet taken by the DMA side; the metadata FIFO can
   // always take the parser's result because the ingress never keeps more than META_DEPTH.
   assign frame_room = frames_q < META_DEPTH[$clog2(META_DEPTH):0];
   always_ff @(posedge clk) begin
@@ -190,7 +235,7 @@ module nic_top
                                   - {{$clog2(META_DEPTH){1'b0}}, meta_valid && meta_ready};
   end
 
-  rx_ingress #(.DATA_W(DATA_W)) u_ingress (
+  rx_ingress #(.DATA_W(DATA_W), .FIFO_W(DMA_DATA_W)) u_ingress (
     .clk,
     .rst,
     .s_axis_tdata   (s_axis_rx_tdata),
@@ -209,10 +254,10 @@ module nic_top
     .drop_fifo      (ev_fifo)
   );
 
-  logic              ff_rd_valid, ff_rd_ready;
-  logic [DATA_W-1:0] ff_rd_data;
+  logic                  ff_rd_valid, ff_rd_ready;
+  logic [DMA_DATA_W-1:0] ff_rd_data;
 
-  rx_frame_fifo #(.DATA_W(DATA_W), .DEPTH(FIFO_DEPTH)) u_frame_fifo (
+  rx_frame_fifo #(.DATA_W(DMA_DATA_W), .DEPTH(FIFO_DEPTH)) u_frame_fifo (
     .clk,
     .rst,
     .wr_valid (fifo_wr_valid),
@@ -235,150 +280,137 @@ module nic_top
     .frame_keep,
     .frame_len,
     .meta_valid (meta_in_valid),
-    .meta       (meta_in)
+    .meta       (meta_in),
+    .tuple      (tuple_in)
   );
+
+  // ---------------------------------------------------------------- classification
+  // Every frame goes to queue 0 until RSS and flow steering are wired in.
+  logic      cls_valid_q;
+  rx_meta_t  cls_meta_q;
+  rx_class_t cls_q;
+  always_ff @(posedge clk) begin
+    if (rst) cls_valid_q <= 1'b0;
+    else     cls_valid_q <= meta_in_valid;
+  end
+  always_ff @(posedge clk) begin
+    cls_meta_q <= meta_in;
+    cls_q      <= '{qid: 7'd0, rss_hash: 32'd0, rss_type: RSS_NONE, steered: 1'b0};
+  end
 
   logic meta_fifo_in_ready;
   logic [$clog2(META_DEPTH):0] meta_count;
-  sync_fifo #(.WIDTH($bits(rx_meta_t)), .DEPTH(META_DEPTH)) u_meta_fifo (
+  sync_fifo #(.WIDTH($bits(rx_meta_t) + $bits(rx_class_t)), .DEPTH(META_DEPTH)) u_meta_fifo (
     .clk,
     .rst,
     .clear     (1'b0),
-    .in_valid  (meta_in_valid),
+    .in_valid  (cls_valid_q),
     .in_ready  (meta_fifo_in_ready),
-    .in_data   (meta_in),
+    .in_data   ({cls_meta_q, cls_q}),
     .out_valid (meta_valid),
     .out_ready (meta_ready),
-    .out_data  (meta),
+    .out_data  ({meta, cls}),
     .count     (meta_count)
   );
 
   // ---------------------------------------------------------------- descriptor fetch
-  logic                  hdr_arvalid, hdr_arready, pay_arvalid, pay_arready;
-  logic [ADDR_W-1:0]     hdr_araddr, pay_araddr;
-  logic [7:0]            hdr_arlen, pay_arlen;
-  logic                  hdr_rvalid, pay_rvalid, hdr_rready, pay_rready;
-  logic                  hdr_desc_valid, hdr_desc_pop, pay_desc_valid, pay_desc_pop;
-  logic [63:0]           hdr_desc_addr, pay_desc_addr;
-  logic [15:0]           hdr_desc_id, pay_desc_id, hdr_posted, pay_posted;
-  logic [$clog2(DESC_CACHE):0] pay_cached, hdr_cached;
+  // Fetcher 2q serves queue q's header ring, 2q+1 its payload ring.
+  logic [NRD-1:0]              f_arvalid, f_arready, f_rvalid, f_rready;
+  logic [NRD-1:0][ADDR_W-1:0]  f_araddr;
+  logic [NRD-1:0][7:0]         f_arlen;
+  logic [NRD-1:0]              f_desc_valid, f_desc_pop;
+  logic [NRD-1:0][63:0]        f_desc_addr;
+  logic [NRD-1:0][15:0]        f_desc_id, f_hw_idx, f_posted, f_sw_idx, f_log2_unused;
+  logic [NRD-1:0][CW-1:0]      f_cached;
+  logic [NUM_RXQ-1:0]          hdr_desc_valid, hdr_desc_pop, pay_desc_valid, pay_desc_pop;
+  logic [NUM_RXQ-1:0][63:0]    hdr_desc_addr, pay_desc_addr;
+  logic [NUM_RXQ-1:0][15:0]    hdr_desc_id, pay_desc_id, hdr_posted, pay_posted;
+  logic [NUM_RXQ-1:0][CW-1:0]  pay_cached;
 
-  rx_desc_fetch #(.DMA_DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .CACHE_DEPTH(DESC_CACHE)) u_hdr_fetch (
-    .clk,
-    .rst,
-    .enable      (q_enable),
-    .ring_base   (hdr_ring_base),
-    .ring_log2   (hdr_ring_log2),
-    .sw_idx      (hdr_sw_idx),
-    .m_arvalid   (hdr_arvalid),
-    .m_arready   (hdr_arready),
-    .m_araddr    (hdr_araddr),
-    .m_arlen     (hdr_arlen),
-    .m_rvalid    (hdr_rvalid),
-    .m_rready    (hdr_rready),
-    .m_rdata     (m_axi_rdata),
-    .m_rresp     (m_axi_rresp),
-    .m_rlast     (m_axi_rlast),
-    .desc_valid  (hdr_desc_valid),
-    .desc_pop    (hdr_desc_pop),
-    .desc_addr   (hdr_desc_addr),
-    .desc_buf_id (hdr_desc_id),
-    .cache_count (hdr_cached),
-    .hw_idx      (hdr_hw_idx),
-    .posted      (hdr_posted),
-    .rd_err      (ev_hdr_rd_err),
-    .desc_err    (ev_hdr_desc_err)
-  );
-
-  rx_desc_fetch #(.DMA_DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .CACHE_DEPTH(DESC_CACHE)) u_pay_fetch (
-    .clk,
-    .rst,
-    .enable      (q_enable),
-    .ring_base   (pay_ring_base),
-    .ring_log2   (pay_ring_log2),
-    .sw_idx      (pay_sw_idx),
-    .m_arvalid   (pay_arvalid),
-    .m_arready   (pay_arready),
-    .m_araddr    (pay_araddr),
-    .m_arlen     (pay_arlen),
-    .m_rvalid    (pay_rvalid),
-    .m_rready    (pay_rready),
-    .m_rdata     (m_axi_rdata),
-    .m_rresp     (m_axi_rresp),
-    .m_rlast     (m_axi_rlast),
-    .desc_valid  (pay_desc_valid),
-    .desc_pop    (pay_desc_pop),
-    .desc_addr   (pay_desc_addr),
-    .desc_buf_id (pay_desc_id),
-    .cache_count (pay_cached),
-    .hw_idx      (pay_hw_idx),
-    .posted      (pay_posted),
-    .rd_err      (ev_pay_rd_err),
-    .desc_err    (ev_pay_desc_err)
-  );
-
-  // Read address arbiter: alternate between the rings; a granted request is held until
-  // accepted, as AXI requires.
-  logic ar_sel_q, ar_hold_q, ar_sel;
-  always_comb begin
-    if (ar_hold_q)                    ar_sel = ar_sel_q;
-    else if (hdr_arvalid && pay_arvalid) ar_sel = !ar_sel_q;
-    else                              ar_sel = pay_arvalid;
-  end
-  always_ff @(posedge clk) begin
-    if (rst) begin
-      ar_sel_q  <= 1'b0;
-      ar_hold_q <= 1'b0;
-    end else begin
-      ar_sel_q  <= ar_sel;
-      ar_hold_q <= m_axi_arvalid && !m_axi_arready;
+  for (genvar i = 0; i < NRD; i++) begin : g_fetch
+    localparam int unsigned Q   = i / 2;
+    localparam bit          PAY = (i % 2) == 1;
+    rx_desc_fetch #(.DMA_DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .CACHE_DEPTH(DESC_CACHE)) u_fetch (
+      .clk,
+      .rst,
+      .enable      (q_enable[Q]),
+      .ring_base   (PAY ? pay_ring_base[Q] : hdr_ring_base[Q]),
+      .ring_log2   (PAY ? pay_ring_log2[Q] : hdr_ring_log2[Q]),
+      .sw_idx      (PAY ? pay_sw_idx[Q] : hdr_sw_idx[Q]),
+      .m_arvalid   (f_arvalid[i]),
+      .m_arready   (f_arready[i]),
+      .m_araddr    (f_araddr[i]),
+      .m_arlen     (f_arlen[i]),
+      .m_rvalid    (f_rvalid[i]),
+      .m_rready    (f_rready[i]),
+      .m_rdata     (m_axi_rdata),
+      .m_rresp     (m_axi_rresp),
+      .m_rlast     (m_axi_rlast),
+      .desc_valid  (f_desc_valid[i]),
+      .desc_pop    (f_desc_pop[i]),
+      .desc_addr   (f_desc_addr[i]),
+      .desc_buf_id (f_desc_id[i]),
+      .cache_count (f_cached[i]),
+      .hw_idx      (f_hw_idx[i]),
+      .posted      (f_posted[i]),
+      .rd_err      (ev_rd_err[i]),
+      .desc_err    (ev_desc_err[i])
+    );
+    assign f_rvalid[i] = m_axi_rvalid && (m_axi_rid == ID_W'(i));
+    assign f_arready[i] = m_axi_arready && ar_gnt_valid && (ar_gnt == RIW'(i));
+    if (PAY) begin : g_pay
+      assign pay_desc_valid[Q] = f_desc_valid[i];
+      assign pay_desc_addr[Q]  = f_desc_addr[i];
+      assign pay_desc_id[Q]    = f_desc_id[i];
+      assign pay_posted[Q]     = f_posted[i];
+      assign pay_cached[Q]     = f_cached[i];
+      assign pay_hw_idx[Q]     = f_hw_idx[i];
+      assign f_desc_pop[i]     = pay_desc_pop[Q];
+    end else begin : g_hdr
+      assign hdr_desc_valid[Q] = f_desc_valid[i];
+      assign hdr_desc_addr[Q]  = f_desc_addr[i];
+      assign hdr_desc_id[Q]    = f_desc_id[i];
+      assign hdr_posted[Q]     = f_posted[i];
+      assign hdr_hw_idx[Q]     = f_hw_idx[i];
+      assign f_desc_pop[i]     = hdr_desc_pop[Q];
     end
   end
 
-  assign m_axi_arvalid = ar_sel ? pay_arvalid : hdr_arvalid;
-  assign m_axi_araddr  = ar_sel ? pay_araddr : hdr_araddr;
-  assign m_axi_arlen   = ar_sel ? pay_arlen : hdr_arlen;
-  assign m_axi_arid    = ID_W'(ar_sel);
-  assign hdr_arready   = !ar_sel && m_axi_arready;
-  assign pay_arready   = ar_sel && m_axi_arready;
-  assign m_axi_arsize  = 3'($clog2(DMA_DATA_W / 8));
+  // Read address arbitration: round robin over the fetchers; ARID names the fetcher.
+  logic           ar_gnt_valid;
+  logic [RIW-1:0] ar_gnt;
+
+  rr_arbiter #(.N(NRD)) u_ar_arb (
+    .clk,
+    .rst,
+    .req       (f_arvalid),
+    .accept    (m_axi_arvalid && m_axi_arready),
+    .gnt_valid (ar_gnt_valid),
+    .gnt_idx   (ar_gnt)
+  );
+
+  assign m_axi_arvalid = ar_gnt_valid && f_arvalid[ar_gnt];
+  assign m_axi_araddr  = f_araddr[ar_gnt];
+  assign m_axi_arlen   = f_arlen[ar_gnt];
+  assign m_axi_arid    = ID_W'(ar_gnt);
+  assign m_axi_arsize  = 3'($clog2(DMA_BYTES));
   assign m_axi_arburst = 2'b01;
   assign m_axi_arlock  = 1'b0;
   assign m_axi_arcache = 4'b0011;
   assign m_axi_arprot  = 3'b000;
+  assign m_axi_rready  = (32'(m_axi_rid) < NRD) ? f_rready[RIW'(m_axi_rid)] : 1'b1;
 
-  assign hdr_rvalid   = m_axi_rvalid && (m_axi_rid == ID_W'(0));
-  assign pay_rvalid   = m_axi_rvalid && (m_axi_rid == ID_W'(1));
-  assign m_axi_rready = (m_axi_rid == ID_W'(0)) ? hdr_rready : pay_rready;
-
-  // ---------------------------------------------------------------- split DMA
-  logic              rng_valid, rng_ready, rng_emit, rng_frame_end, rng_done;
-  logic [15:0]       rng_end;
-  logic              ra_valid, ra_ready;
-  logic [DATA_W-1:0] ra_data;
-  logic              wr_cmd_valid, wr_cmd_ready, wr_valid, wr_ready;
-  logic [ADDR_W-1:0] wr_cmd_addr;
-  logic [16:0]       wr_cmd_len;
-  logic [DATA_W-1:0] wr_data;
-
-  rx_realign #(.DATA_W(DATA_W)) u_realign (
+  // ---------------------------------------------------------------- DMA
+  rx_dma #(
+    .DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .NUM_RXQ(NUM_RXQ), .PARSE_BYTES(PARSE_BYTES),
+    .CACHE_DEPTH(DESC_CACHE), .MAX_BURST(MAX_BURST)
+  ) u_dma (
     .clk,
     .rst,
-    .in_valid      (ff_rd_valid),
-    .in_ready      (ff_rd_ready),
-    .in_data       (ff_rd_data),
-    .rng_valid, .rng_ready, .rng_end, .rng_emit, .rng_frame_end, .rng_done,
-    .out_valid     (ra_valid),
-    .out_ready     (ra_ready),
-    .out_data      (ra_data)
-  );
-
-  rx_split_dma #(
-    .DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .PARSE_BYTES(PARSE_BYTES), .CACHE_DEPTH(DESC_CACHE), .QUEUE(0)
-  ) u_split_dma (
-    .clk,
-    .rst,
-    .meta_valid, .meta_ready, .meta,
+    .meta_valid, .meta_ready, .meta, .cls,
+    .ff_valid      (ff_rd_valid),
+    .ff_ready      (ff_rd_ready),
+    .ff_data       (ff_rd_data),
     .enable        (q_enable),
     .split_en      (q_split_en),
     .hds_thresh    (q_hds_thresh),
@@ -387,53 +419,30 @@ module nic_top
     .cq_base, .cq_log2, .cq_sw_idx, .cq_hw_idx,
     .hdr_desc_valid, .hdr_desc_pop, .hdr_desc_addr, .hdr_desc_id, .hdr_posted,
     .pay_desc_valid, .pay_desc_pop, .pay_desc_addr, .pay_desc_id, .pay_posted, .pay_cached,
-    .rng_valid, .rng_ready, .rng_end, .rng_emit, .rng_frame_end, .rng_done,
-    .ra_valid, .ra_ready, .ra_data,
-    .wr_cmd_valid, .wr_cmd_ready, .wr_cmd_addr, .wr_cmd_len,
-    .wr_valid, .wr_ready, .wr_data,
+    .m_awid (m_axi_awid), .m_awaddr (m_axi_awaddr), .m_awlen (m_axi_awlen), .m_awsize (m_axi_awsize),
+    .m_awburst (m_axi_awburst), .m_awvalid (m_axi_awvalid), .m_awready (m_axi_awready),
+    .m_wdata (m_axi_wdata), .m_wstrb (m_axi_wstrb), .m_wlast (m_axi_wlast), .m_wvalid (m_axi_wvalid),
+    .m_wready (m_axi_wready),
+    .m_bid (m_axi_bid), .m_bresp (m_axi_bresp), .m_bvalid (m_axi_bvalid), .m_bready (m_axi_bready),
     .ev_frame,
     .ev_drop_hdr_err    (ev_hdr_err),
     .ev_drop_queue_off  (ev_queue_off),
     .ev_drop_no_hdr_buf (ev_no_hdr),
     .ev_drop_no_pay_buf (ev_no_pay),
-    .ev_drop_cq_full    (ev_cq_full)
+    .ev_drop_cq_full    (ev_cq_full),
+    .ev_hdr_overflow,
+    .ev_wr_err,
+    .q_wr_err
   );
 
-  axi_dma_wr #(.DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .MAX_BURST(MAX_BURST)) u_dma_wr (
-    .clk,
-    .rst,
-    .cmd_valid (wr_cmd_valid),
-    .cmd_ready (wr_cmd_ready),
-    .cmd_addr  (wr_cmd_addr),
-    .cmd_len   (wr_cmd_len),
-    .in_valid  (wr_valid),
-    .in_ready  (wr_ready),
-    .in_data   (wr_data),
-    .m_awaddr  (m_axi_awaddr),
-    .m_awlen   (m_axi_awlen),
-    .m_awsize  (m_axi_awsize),
-    .m_awburst (m_axi_awburst),
-    .m_awvalid (m_axi_awvalid),
-    .m_awready (m_axi_awready),
-    .m_wdata   (m_axi_wdata),
-    .m_wstrb   (m_axi_wstrb),
-    .m_wlast   (m_axi_wlast),
-    .m_wvalid  (m_axi_wvalid),
-    .m_wready  (m_axi_wready),
-    .m_bresp   (m_axi_bresp),
-    .m_bvalid  (m_axi_bvalid),
-    .m_bready  (m_axi_bready),
-    .b_err     (ev_wr_err),
-    .idle      (dma_wr_idle)
-  );
-
-  logic dma_wr_idle;
-  assign m_axi_awid    = '0;
   assign m_axi_awlock  = 1'b0;
   assign m_axi_awcache = 4'b0011;
   assign m_axi_awprot  = 3'b000;
 
-  // Ports and results kept for interface completeness.
+  // Kept for interface completeness and debug visibility.
   logic unused;
-  assign unused = ^{m_axi_bid, meta_fifo_in_ready, meta_count, frame_end, hdr_cached, dma_wr_idle};
+  assign unused = ^{meta_fifo_in_ready, meta_count, frame_end, tuple_in, f_cached, f_hw_idx,
+                    f_sw_idx, f_log2_unused};
+  assign f_sw_idx      = '0;
+  assign f_log2_unused = '0;
 endmodule

@@ -37,7 +37,7 @@ async def run_csr_map(dut) -> None:
     caps = await tb.read32(regs.CAPS)
     assert regs.CAPS_DATA_BYTES.get(caps) == tb.data_bytes
     assert regs.CAPS_DMA_BYTES.get(caps) == tb.dma_bytes
-    assert regs.CAPS_NUM_RXQ.get(caps) == 1
+    assert regs.CAPS_NUM_RXQ.get(caps) == int(dut.NUM_RXQ.value)
     assert regs.CAPS_PARSE_BYTES.get(caps) == int(dut.PARSE_BYTES.value)
 
     # Reset values documented in the RDL.

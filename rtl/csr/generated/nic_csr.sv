@@ -249,6 +249,8 @@ module nic_csr (
         logic RX_IPV6_EXT;
         logic RX_IP_FRAG;
         logic RX_HDR_OVERFLOW;
+        logic RX_STEER_BAD_QUEUE;
+        logic RX_RSS_BAD_QUEUE;
         struct {
             logic CTRL;
             logic HDS_THRESH;
@@ -277,6 +279,19 @@ module nic_csr (
                 logic HW_IDX;
             } CQ;
         } RXQ[8];
+        logic RSS_CTRL;
+        logic RSS_KEY[10];
+        logic RSS_INDIR[32];
+        struct {
+            logic CTRL;
+            logic QUEUE;
+            logic PORTS;
+            logic PORT_MASK;
+            logic SRC_ADDR[4];
+            logic SRC_MASK[4];
+            logic DST_ADDR[4];
+            logic DST_MASK[4];
+        } STEER[32];
     } decoded_reg_strb_t;
     decoded_reg_strb_t decoded_reg_strb;
     logic decoded_err;
@@ -315,6 +330,8 @@ module nic_csr (
         decoded_reg_strb.RX_IPV6_EXT = cpuif_req_masked & (cpuif_addr == 16'h150) & !cpuif_req_is_wr;
         decoded_reg_strb.RX_IP_FRAG = cpuif_req_masked & (cpuif_addr == 16'h154) & !cpuif_req_is_wr;
         decoded_reg_strb.RX_HDR_OVERFLOW = cpuif_req_masked & (cpuif_addr == 16'h158) & !cpuif_req_is_wr;
+        decoded_reg_strb.RX_STEER_BAD_QUEUE = cpuif_req_masked & (cpuif_addr == 16'h15c) & !cpuif_req_is_wr;
+        decoded_reg_strb.RX_RSS_BAD_QUEUE = cpuif_req_masked & (cpuif_addr == 16'h160) & !cpuif_req_is_wr;
         for(int i0=0; i0<8; i0++) begin
             decoded_reg_strb.RXQ[i0].CTRL = cpuif_req_masked & (cpuif_addr == 16'h1000 + (16)'(i0) * 16'h100);
             decoded_reg_strb.RXQ[i0].HDS_THRESH = cpuif_req_masked & (cpuif_addr == 16'h1004 + (16)'(i0) * 16'h100);
@@ -336,6 +353,31 @@ module nic_csr (
             decoded_reg_strb.RXQ[i0].CQ.SIZE = cpuif_req_masked & (cpuif_addr == 16'h1068 + (16)'(i0) * 16'h100);
             decoded_reg_strb.RXQ[i0].CQ.SW_IDX = cpuif_req_masked & (cpuif_addr == 16'h106c + (16)'(i0) * 16'h100);
             decoded_reg_strb.RXQ[i0].CQ.HW_IDX = cpuif_req_masked & (cpuif_addr == 16'h1070 + (16)'(i0) * 16'h100) & !cpuif_req_is_wr;
+        end
+        decoded_reg_strb.RSS_CTRL = cpuif_req_masked & (cpuif_addr == 16'h2000);
+        for(int i0=0; i0<10; i0++) begin
+            decoded_reg_strb.RSS_KEY[i0] = cpuif_req_masked & (cpuif_addr == 16'h2010 + (16)'(i0) * 16'h4);
+        end
+        for(int i0=0; i0<32; i0++) begin
+            decoded_reg_strb.RSS_INDIR[i0] = cpuif_req_masked & (cpuif_addr == 16'h2100 + (16)'(i0) * 16'h4);
+        end
+        for(int i0=0; i0<32; i0++) begin
+            decoded_reg_strb.STEER[i0].CTRL = cpuif_req_masked & (cpuif_addr == 16'h4000 + (16)'(i0) * 16'h80);
+            decoded_reg_strb.STEER[i0].QUEUE = cpuif_req_masked & (cpuif_addr == 16'h4004 + (16)'(i0) * 16'h80);
+            decoded_reg_strb.STEER[i0].PORTS = cpuif_req_masked & (cpuif_addr == 16'h4008 + (16)'(i0) * 16'h80);
+            decoded_reg_strb.STEER[i0].PORT_MASK = cpuif_req_masked & (cpuif_addr == 16'h400c + (16)'(i0) * 16'h80);
+            for(int i1=0; i1<4; i1++) begin
+                decoded_reg_strb.STEER[i0].SRC_ADDR[i1] = cpuif_req_masked & (cpuif_addr == 16'h4010 + (16)'(i0) * 16'h80 + (16)'(i1) * 16'h4);
+            end
+            for(int i1=0; i1<4; i1++) begin
+                decoded_reg_strb.STEER[i0].SRC_MASK[i1] = cpuif_req_masked & (cpuif_addr == 16'h4020 + (16)'(i0) * 16'h80 + (16)'(i1) * 16'h4);
+            end
+            for(int i1=0; i1<4; i1++) begin
+                decoded_reg_strb.STEER[i0].DST_ADDR[i1] = cpuif_req_masked & (cpuif_addr == 16'h4030 + (16)'(i0) * 16'h80 + (16)'(i1) * 16'h4);
+            end
+            for(int i1=0; i1<4; i1++) begin
+                decoded_reg_strb.STEER[i0].DST_MASK[i1] = cpuif_req_masked & (cpuif_addr == 16'h4040 + (16)'(i0) * 16'h80 + (16)'(i1) * 16'h4);
+            end
         end
         decoded_err = '0;
     end
@@ -519,6 +561,22 @@ module nic_csr (
         } RX_HDR_OVERFLOW;
         struct {
             struct {
+                logic [31:0] next;
+                logic load_next;
+                logic incrthreshold;
+                logic overflow;
+            } count;
+        } RX_STEER_BAD_QUEUE;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+                logic incrthreshold;
+                logic overflow;
+            } count;
+        } RX_RSS_BAD_QUEUE;
+        struct {
+            struct {
                 struct {
                     logic next;
                     logic load_next;
@@ -635,6 +693,130 @@ module nic_csr (
                 } SW_IDX;
             } CQ;
         } RXQ[8];
+        struct {
+            struct {
+                logic next;
+                logic load_next;
+            } ipv4;
+            struct {
+                logic next;
+                logic load_next;
+            } tcp_ipv4;
+            struct {
+                logic next;
+                logic load_next;
+            } udp_ipv4;
+            struct {
+                logic next;
+                logic load_next;
+            } ipv6;
+            struct {
+                logic next;
+                logic load_next;
+            } tcp_ipv6;
+            struct {
+                logic next;
+                logic load_next;
+            } udp_ipv6;
+        } RSS_CTRL;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+            } word;
+        } RSS_KEY[10];
+        struct {
+            struct {
+                logic [7:0] next;
+                logic load_next;
+            } entry0;
+            struct {
+                logic [7:0] next;
+                logic load_next;
+            } entry1;
+            struct {
+                logic [7:0] next;
+                logic load_next;
+            } entry2;
+            struct {
+                logic [7:0] next;
+                logic load_next;
+            } entry3;
+        } RSS_INDIR[32];
+        struct {
+            struct {
+                struct {
+                    logic next;
+                    logic load_next;
+                } enable;
+                struct {
+                    logic [3:0] next;
+                    logic load_next;
+                } ipver;
+                struct {
+                    logic [3:0] next;
+                    logic load_next;
+                } ipver_mask;
+                struct {
+                    logic [7:0] next;
+                    logic load_next;
+                } proto;
+                struct {
+                    logic [7:0] next;
+                    logic load_next;
+                } proto_mask;
+            } CTRL;
+            struct {
+                struct {
+                    logic [7:0] next;
+                    logic load_next;
+                } queue;
+            } QUEUE;
+            struct {
+                struct {
+                    logic [15:0] next;
+                    logic load_next;
+                } sport;
+                struct {
+                    logic [15:0] next;
+                    logic load_next;
+                } dport;
+            } PORTS;
+            struct {
+                struct {
+                    logic [15:0] next;
+                    logic load_next;
+                } sport_mask;
+                struct {
+                    logic [15:0] next;
+                    logic load_next;
+                } dport_mask;
+            } PORT_MASK;
+            struct {
+                struct {
+                    logic [31:0] next;
+                    logic load_next;
+                } word;
+            } SRC_ADDR[4];
+            struct {
+                struct {
+                    logic [31:0] next;
+                    logic load_next;
+                } word;
+            } SRC_MASK[4];
+            struct {
+                struct {
+                    logic [31:0] next;
+                    logic load_next;
+                } word;
+            } DST_ADDR[4];
+            struct {
+                struct {
+                    logic [31:0] next;
+                    logic load_next;
+                } word;
+            } DST_MASK[4];
+        } STEER[32];
     } field_combo_t;
     field_combo_t field_combo;
 
@@ -746,6 +928,16 @@ module nic_csr (
         } RX_HDR_OVERFLOW;
         struct {
             struct {
+                logic [31:0] value;
+            } count;
+        } RX_STEER_BAD_QUEUE;
+        struct {
+            struct {
+                logic [31:0] value;
+            } count;
+        } RX_RSS_BAD_QUEUE;
+        struct {
+            struct {
                 struct {
                     logic value;
                 } enable;
@@ -843,6 +1035,105 @@ module nic_csr (
                 } SW_IDX;
             } CQ;
         } RXQ[8];
+        struct {
+            struct {
+                logic value;
+            } ipv4;
+            struct {
+                logic value;
+            } tcp_ipv4;
+            struct {
+                logic value;
+            } udp_ipv4;
+            struct {
+                logic value;
+            } ipv6;
+            struct {
+                logic value;
+            } tcp_ipv6;
+            struct {
+                logic value;
+            } udp_ipv6;
+        } RSS_CTRL;
+        struct {
+            struct {
+                logic [31:0] value;
+            } word;
+        } RSS_KEY[10];
+        struct {
+            struct {
+                logic [7:0] value;
+            } entry0;
+            struct {
+                logic [7:0] value;
+            } entry1;
+            struct {
+                logic [7:0] value;
+            } entry2;
+            struct {
+                logic [7:0] value;
+            } entry3;
+        } RSS_INDIR[32];
+        struct {
+            struct {
+                struct {
+                    logic value;
+                } enable;
+                struct {
+                    logic [3:0] value;
+                } ipver;
+                struct {
+                    logic [3:0] value;
+                } ipver_mask;
+                struct {
+                    logic [7:0] value;
+                } proto;
+                struct {
+                    logic [7:0] value;
+                } proto_mask;
+            } CTRL;
+            struct {
+                struct {
+                    logic [7:0] value;
+                } queue;
+            } QUEUE;
+            struct {
+                struct {
+                    logic [15:0] value;
+                } sport;
+                struct {
+                    logic [15:0] value;
+                } dport;
+            } PORTS;
+            struct {
+                struct {
+                    logic [15:0] value;
+                } sport_mask;
+                struct {
+                    logic [15:0] value;
+                } dport_mask;
+            } PORT_MASK;
+            struct {
+                struct {
+                    logic [31:0] value;
+                } word;
+            } SRC_ADDR[4];
+            struct {
+                struct {
+                    logic [31:0] value;
+                } word;
+            } SRC_MASK[4];
+            struct {
+                struct {
+                    logic [31:0] value;
+                } word;
+            } DST_ADDR[4];
+            struct {
+                struct {
+                    logic [31:0] value;
+                } word;
+            } DST_MASK[4];
+        } STEER[32];
     } field_storage_t;
     field_storage_t field_storage;
 
@@ -1409,6 +1700,60 @@ module nic_csr (
             end
         end
     end
+    // Field: nic_csr.RX_STEER_BAD_QUEUE.count
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.RX_STEER_BAD_QUEUE.count.value;
+        load_next_c = '0;
+        
+        if(hwif_in.RX_STEER_BAD_QUEUE.count.incr) begin // increment
+            field_combo.RX_STEER_BAD_QUEUE.count.overflow = (((33)'(next_c) + 32'h1) > 33'hffffffff);
+            next_c = next_c + 32'h1;
+            load_next_c = '1;
+        end else begin
+            field_combo.RX_STEER_BAD_QUEUE.count.overflow = '0;
+        end
+        field_combo.RX_STEER_BAD_QUEUE.count.incrthreshold = (field_storage.RX_STEER_BAD_QUEUE.count.value >= 32'hffffffff);
+        field_combo.RX_STEER_BAD_QUEUE.count.next = next_c;
+        field_combo.RX_STEER_BAD_QUEUE.count.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.RX_STEER_BAD_QUEUE.count.value <= 32'h0;
+        end else begin
+            if(field_combo.RX_STEER_BAD_QUEUE.count.load_next) begin
+                field_storage.RX_STEER_BAD_QUEUE.count.value <= field_combo.RX_STEER_BAD_QUEUE.count.next;
+            end
+        end
+    end
+    // Field: nic_csr.RX_RSS_BAD_QUEUE.count
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.RX_RSS_BAD_QUEUE.count.value;
+        load_next_c = '0;
+        
+        if(hwif_in.RX_RSS_BAD_QUEUE.count.incr) begin // increment
+            field_combo.RX_RSS_BAD_QUEUE.count.overflow = (((33)'(next_c) + 32'h1) > 33'hffffffff);
+            next_c = next_c + 32'h1;
+            load_next_c = '1;
+        end else begin
+            field_combo.RX_RSS_BAD_QUEUE.count.overflow = '0;
+        end
+        field_combo.RX_RSS_BAD_QUEUE.count.incrthreshold = (field_storage.RX_RSS_BAD_QUEUE.count.value >= 32'hffffffff);
+        field_combo.RX_RSS_BAD_QUEUE.count.next = next_c;
+        field_combo.RX_RSS_BAD_QUEUE.count.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.RX_RSS_BAD_QUEUE.count.value <= 32'h0;
+        end else begin
+            if(field_combo.RX_RSS_BAD_QUEUE.count.load_next) begin
+                field_storage.RX_RSS_BAD_QUEUE.count.value <= field_combo.RX_RSS_BAD_QUEUE.count.next;
+            end
+        end
+    end
     for(genvar i0=0; i0<8; i0++) begin
         // Field: nic_csr.RXQ[].CTRL.enable
         always_comb begin
@@ -1853,6 +2198,595 @@ module nic_csr (
         end
         assign hwif_out.RXQ[i0].CQ.SW_IDX.idx.value = field_storage.RXQ[i0].CQ.SW_IDX.idx.value;
     end
+    // Field: nic_csr.RSS_CTRL.ipv4
+    always_comb begin
+        automatic logic [0:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.RSS_CTRL.ipv4.value;
+        load_next_c = '0;
+        if(decoded_reg_strb.RSS_CTRL && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage.RSS_CTRL.ipv4.value & ~decoded_wr_biten[0:0]) | (decoded_wr_data[0:0] & decoded_wr_biten[0:0]);
+            load_next_c = '1;
+        end
+        field_combo.RSS_CTRL.ipv4.next = next_c;
+        field_combo.RSS_CTRL.ipv4.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.RSS_CTRL.ipv4.value <= 1'h0;
+        end else begin
+            if(field_combo.RSS_CTRL.ipv4.load_next) begin
+                field_storage.RSS_CTRL.ipv4.value <= field_combo.RSS_CTRL.ipv4.next;
+            end
+        end
+    end
+    assign hwif_out.RSS_CTRL.ipv4.value = field_storage.RSS_CTRL.ipv4.value;
+    // Field: nic_csr.RSS_CTRL.tcp_ipv4
+    always_comb begin
+        automatic logic [0:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.RSS_CTRL.tcp_ipv4.value;
+        load_next_c = '0;
+        if(decoded_reg_strb.RSS_CTRL && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage.RSS_CTRL.tcp_ipv4.value & ~decoded_wr_biten[1:1]) | (decoded_wr_data[1:1] & decoded_wr_biten[1:1]);
+            load_next_c = '1;
+        end
+        field_combo.RSS_CTRL.tcp_ipv4.next = next_c;
+        field_combo.RSS_CTRL.tcp_ipv4.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.RSS_CTRL.tcp_ipv4.value <= 1'h0;
+        end else begin
+            if(field_combo.RSS_CTRL.tcp_ipv4.load_next) begin
+                field_storage.RSS_CTRL.tcp_ipv4.value <= field_combo.RSS_CTRL.tcp_ipv4.next;
+            end
+        end
+    end
+    assign hwif_out.RSS_CTRL.tcp_ipv4.value = field_storage.RSS_CTRL.tcp_ipv4.value;
+    // Field: nic_csr.RSS_CTRL.udp_ipv4
+    always_comb begin
+        automatic logic [0:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.RSS_CTRL.udp_ipv4.value;
+        load_next_c = '0;
+        if(decoded_reg_strb.RSS_CTRL && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage.RSS_CTRL.udp_ipv4.value & ~decoded_wr_biten[2:2]) | (decoded_wr_data[2:2] & decoded_wr_biten[2:2]);
+            load_next_c = '1;
+        end
+        field_combo.RSS_CTRL.udp_ipv4.next = next_c;
+        field_combo.RSS_CTRL.udp_ipv4.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.RSS_CTRL.udp_ipv4.value <= 1'h0;
+        end else begin
+            if(field_combo.RSS_CTRL.udp_ipv4.load_next) begin
+                field_storage.RSS_CTRL.udp_ipv4.value <= field_combo.RSS_CTRL.udp_ipv4.next;
+            end
+        end
+    end
+    assign hwif_out.RSS_CTRL.udp_ipv4.value = field_storage.RSS_CTRL.udp_ipv4.value;
+    // Field: nic_csr.RSS_CTRL.ipv6
+    always_comb begin
+        automatic logic [0:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.RSS_CTRL.ipv6.value;
+        load_next_c = '0;
+        if(decoded_reg_strb.RSS_CTRL && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage.RSS_CTRL.ipv6.value & ~decoded_wr_biten[3:3]) | (decoded_wr_data[3:3] & decoded_wr_biten[3:3]);
+            load_next_c = '1;
+        end
+        field_combo.RSS_CTRL.ipv6.next = next_c;
+        field_combo.RSS_CTRL.ipv6.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.RSS_CTRL.ipv6.value <= 1'h0;
+        end else begin
+            if(field_combo.RSS_CTRL.ipv6.load_next) begin
+                field_storage.RSS_CTRL.ipv6.value <= field_combo.RSS_CTRL.ipv6.next;
+            end
+        end
+    end
+    assign hwif_out.RSS_CTRL.ipv6.value = field_storage.RSS_CTRL.ipv6.value;
+    // Field: nic_csr.RSS_CTRL.tcp_ipv6
+    always_comb begin
+        automatic logic [0:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.RSS_CTRL.tcp_ipv6.value;
+        load_next_c = '0;
+        if(decoded_reg_strb.RSS_CTRL && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage.RSS_CTRL.tcp_ipv6.value & ~decoded_wr_biten[4:4]) | (decoded_wr_data[4:4] & decoded_wr_biten[4:4]);
+            load_next_c = '1;
+        end
+        field_combo.RSS_CTRL.tcp_ipv6.next = next_c;
+        field_combo.RSS_CTRL.tcp_ipv6.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.RSS_CTRL.tcp_ipv6.value <= 1'h0;
+        end else begin
+            if(field_combo.RSS_CTRL.tcp_ipv6.load_next) begin
+                field_storage.RSS_CTRL.tcp_ipv6.value <= field_combo.RSS_CTRL.tcp_ipv6.next;
+            end
+        end
+    end
+    assign hwif_out.RSS_CTRL.tcp_ipv6.value = field_storage.RSS_CTRL.tcp_ipv6.value;
+    // Field: nic_csr.RSS_CTRL.udp_ipv6
+    always_comb begin
+        automatic logic [0:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.RSS_CTRL.udp_ipv6.value;
+        load_next_c = '0;
+        if(decoded_reg_strb.RSS_CTRL && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage.RSS_CTRL.udp_ipv6.value & ~decoded_wr_biten[5:5]) | (decoded_wr_data[5:5] & decoded_wr_biten[5:5]);
+            load_next_c = '1;
+        end
+        field_combo.RSS_CTRL.udp_ipv6.next = next_c;
+        field_combo.RSS_CTRL.udp_ipv6.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.RSS_CTRL.udp_ipv6.value <= 1'h0;
+        end else begin
+            if(field_combo.RSS_CTRL.udp_ipv6.load_next) begin
+                field_storage.RSS_CTRL.udp_ipv6.value <= field_combo.RSS_CTRL.udp_ipv6.next;
+            end
+        end
+    end
+    assign hwif_out.RSS_CTRL.udp_ipv6.value = field_storage.RSS_CTRL.udp_ipv6.value;
+    for(genvar i0=0; i0<10; i0++) begin
+        // Field: nic_csr.RSS_KEY[].word
+        always_comb begin
+            automatic logic [31:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.RSS_KEY[i0].word.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.RSS_KEY[i0] && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.RSS_KEY[i0].word.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+                load_next_c = '1;
+            end
+            field_combo.RSS_KEY[i0].word.next = next_c;
+            field_combo.RSS_KEY[i0].word.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.RSS_KEY[i0].word.value <= 32'h0;
+            end else begin
+                if(field_combo.RSS_KEY[i0].word.load_next) begin
+                    field_storage.RSS_KEY[i0].word.value <= field_combo.RSS_KEY[i0].word.next;
+                end
+            end
+        end
+        assign hwif_out.RSS_KEY[i0].word.value = field_storage.RSS_KEY[i0].word.value;
+    end
+    for(genvar i0=0; i0<32; i0++) begin
+        // Field: nic_csr.RSS_INDIR[].entry0
+        always_comb begin
+            automatic logic [7:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.RSS_INDIR[i0].entry0.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.RSS_INDIR[i0] && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.RSS_INDIR[i0].entry0.value & ~decoded_wr_biten[7:0]) | (decoded_wr_data[7:0] & decoded_wr_biten[7:0]);
+                load_next_c = '1;
+            end
+            field_combo.RSS_INDIR[i0].entry0.next = next_c;
+            field_combo.RSS_INDIR[i0].entry0.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.RSS_INDIR[i0].entry0.value <= 8'h0;
+            end else begin
+                if(field_combo.RSS_INDIR[i0].entry0.load_next) begin
+                    field_storage.RSS_INDIR[i0].entry0.value <= field_combo.RSS_INDIR[i0].entry0.next;
+                end
+            end
+        end
+        assign hwif_out.RSS_INDIR[i0].entry0.value = field_storage.RSS_INDIR[i0].entry0.value;
+        // Field: nic_csr.RSS_INDIR[].entry1
+        always_comb begin
+            automatic logic [7:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.RSS_INDIR[i0].entry1.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.RSS_INDIR[i0] && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.RSS_INDIR[i0].entry1.value & ~decoded_wr_biten[15:8]) | (decoded_wr_data[15:8] & decoded_wr_biten[15:8]);
+                load_next_c = '1;
+            end
+            field_combo.RSS_INDIR[i0].entry1.next = next_c;
+            field_combo.RSS_INDIR[i0].entry1.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.RSS_INDIR[i0].entry1.value <= 8'h0;
+            end else begin
+                if(field_combo.RSS_INDIR[i0].entry1.load_next) begin
+                    field_storage.RSS_INDIR[i0].entry1.value <= field_combo.RSS_INDIR[i0].entry1.next;
+                end
+            end
+        end
+        assign hwif_out.RSS_INDIR[i0].entry1.value = field_storage.RSS_INDIR[i0].entry1.value;
+        // Field: nic_csr.RSS_INDIR[].entry2
+        always_comb begin
+            automatic logic [7:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.RSS_INDIR[i0].entry2.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.RSS_INDIR[i0] && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.RSS_INDIR[i0].entry2.value & ~decoded_wr_biten[23:16]) | (decoded_wr_data[23:16] & decoded_wr_biten[23:16]);
+                load_next_c = '1;
+            end
+            field_combo.RSS_INDIR[i0].entry2.next = next_c;
+            field_combo.RSS_INDIR[i0].entry2.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.RSS_INDIR[i0].entry2.value <= 8'h0;
+            end else begin
+                if(field_combo.RSS_INDIR[i0].entry2.load_next) begin
+                    field_storage.RSS_INDIR[i0].entry2.value <= field_combo.RSS_INDIR[i0].entry2.next;
+                end
+            end
+        end
+        assign hwif_out.RSS_INDIR[i0].entry2.value = field_storage.RSS_INDIR[i0].entry2.value;
+        // Field: nic_csr.RSS_INDIR[].entry3
+        always_comb begin
+            automatic logic [7:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.RSS_INDIR[i0].entry3.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.RSS_INDIR[i0] && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.RSS_INDIR[i0].entry3.value & ~decoded_wr_biten[31:24]) | (decoded_wr_data[31:24] & decoded_wr_biten[31:24]);
+                load_next_c = '1;
+            end
+            field_combo.RSS_INDIR[i0].entry3.next = next_c;
+            field_combo.RSS_INDIR[i0].entry3.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.RSS_INDIR[i0].entry3.value <= 8'h0;
+            end else begin
+                if(field_combo.RSS_INDIR[i0].entry3.load_next) begin
+                    field_storage.RSS_INDIR[i0].entry3.value <= field_combo.RSS_INDIR[i0].entry3.next;
+                end
+            end
+        end
+        assign hwif_out.RSS_INDIR[i0].entry3.value = field_storage.RSS_INDIR[i0].entry3.value;
+    end
+    for(genvar i0=0; i0<32; i0++) begin
+        // Field: nic_csr.STEER[].CTRL.enable
+        always_comb begin
+            automatic logic [0:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.STEER[i0].CTRL.enable.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.STEER[i0].CTRL && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.STEER[i0].CTRL.enable.value & ~decoded_wr_biten[0:0]) | (decoded_wr_data[0:0] & decoded_wr_biten[0:0]);
+                load_next_c = '1;
+            end
+            field_combo.STEER[i0].CTRL.enable.next = next_c;
+            field_combo.STEER[i0].CTRL.enable.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.STEER[i0].CTRL.enable.value <= 1'h0;
+            end else begin
+                if(field_combo.STEER[i0].CTRL.enable.load_next) begin
+                    field_storage.STEER[i0].CTRL.enable.value <= field_combo.STEER[i0].CTRL.enable.next;
+                end
+            end
+        end
+        assign hwif_out.STEER[i0].CTRL.enable.value = field_storage.STEER[i0].CTRL.enable.value;
+        // Field: nic_csr.STEER[].CTRL.ipver
+        always_comb begin
+            automatic logic [3:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.STEER[i0].CTRL.ipver.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.STEER[i0].CTRL && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.STEER[i0].CTRL.ipver.value & ~decoded_wr_biten[11:8]) | (decoded_wr_data[11:8] & decoded_wr_biten[11:8]);
+                load_next_c = '1;
+            end
+            field_combo.STEER[i0].CTRL.ipver.next = next_c;
+            field_combo.STEER[i0].CTRL.ipver.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.STEER[i0].CTRL.ipver.value <= 4'h0;
+            end else begin
+                if(field_combo.STEER[i0].CTRL.ipver.load_next) begin
+                    field_storage.STEER[i0].CTRL.ipver.value <= field_combo.STEER[i0].CTRL.ipver.next;
+                end
+            end
+        end
+        assign hwif_out.STEER[i0].CTRL.ipver.value = field_storage.STEER[i0].CTRL.ipver.value;
+        // Field: nic_csr.STEER[].CTRL.ipver_mask
+        always_comb begin
+            automatic logic [3:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.STEER[i0].CTRL.ipver_mask.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.STEER[i0].CTRL && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.STEER[i0].CTRL.ipver_mask.value & ~decoded_wr_biten[15:12]) | (decoded_wr_data[15:12] & decoded_wr_biten[15:12]);
+                load_next_c = '1;
+            end
+            field_combo.STEER[i0].CTRL.ipver_mask.next = next_c;
+            field_combo.STEER[i0].CTRL.ipver_mask.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.STEER[i0].CTRL.ipver_mask.value <= 4'h0;
+            end else begin
+                if(field_combo.STEER[i0].CTRL.ipver_mask.load_next) begin
+                    field_storage.STEER[i0].CTRL.ipver_mask.value <= field_combo.STEER[i0].CTRL.ipver_mask.next;
+                end
+            end
+        end
+        assign hwif_out.STEER[i0].CTRL.ipver_mask.value = field_storage.STEER[i0].CTRL.ipver_mask.value;
+        // Field: nic_csr.STEER[].CTRL.proto
+        always_comb begin
+            automatic logic [7:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.STEER[i0].CTRL.proto.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.STEER[i0].CTRL && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.STEER[i0].CTRL.proto.value & ~decoded_wr_biten[23:16]) | (decoded_wr_data[23:16] & decoded_wr_biten[23:16]);
+                load_next_c = '1;
+            end
+            field_combo.STEER[i0].CTRL.proto.next = next_c;
+            field_combo.STEER[i0].CTRL.proto.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.STEER[i0].CTRL.proto.value <= 8'h0;
+            end else begin
+                if(field_combo.STEER[i0].CTRL.proto.load_next) begin
+                    field_storage.STEER[i0].CTRL.proto.value <= field_combo.STEER[i0].CTRL.proto.next;
+                end
+            end
+        end
+        assign hwif_out.STEER[i0].CTRL.proto.value = field_storage.STEER[i0].CTRL.proto.value;
+        // Field: nic_csr.STEER[].CTRL.proto_mask
+        always_comb begin
+            automatic logic [7:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.STEER[i0].CTRL.proto_mask.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.STEER[i0].CTRL && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.STEER[i0].CTRL.proto_mask.value & ~decoded_wr_biten[31:24]) | (decoded_wr_data[31:24] & decoded_wr_biten[31:24]);
+                load_next_c = '1;
+            end
+            field_combo.STEER[i0].CTRL.proto_mask.next = next_c;
+            field_combo.STEER[i0].CTRL.proto_mask.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.STEER[i0].CTRL.proto_mask.value <= 8'h0;
+            end else begin
+                if(field_combo.STEER[i0].CTRL.proto_mask.load_next) begin
+                    field_storage.STEER[i0].CTRL.proto_mask.value <= field_combo.STEER[i0].CTRL.proto_mask.next;
+                end
+            end
+        end
+        assign hwif_out.STEER[i0].CTRL.proto_mask.value = field_storage.STEER[i0].CTRL.proto_mask.value;
+        // Field: nic_csr.STEER[].QUEUE.queue
+        always_comb begin
+            automatic logic [7:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.STEER[i0].QUEUE.queue.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.STEER[i0].QUEUE && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.STEER[i0].QUEUE.queue.value & ~decoded_wr_biten[7:0]) | (decoded_wr_data[7:0] & decoded_wr_biten[7:0]);
+                load_next_c = '1;
+            end
+            field_combo.STEER[i0].QUEUE.queue.next = next_c;
+            field_combo.STEER[i0].QUEUE.queue.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.STEER[i0].QUEUE.queue.value <= 8'h0;
+            end else begin
+                if(field_combo.STEER[i0].QUEUE.queue.load_next) begin
+                    field_storage.STEER[i0].QUEUE.queue.value <= field_combo.STEER[i0].QUEUE.queue.next;
+                end
+            end
+        end
+        assign hwif_out.STEER[i0].QUEUE.queue.value = field_storage.STEER[i0].QUEUE.queue.value;
+        // Field: nic_csr.STEER[].PORTS.sport
+        always_comb begin
+            automatic logic [15:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.STEER[i0].PORTS.sport.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.STEER[i0].PORTS && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.STEER[i0].PORTS.sport.value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
+                load_next_c = '1;
+            end
+            field_combo.STEER[i0].PORTS.sport.next = next_c;
+            field_combo.STEER[i0].PORTS.sport.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.STEER[i0].PORTS.sport.value <= 16'h0;
+            end else begin
+                if(field_combo.STEER[i0].PORTS.sport.load_next) begin
+                    field_storage.STEER[i0].PORTS.sport.value <= field_combo.STEER[i0].PORTS.sport.next;
+                end
+            end
+        end
+        assign hwif_out.STEER[i0].PORTS.sport.value = field_storage.STEER[i0].PORTS.sport.value;
+        // Field: nic_csr.STEER[].PORTS.dport
+        always_comb begin
+            automatic logic [15:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.STEER[i0].PORTS.dport.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.STEER[i0].PORTS && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.STEER[i0].PORTS.dport.value & ~decoded_wr_biten[31:16]) | (decoded_wr_data[31:16] & decoded_wr_biten[31:16]);
+                load_next_c = '1;
+            end
+            field_combo.STEER[i0].PORTS.dport.next = next_c;
+            field_combo.STEER[i0].PORTS.dport.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.STEER[i0].PORTS.dport.value <= 16'h0;
+            end else begin
+                if(field_combo.STEER[i0].PORTS.dport.load_next) begin
+                    field_storage.STEER[i0].PORTS.dport.value <= field_combo.STEER[i0].PORTS.dport.next;
+                end
+            end
+        end
+        assign hwif_out.STEER[i0].PORTS.dport.value = field_storage.STEER[i0].PORTS.dport.value;
+        // Field: nic_csr.STEER[].PORT_MASK.sport_mask
+        always_comb begin
+            automatic logic [15:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.STEER[i0].PORT_MASK.sport_mask.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.STEER[i0].PORT_MASK && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.STEER[i0].PORT_MASK.sport_mask.value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
+                load_next_c = '1;
+            end
+            field_combo.STEER[i0].PORT_MASK.sport_mask.next = next_c;
+            field_combo.STEER[i0].PORT_MASK.sport_mask.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.STEER[i0].PORT_MASK.sport_mask.value <= 16'h0;
+            end else begin
+                if(field_combo.STEER[i0].PORT_MASK.sport_mask.load_next) begin
+                    field_storage.STEER[i0].PORT_MASK.sport_mask.value <= field_combo.STEER[i0].PORT_MASK.sport_mask.next;
+                end
+            end
+        end
+        assign hwif_out.STEER[i0].PORT_MASK.sport_mask.value = field_storage.STEER[i0].PORT_MASK.sport_mask.value;
+        // Field: nic_csr.STEER[].PORT_MASK.dport_mask
+        always_comb begin
+            automatic logic [15:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.STEER[i0].PORT_MASK.dport_mask.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.STEER[i0].PORT_MASK && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.STEER[i0].PORT_MASK.dport_mask.value & ~decoded_wr_biten[31:16]) | (decoded_wr_data[31:16] & decoded_wr_biten[31:16]);
+                load_next_c = '1;
+            end
+            field_combo.STEER[i0].PORT_MASK.dport_mask.next = next_c;
+            field_combo.STEER[i0].PORT_MASK.dport_mask.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.STEER[i0].PORT_MASK.dport_mask.value <= 16'h0;
+            end else begin
+                if(field_combo.STEER[i0].PORT_MASK.dport_mask.load_next) begin
+                    field_storage.STEER[i0].PORT_MASK.dport_mask.value <= field_combo.STEER[i0].PORT_MASK.dport_mask.next;
+                end
+            end
+        end
+        assign hwif_out.STEER[i0].PORT_MASK.dport_mask.value = field_storage.STEER[i0].PORT_MASK.dport_mask.value;
+        for(genvar i1=0; i1<4; i1++) begin
+            // Field: nic_csr.STEER[].SRC_ADDR[].word
+            always_comb begin
+                automatic logic [31:0] next_c;
+                automatic logic load_next_c;
+                next_c = field_storage.STEER[i0].SRC_ADDR[i1].word.value;
+                load_next_c = '0;
+                if(decoded_reg_strb.STEER[i0].SRC_ADDR[i1] && decoded_req_is_wr) begin // SW write
+                    next_c = (field_storage.STEER[i0].SRC_ADDR[i1].word.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+                    load_next_c = '1;
+                end
+                field_combo.STEER[i0].SRC_ADDR[i1].word.next = next_c;
+                field_combo.STEER[i0].SRC_ADDR[i1].word.load_next = load_next_c;
+            end
+            always_ff @(posedge clk) begin
+                if(rst) begin
+                    field_storage.STEER[i0].SRC_ADDR[i1].word.value <= 32'h0;
+                end else begin
+                    if(field_combo.STEER[i0].SRC_ADDR[i1].word.load_next) begin
+                        field_storage.STEER[i0].SRC_ADDR[i1].word.value <= field_combo.STEER[i0].SRC_ADDR[i1].word.next;
+                    end
+                end
+            end
+            assign hwif_out.STEER[i0].SRC_ADDR[i1].word.value = field_storage.STEER[i0].SRC_ADDR[i1].word.value;
+        end
+        for(genvar i1=0; i1<4; i1++) begin
+            // Field: nic_csr.STEER[].SRC_MASK[].word
+            always_comb begin
+                automatic logic [31:0] next_c;
+                automatic logic load_next_c;
+                next_c = field_storage.STEER[i0].SRC_MASK[i1].word.value;
+                load_next_c = '0;
+                if(decoded_reg_strb.STEER[i0].SRC_MASK[i1] && decoded_req_is_wr) begin // SW write
+                    next_c = (field_storage.STEER[i0].SRC_MASK[i1].word.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+                    load_next_c = '1;
+                end
+                field_combo.STEER[i0].SRC_MASK[i1].word.next = next_c;
+                field_combo.STEER[i0].SRC_MASK[i1].word.load_next = load_next_c;
+            end
+            always_ff @(posedge clk) begin
+                if(rst) begin
+                    field_storage.STEER[i0].SRC_MASK[i1].word.value <= 32'h0;
+                end else begin
+                    if(field_combo.STEER[i0].SRC_MASK[i1].word.load_next) begin
+                        field_storage.STEER[i0].SRC_MASK[i1].word.value <= field_combo.STEER[i0].SRC_MASK[i1].word.next;
+                    end
+                end
+            end
+            assign hwif_out.STEER[i0].SRC_MASK[i1].word.value = field_storage.STEER[i0].SRC_MASK[i1].word.value;
+        end
+        for(genvar i1=0; i1<4; i1++) begin
+            // Field: nic_csr.STEER[].DST_ADDR[].word
+            always_comb begin
+                automatic logic [31:0] next_c;
+                automatic logic load_next_c;
+                next_c = field_storage.STEER[i0].DST_ADDR[i1].word.value;
+                load_next_c = '0;
+                if(decoded_reg_strb.STEER[i0].DST_ADDR[i1] && decoded_req_is_wr) begin // SW write
+                    next_c = (field_storage.STEER[i0].DST_ADDR[i1].word.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+                    load_next_c = '1;
+                end
+                field_combo.STEER[i0].DST_ADDR[i1].word.next = next_c;
+                field_combo.STEER[i0].DST_ADDR[i1].word.load_next = load_next_c;
+            end
+            always_ff @(posedge clk) begin
+                if(rst) begin
+                    field_storage.STEER[i0].DST_ADDR[i1].word.value <= 32'h0;
+                end else begin
+                    if(field_combo.STEER[i0].DST_ADDR[i1].word.load_next) begin
+                        field_storage.STEER[i0].DST_ADDR[i1].word.value <= field_combo.STEER[i0].DST_ADDR[i1].word.next;
+                    end
+                end
+            end
+            assign hwif_out.STEER[i0].DST_ADDR[i1].word.value = field_storage.STEER[i0].DST_ADDR[i1].word.value;
+        end
+        for(genvar i1=0; i1<4; i1++) begin
+            // Field: nic_csr.STEER[].DST_MASK[].word
+            always_comb begin
+                automatic logic [31:0] next_c;
+                automatic logic load_next_c;
+                next_c = field_storage.STEER[i0].DST_MASK[i1].word.value;
+                load_next_c = '0;
+                if(decoded_reg_strb.STEER[i0].DST_MASK[i1] && decoded_req_is_wr) begin // SW write
+                    next_c = (field_storage.STEER[i0].DST_MASK[i1].word.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+                    load_next_c = '1;
+                end
+                field_combo.STEER[i0].DST_MASK[i1].word.next = next_c;
+                field_combo.STEER[i0].DST_MASK[i1].word.load_next = load_next_c;
+            end
+            always_ff @(posedge clk) begin
+                if(rst) begin
+                    field_storage.STEER[i0].DST_MASK[i1].word.value <= 32'h0;
+                end else begin
+                    if(field_combo.STEER[i0].DST_MASK[i1].word.load_next) begin
+                        field_storage.STEER[i0].DST_MASK[i1].word.value <= field_combo.STEER[i0].DST_MASK[i1].word.next;
+                    end
+                end
+            end
+            assign hwif_out.STEER[i0].DST_MASK[i1].word.value = field_storage.STEER[i0].DST_MASK[i1].word.value;
+        end
+    end
 
     //--------------------------------------------------------------------------
     // Write response
@@ -1950,6 +2884,12 @@ module nic_csr (
         if(rd_mux_addr == 16'h158) begin
             readback_data_var[31:0] = field_storage.RX_HDR_OVERFLOW.count.value;
         end
+        if(rd_mux_addr == 16'h15c) begin
+            readback_data_var[31:0] = field_storage.RX_STEER_BAD_QUEUE.count.value;
+        end
+        if(rd_mux_addr == 16'h160) begin
+            readback_data_var[31:0] = field_storage.RX_RSS_BAD_QUEUE.count.value;
+        end
         for(int i0=0; i0<8; i0++) begin
             if(rd_mux_addr == 16'h1000 + (16)'(i0) * 16'h100) begin
                 readback_data_var[0] = field_storage.RXQ[i0].CTRL.enable.value;
@@ -2012,6 +2952,67 @@ module nic_csr (
             end
             if(rd_mux_addr == 16'h1070 + (16)'(i0) * 16'h100) begin
                 readback_data_var[15:0] = hwif_in.RXQ[i0].CQ.HW_IDX.idx.next;
+            end
+        end
+        if(rd_mux_addr == 16'h2000) begin
+            readback_data_var[0] = field_storage.RSS_CTRL.ipv4.value;
+            readback_data_var[1] = field_storage.RSS_CTRL.tcp_ipv4.value;
+            readback_data_var[2] = field_storage.RSS_CTRL.udp_ipv4.value;
+            readback_data_var[3] = field_storage.RSS_CTRL.ipv6.value;
+            readback_data_var[4] = field_storage.RSS_CTRL.tcp_ipv6.value;
+            readback_data_var[5] = field_storage.RSS_CTRL.udp_ipv6.value;
+        end
+        for(int i0=0; i0<10; i0++) begin
+            if(rd_mux_addr == 16'h2010 + (16)'(i0) * 16'h4) begin
+                readback_data_var[31:0] = field_storage.RSS_KEY[i0].word.value;
+            end
+        end
+        for(int i0=0; i0<32; i0++) begin
+            if(rd_mux_addr == 16'h2100 + (16)'(i0) * 16'h4) begin
+                readback_data_var[7:0] = field_storage.RSS_INDIR[i0].entry0.value;
+                readback_data_var[15:8] = field_storage.RSS_INDIR[i0].entry1.value;
+                readback_data_var[23:16] = field_storage.RSS_INDIR[i0].entry2.value;
+                readback_data_var[31:24] = field_storage.RSS_INDIR[i0].entry3.value;
+            end
+        end
+        for(int i0=0; i0<32; i0++) begin
+            if(rd_mux_addr == 16'h4000 + (16)'(i0) * 16'h80) begin
+                readback_data_var[0] = field_storage.STEER[i0].CTRL.enable.value;
+                readback_data_var[11:8] = field_storage.STEER[i0].CTRL.ipver.value;
+                readback_data_var[15:12] = field_storage.STEER[i0].CTRL.ipver_mask.value;
+                readback_data_var[23:16] = field_storage.STEER[i0].CTRL.proto.value;
+                readback_data_var[31:24] = field_storage.STEER[i0].CTRL.proto_mask.value;
+            end
+            if(rd_mux_addr == 16'h4004 + (16)'(i0) * 16'h80) begin
+                readback_data_var[7:0] = field_storage.STEER[i0].QUEUE.queue.value;
+            end
+            if(rd_mux_addr == 16'h4008 + (16)'(i0) * 16'h80) begin
+                readback_data_var[15:0] = field_storage.STEER[i0].PORTS.sport.value;
+                readback_data_var[31:16] = field_storage.STEER[i0].PORTS.dport.value;
+            end
+            if(rd_mux_addr == 16'h400c + (16)'(i0) * 16'h80) begin
+                readback_data_var[15:0] = field_storage.STEER[i0].PORT_MASK.sport_mask.value;
+                readback_data_var[31:16] = field_storage.STEER[i0].PORT_MASK.dport_mask.value;
+            end
+            for(int i1=0; i1<4; i1++) begin
+                if(rd_mux_addr == 16'h4010 + (16)'(i0) * 16'h80 + (16)'(i1) * 16'h4) begin
+                    readback_data_var[31:0] = field_storage.STEER[i0].SRC_ADDR[i1].word.value;
+                end
+            end
+            for(int i1=0; i1<4; i1++) begin
+                if(rd_mux_addr == 16'h4020 + (16)'(i0) * 16'h80 + (16)'(i1) * 16'h4) begin
+                    readback_data_var[31:0] = field_storage.STEER[i0].SRC_MASK[i1].word.value;
+                end
+            end
+            for(int i1=0; i1<4; i1++) begin
+                if(rd_mux_addr == 16'h4030 + (16)'(i0) * 16'h80 + (16)'(i1) * 16'h4) begin
+                    readback_data_var[31:0] = field_storage.STEER[i0].DST_ADDR[i1].word.value;
+                end
+            end
+            for(int i1=0; i1<4; i1++) begin
+                if(rd_mux_addr == 16'h4040 + (16)'(i0) * 16'h80 + (16)'(i1) * 16'h4) begin
+                    readback_data_var[31:0] = field_storage.STEER[i0].DST_MASK[i1].word.value;
+                end
             end
         end
         readback_data = readback_data_var;

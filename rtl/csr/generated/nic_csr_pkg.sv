@@ -5,7 +5,7 @@ package nic_csr_pkg;
 
     localparam NIC_CSR_DATA_WIDTH = 32;
     localparam NIC_CSR_MIN_ADDR_WIDTH = 16;
-    localparam NIC_CSR_SIZE = 'h1800;
+    localparam NIC_CSR_SIZE = 'h5000;
 
     typedef struct {
         logic [7:0] next;
@@ -191,6 +191,22 @@ package nic_csr_pkg;
     } nic_csr__rx_counter_t_desc_3e6c39e2__in_t;
 
     typedef struct {
+        logic incr;
+    } nic_csr__rx_counter_t_desc_774ebf0a__count__in_t;
+
+    typedef struct {
+        nic_csr__rx_counter_t_desc_774ebf0a__count__in_t count;
+    } nic_csr__rx_counter_t_desc_774ebf0a__in_t;
+
+    typedef struct {
+        logic incr;
+    } nic_csr__rx_counter_t_desc_fb6698ed__count__in_t;
+
+    typedef struct {
+        nic_csr__rx_counter_t_desc_fb6698ed__count__in_t count;
+    } nic_csr__rx_counter_t_desc_fb6698ed__in_t;
+
+    typedef struct {
         logic hwclr;
     } nic_csr__rxq_t__IRQ__arm__in_t;
 
@@ -248,6 +264,8 @@ package nic_csr_pkg;
         nic_csr__rx_counter_t_desc_36cbd44a__in_t RX_IPV6_EXT;
         nic_csr__rx_counter_t_desc_c28b5ee8__in_t RX_IP_FRAG;
         nic_csr__rx_counter_t_desc_3e6c39e2__in_t RX_HDR_OVERFLOW;
+        nic_csr__rx_counter_t_desc_774ebf0a__in_t RX_STEER_BAD_QUEUE;
+        nic_csr__rx_counter_t_desc_fb6698ed__in_t RX_RSS_BAD_QUEUE;
         nic_csr__rxq_t__in_t RXQ[8];
     } nic_csr__in_t;
 
@@ -351,7 +369,180 @@ package nic_csr_pkg;
     } nic_csr__rxq_t__out_t;
 
     typedef struct {
+        logic value;
+    } nic_csr__RSS_CTRL__ipv4__out_t;
+
+    typedef struct {
+        logic value;
+    } nic_csr__RSS_CTRL__tcp_ipv4__out_t;
+
+    typedef struct {
+        logic value;
+    } nic_csr__RSS_CTRL__udp_ipv4__out_t;
+
+    typedef struct {
+        logic value;
+    } nic_csr__RSS_CTRL__ipv6__out_t;
+
+    typedef struct {
+        logic value;
+    } nic_csr__RSS_CTRL__tcp_ipv6__out_t;
+
+    typedef struct {
+        logic value;
+    } nic_csr__RSS_CTRL__udp_ipv6__out_t;
+
+    typedef struct {
+        nic_csr__RSS_CTRL__ipv4__out_t ipv4;
+        nic_csr__RSS_CTRL__tcp_ipv4__out_t tcp_ipv4;
+        nic_csr__RSS_CTRL__udp_ipv4__out_t udp_ipv4;
+        nic_csr__RSS_CTRL__ipv6__out_t ipv6;
+        nic_csr__RSS_CTRL__tcp_ipv6__out_t tcp_ipv6;
+        nic_csr__RSS_CTRL__udp_ipv6__out_t udp_ipv6;
+    } nic_csr__RSS_CTRL__out_t;
+
+    typedef struct {
+        logic [31:0] value;
+    } nic_csr__RSS_KEY__word__out_t;
+
+    typedef struct {
+        nic_csr__RSS_KEY__word__out_t word;
+    } nic_csr__RSS_KEY__out_t;
+
+    typedef struct {
+        logic [7:0] value;
+    } nic_csr__RSS_INDIR__entry0__out_t;
+
+    typedef struct {
+        logic [7:0] value;
+    } nic_csr__RSS_INDIR__entry1__out_t;
+
+    typedef struct {
+        logic [7:0] value;
+    } nic_csr__RSS_INDIR__entry2__out_t;
+
+    typedef struct {
+        logic [7:0] value;
+    } nic_csr__RSS_INDIR__entry3__out_t;
+
+    typedef struct {
+        nic_csr__RSS_INDIR__entry0__out_t entry0;
+        nic_csr__RSS_INDIR__entry1__out_t entry1;
+        nic_csr__RSS_INDIR__entry2__out_t entry2;
+        nic_csr__RSS_INDIR__entry3__out_t entry3;
+    } nic_csr__RSS_INDIR__out_t;
+
+    typedef struct {
+        logic value;
+    } nic_csr__steer_rule_t__CTRL__enable__out_t;
+
+    typedef struct {
+        logic [3:0] value;
+    } nic_csr__steer_rule_t__CTRL__ipver__out_t;
+
+    typedef struct {
+        logic [3:0] value;
+    } nic_csr__steer_rule_t__CTRL__ipver_mask__out_t;
+
+    typedef struct {
+        logic [7:0] value;
+    } nic_csr__steer_rule_t__CTRL__proto__out_t;
+
+    typedef struct {
+        logic [7:0] value;
+    } nic_csr__steer_rule_t__CTRL__proto_mask__out_t;
+
+    typedef struct {
+        nic_csr__steer_rule_t__CTRL__enable__out_t enable;
+        nic_csr__steer_rule_t__CTRL__ipver__out_t ipver;
+        nic_csr__steer_rule_t__CTRL__ipver_mask__out_t ipver_mask;
+        nic_csr__steer_rule_t__CTRL__proto__out_t proto;
+        nic_csr__steer_rule_t__CTRL__proto_mask__out_t proto_mask;
+    } nic_csr__steer_rule_t__CTRL__out_t;
+
+    typedef struct {
+        logic [7:0] value;
+    } nic_csr__steer_rule_t__QUEUE__queue__out_t;
+
+    typedef struct {
+        nic_csr__steer_rule_t__QUEUE__queue__out_t queue;
+    } nic_csr__steer_rule_t__QUEUE__out_t;
+
+    typedef struct {
+        logic [15:0] value;
+    } nic_csr__steer_rule_t__PORTS__sport__out_t;
+
+    typedef struct {
+        logic [15:0] value;
+    } nic_csr__steer_rule_t__PORTS__dport__out_t;
+
+    typedef struct {
+        nic_csr__steer_rule_t__PORTS__sport__out_t sport;
+        nic_csr__steer_rule_t__PORTS__dport__out_t dport;
+    } nic_csr__steer_rule_t__PORTS__out_t;
+
+    typedef struct {
+        logic [15:0] value;
+    } nic_csr__steer_rule_t__PORT_MASK__sport_mask__out_t;
+
+    typedef struct {
+        logic [15:0] value;
+    } nic_csr__steer_rule_t__PORT_MASK__dport_mask__out_t;
+
+    typedef struct {
+        nic_csr__steer_rule_t__PORT_MASK__sport_mask__out_t sport_mask;
+        nic_csr__steer_rule_t__PORT_MASK__dport_mask__out_t dport_mask;
+    } nic_csr__steer_rule_t__PORT_MASK__out_t;
+
+    typedef struct {
+        logic [31:0] value;
+    } nic_csr__steer_rule_t__steer_word_t_desc_b2646220__word__out_t;
+
+    typedef struct {
+        nic_csr__steer_rule_t__steer_word_t_desc_b2646220__word__out_t word;
+    } nic_csr__steer_rule_t__steer_word_t_desc_b2646220__out_t;
+
+    typedef struct {
+        logic [31:0] value;
+    } nic_csr__steer_rule_t__steer_word_t_desc_e53058ea__word__out_t;
+
+    typedef struct {
+        nic_csr__steer_rule_t__steer_word_t_desc_e53058ea__word__out_t word;
+    } nic_csr__steer_rule_t__steer_word_t_desc_e53058ea__out_t;
+
+    typedef struct {
+        logic [31:0] value;
+    } nic_csr__steer_rule_t__steer_word_t_desc_d9eb91e3__word__out_t;
+
+    typedef struct {
+        nic_csr__steer_rule_t__steer_word_t_desc_d9eb91e3__word__out_t word;
+    } nic_csr__steer_rule_t__steer_word_t_desc_d9eb91e3__out_t;
+
+    typedef struct {
+        logic [31:0] value;
+    } nic_csr__steer_rule_t__steer_word_t_desc_357bfc48__word__out_t;
+
+    typedef struct {
+        nic_csr__steer_rule_t__steer_word_t_desc_357bfc48__word__out_t word;
+    } nic_csr__steer_rule_t__steer_word_t_desc_357bfc48__out_t;
+
+    typedef struct {
+        nic_csr__steer_rule_t__CTRL__out_t CTRL;
+        nic_csr__steer_rule_t__QUEUE__out_t QUEUE;
+        nic_csr__steer_rule_t__PORTS__out_t PORTS;
+        nic_csr__steer_rule_t__PORT_MASK__out_t PORT_MASK;
+        nic_csr__steer_rule_t__steer_word_t_desc_b2646220__out_t SRC_ADDR[4];
+        nic_csr__steer_rule_t__steer_word_t_desc_e53058ea__out_t SRC_MASK[4];
+        nic_csr__steer_rule_t__steer_word_t_desc_d9eb91e3__out_t DST_ADDR[4];
+        nic_csr__steer_rule_t__steer_word_t_desc_357bfc48__out_t DST_MASK[4];
+    } nic_csr__steer_rule_t__out_t;
+
+    typedef struct {
         nic_csr__RX_FRAME_LIMIT__out_t RX_FRAME_LIMIT;
         nic_csr__rxq_t__out_t RXQ[8];
+        nic_csr__RSS_CTRL__out_t RSS_CTRL;
+        nic_csr__RSS_KEY__out_t RSS_KEY[10];
+        nic_csr__RSS_INDIR__out_t RSS_INDIR[32];
+        nic_csr__steer_rule_t__out_t STEER[32];
     } nic_csr__out_t;
 endpackage

@@ -1,0 +1,302 @@
+"""dma-buf bindings for RX (net/core/devmem.c, net/core/netdev-genl.c).
+
+`NetlinkSocket.bind_rx` is the netlink command `bind-rx` of the "netdev" family
+(`netdev_nl_bind_rx_doit`). Its checks, in order, and their errors:
+
+1. missing ifindex, dma-buf fd or queue list, or an empty queue list: EINVAL
+2. no such device (or not present): ENODEV
+3. `net_devmem_bind_dmabuf`: the fd is not a dma-buf: EBADF; a binding id is allocated
+   (cyclic, from 1, unique across devices); the scatter list becomes gen_pool chunks of
+   PAGE_SIZE net_iovs; a scatter entry whose length is not page-aligned: EINVAL
+4. per queue, `net_devmem_bind_dmabuf_to_queue`: not an RX queue EINVAL; index >= the RX
+   queues in use ERANGE "rx queue index out of range"; split not enabled EINVAL
+   "tcp-data-split is disabled"; threshold not zero EINVAL "hds-thresh is not zero"; an XDP
+   program attached EEXIST; queue already bound EEXIST; queue used by AF_XDP EBUSY; then the
+   queue is restarted (`netdev_rx_queue_restart`) with a page pool whose memory provider is
+   the binding.
+
+Any failure unbinds what was done, queues included. There is no unbind command: closing the
+netlink socket unbinds every binding it made (`netdev_nl_sock_priv_destroy`).
+
+Lifetime: unbind erases the id at once (`net_devmem_lookup_dmabuf` fails) and restarts the
+queues with host memory. The binding object lives on while anything holds a reference: each
+page pool that uses it holds one, and a page pool lives until its last buffer is back, so
+buffers still in sockets or held by user tokens keep it alive, and those tokens can still be
+returned. When the last reference goes, the gen_pool is destroyed and the dma-buf reference
+dropped (`__net_devmem_dmabuf_binding_free`).
+"""
+from __future__ import annotations
+
+import errno
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import TYPE_CHECKING, Iterable
+
+from driver.errors import KernelError
+from driver.genpool import GenPool
+from driver.netmem import PAGE_SHIFT, NetIov
+from driver.page_pool import PagePool
+from models.host_memory import PAGE_SIZE
+
+if TYPE_CHECKING:
+    from driver.kernel import DmaBufFile, Kernel
+    from driver.netdev import Netdev
+
+
+class QueueType(IntEnum):
+    """`enum netdev_queue_type`."""
+
+    RX = 0
+    TX = 1
+
+
+@dataclass(frozen=True)
+class QueueId:
+    """The nested `queue-id` attribute of bind-rx: queue type and index."""
+
+    type: QueueType
+    id: int
+
+
+@dataclass(eq=False)
+class DmabufGenpoolChunkOwner:
+    """`struct dmabuf_genpool_chunk_owner`: one scatter-list entry of the bound dma-buf."""
+
+    base_virtual: int
+    """Offset of the entry inside the dma-buf."""
+    base_dma_addr: int
+    num_niovs: int
+    binding: NetDevmemDmabufBinding
+    niovs: list[NetIov] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class NetDevmemDmabufBinding:
+    """`struct net_devmem_dmabuf_binding`."""
+
+    kernel: Kernel
+    dev: Netdev
+    file: DmaBufFile
+    id: int = 0
+    chunk_pool: GenPool[DmabufGenpoolChunkOwner] = field(
+        default_factory=lambda: GenPool(PAGE_SHIFT))
+    bound_rxqs: list[int] = field(default_factory=list)
+    ref: int = 1
+    freed: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def dmabuf(self):  # -> models.device_memory.DmaBuf
+        return self.file.dmabuf
+
+    @property
+    def npages(self) -> int:
+        return self.chunk_pool.size() // PAGE_SIZE if not self.freed else 0
+
+    @property
+    def pages_free(self) -> int:
+        """Pages in the gen_pool, not handed to any page pool."""
+        return self.chunk_pool.avail() // PAGE_SIZE if not self.freed else 0
+
+    # --- refcount ---------------------------------------------------------------------------
+
+    def get(self) -> None:
+        """`net_devmem_dmabuf_binding_get`."""
+        if self.freed:
+            raise RuntimeError(f'binding {self.id}: get after free')
+        self.ref += 1
+
+    def put(self) -> None:
+        """`net_devmem_dmabuf_binding_put`: free on the last reference."""
+        self.ref -= 1
+        if self.ref == 0:
+            self._free()
+
+    def _free(self) -> None:
+        """`__net_devmem_dmabuf_binding_free`."""
+        size, avail = self.chunk_pool.size(), self.chunk_pool.avail()
+        if size != avail:
+            self.warnings.append(f"can't destroy genpool. size={size}, avail={avail}")
+        else:
+            self.chunk_pool.destroy()
+        self.freed = True
+        self.file.put()
+
+    # --- net_iov allocation -----------------------------------------------------------------
+
+    def alloc_net_iov(self) -> NetIov | None:
+        """`net_devmem_alloc_dmabuf`: one PAGE_SIZE net_iov, first fit, or None."""
+        got = self.chunk_pool.alloc_owner(PAGE_SIZE)
+        if got is None:
+            return None
+        dma_addr, owner = got
+        niov = owner.niovs[(dma_addr - owner.base_dma_addr) >> PAGE_SHIFT]
+        niov.pp = None
+        niov.pp_ref_count = 0
+        return niov
+
+    def free_net_iov(self, niov: NetIov) -> None:
+        """`net_devmem_free_dmabuf`."""
+        if not self.chunk_pool.has_addr(niov.dma_addr, PAGE_SIZE):
+            self.warnings.append(f'free of {niov!r}: not in this binding')
+            return
+        self.chunk_pool.free(niov.dma_addr, PAGE_SIZE)
+
+
+class DmabufDevmemProvider:
+    """`dmabuf_devmem_ops`: the memory provider of a bound queue's payload page pool."""
+
+    def __init__(self, binding: NetDevmemDmabufBinding) -> None:
+        self.binding = binding
+
+    def init(self, pool: PagePool) -> None:
+        """`mp_dmabuf_devmem_init`: order-0 pages only; the pool holds a binding ref."""
+        if pool.params.buf_size != PAGE_SIZE:
+            raise KernelError(errno.E2BIG, 'devmem page pools hand out PAGE_SIZE buffers only')
+        self.binding.get()
+
+    def alloc_netmems(self, pool: PagePool) -> NetIov | None:
+        return self.binding.alloc_net_iov()
+
+    def release_netmem(self, pool: PagePool, netmem) -> None:  # netmem: NetIov
+        self.binding.free_net_iov(netmem)
+
+    def destroy(self, pool: PagePool) -> None:
+        self.binding.put()
+
+
+# ------------------------------------------------------------------------------------------
+# bind / unbind
+# ------------------------------------------------------------------------------------------
+
+def net_devmem_bind_dmabuf(kernel: Kernel, dev: Netdev, dmabuf_fd: int) -> NetDevmemDmabufBinding:
+    """Create a binding: dma-buf reference, id, gen_pool of the scatter list."""
+    file = kernel.dma_buf_get(dmabuf_fd)
+    binding = NetDevmemDmabufBinding(kernel, dev, file)
+    binding.id = kernel.devmem_id_alloc(binding)
+    virtual = 0
+    for chunk in binding.dmabuf.chunks:  # the attachment's sg_table
+        if chunk.length % PAGE_SIZE:
+            kernel.devmem_bindings.pop(binding.id, None)
+            file.put()
+            raise KernelError(errno.EINVAL, 'dma-buf scatterlist entry is not PAGE_SIZE aligned')
+        owner = DmabufGenpoolChunkOwner(virtual, chunk.bus_addr, chunk.length // PAGE_SIZE,
+                                        binding)
+        binding.chunk_pool.add_owner(chunk.bus_addr, chunk.bus_addr, chunk.length, owner)
+        owner.niovs = [NetIov(owner, i) for i in range(owner.num_niovs)]
+        virtual += chunk.length
+    return binding
+
+
+async def net_devmem_bind_dmabuf_to_queue(dev: Netdev, rxq_idx: int,
+                                          binding: NetDevmemDmabufBinding) -> None:
+    """Checks of one queue, then restart it with the binding as its memory provider."""
+    if rxq_idx >= dev.real_num_rx_queues:
+        raise KernelError(errno.ERANGE, 'rx queue index out of range')
+    if not dev.hds_enabled:
+        raise KernelError(errno.EINVAL, 'tcp-data-split is disabled')
+    if dev.ringparam.hds_thresh:
+        raise KernelError(errno.EINVAL, 'hds-thresh is not zero')
+    if dev.xdp_prog is not None:
+        raise KernelError(errno.EEXIST, 'unable to custom memory provider to device with XDP '
+                                        'program attached')
+    rxq = dev.rx_queue(rxq_idx)
+    if rxq.mp_params is not None:
+        raise KernelError(errno.EEXIST, 'designated queue already memory provider bound')
+    if rxq.xsk_pool is not None:
+        raise KernelError(errno.EBUSY, 'designated queue already in use by AF_XDP')
+    binding.bound_rxqs.append(rxq_idx)
+    rxq.mp_params = binding
+    try:
+        await dev.rx_queue_restart(rxq_idx)
+    except KernelError:
+        rxq.mp_params = None
+        binding.bound_rxqs.remove(rxq_idx)
+        raise
+
+
+async def net_devmem_unbind_dmabuf(binding: NetDevmemDmabufBinding) -> None:
+    """Erase the id, give the queues back to host memory, drop the netlink reference."""
+    kernel, dev = binding.kernel, binding.dev
+    kernel.devmem_bindings.pop(binding.id, None)
+    for rxq_idx in list(binding.bound_rxqs):
+        rxq = dev.rx_queue(rxq_idx)
+        rxq.mp_params = None
+        await dev.rx_queue_restart(rxq_idx)
+    binding.bound_rxqs.clear()
+    binding.put()
+
+
+# ------------------------------------------------------------------------------------------
+# the netlink side
+# ------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class QueueInfo:
+    """Reply of the netlink `queue-get` command."""
+
+    ifindex: int
+    type: QueueType
+    id: int
+    dmabuf: int | None
+    """Id of the binding the queue's memory provider uses, if any."""
+
+
+class NetlinkSocket:
+    """A generic-netlink socket of the "netdev" family. Bindings made through it belong to
+    it (`struct netdev_nl_sock`) and are unbound when it closes."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self.bindings: list[NetDevmemDmabufBinding] = []
+        self.closed = False
+
+    async def __aenter__(self) -> NetlinkSocket:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def bind_rx(self, ifindex: int | None, fd: int | None,
+                      queues: Iterable[QueueId | int] | None) -> int:
+        """`bind-rx`: bind the dma-buf behind `fd` to RX `queues` of device `ifindex`;
+        returns the binding id. A plain int in `queues` means an RX queue."""
+        if self.closed:
+            raise KernelError(errno.EBADF, 'netlink socket is closed')
+        qlist = None if queues is None else [
+            q if isinstance(q, QueueId) else QueueId(QueueType.RX, q) for q in queues]
+        if ifindex is None or fd is None or not qlist:
+            missing = 'ifindex' if ifindex is None else 'fd' if fd is None else 'queues'
+            raise KernelError(errno.EINVAL, f'missing attribute: {missing}')
+        dev = self.kernel.dev_get_by_index(ifindex)
+        if dev is None or not dev.present:
+            raise KernelError(errno.ENODEV, f'no device with ifindex {ifindex}')
+        binding = net_devmem_bind_dmabuf(self.kernel, dev, fd)
+        try:
+            for q in qlist:
+                if q.type != QueueType.RX:
+                    raise KernelError(errno.EINVAL, 'queue type is not rx')
+                await net_devmem_bind_dmabuf_to_queue(dev, q.id, binding)
+        except KernelError:
+            await net_devmem_unbind_dmabuf(binding)
+            raise
+        self.bindings.append(binding)
+        return binding.id
+
+    def queue_get(self, ifindex: int, qid: int, qtype: QueueType = QueueType.RX) -> QueueInfo:
+        """`queue-get`: which binding (if any) an RX queue uses."""
+        dev = self.kernel.dev_get_by_index(ifindex)
+        if dev is None:
+            raise KernelError(errno.ENODEV, f'no device with ifindex {ifindex}')
+        if qtype != QueueType.RX or qid >= dev.real_num_rx_queues:
+            raise KernelError(errno.EINVAL, 'no such queue')
+        mp = dev.rx_queue(qid).mp_params
+        return QueueInfo(ifindex, qtype, qid, mp.id if mp is not None else None)
+
+    async def close(self) -> None:
+        """Closing the socket unbinds everything it bound."""
+        if self.closed:
+            return
+        self.closed = True
+        while self.bindings:
+            await net_devmem_unbind_dmabuf(self.bindings.pop())

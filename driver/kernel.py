@@ -1,0 +1,139 @@
+"""The simulated kernel: the state Linux keeps globally, kept in one object you pass around.
+
+Linux has global tables the devmem path depends on: net devices by ifindex (per network
+namespace), the process's file descriptor table (a dma-buf reaches bind-rx as an fd), the
+xarray of dma-buf bindings (`net_devmem_dmabuf_bindings`, ids unique across all devices,
+allocated cyclically from 1), and the TCP socket hash tables. `Kernel` holds all of them, so
+two tests, or two simulated hosts, never share state.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from driver.errors import KernelError
+from models.device_memory import DmaBuf
+
+import errno
+
+if TYPE_CHECKING:
+    from driver.devmem import NetDevmemDmabufBinding, NetlinkSocket
+    from driver.netdev import Netdev
+    from driver.socket import Socket
+    from driver.tcp import TcpStack
+
+U32_MAX = 0xFFFF_FFFF
+
+
+@dataclass(eq=False)
+class DmaBufFile:
+    """`struct dma_buf` behind its `struct file`: the exporter's memory, reference-counted.
+
+    The fd holds one reference, each binding another (`dma_buf_get`/`dma_buf_put`). When the
+    last goes, the exporter frees the memory (`DeviceMemory.release_dmabuf`).
+    """
+
+    dmabuf: DmaBuf
+    refcount: int = 1
+    released: bool = False
+
+    def get(self) -> DmaBufFile:
+        self.refcount += 1
+        return self
+
+    def put(self) -> None:
+        self.refcount -= 1
+        if self.refcount == 0:
+            self.released = True
+            self.dmabuf.device.release_dmabuf(self.dmabuf)
+
+
+@dataclass(eq=False)
+class Kernel:
+    """One simulated kernel (one network namespace)."""
+
+    netdevs: dict[int, Netdev] = field(default_factory=dict)
+    files: dict[int, DmaBufFile] = field(default_factory=dict)
+    devmem_bindings: dict[int, NetDevmemDmabufBinding] = field(default_factory=dict)
+    """`net_devmem_dmabuf_bindings`: binding id -> binding, while bound."""
+    _next_ifindex: int = 1
+    _next_fd: int = 3
+    _binding_id_next: int = 1
+    _tcp: TcpStack | None = None
+
+    # --- net devices ------------------------------------------------------------------------
+
+    def register_netdev(self, dev: Netdev) -> int:
+        """`register_netdevice`: give `dev` the next ifindex."""
+        ifindex = self._next_ifindex
+        self._next_ifindex += 1
+        self.netdevs[ifindex] = dev
+        return ifindex
+
+    def unregister_netdev(self, dev: Netdev) -> None:
+        self.netdevs.pop(dev.ifindex, None)
+
+    def dev_get_by_index(self, ifindex: int) -> Netdev | None:
+        """`netdev_get_by_index`."""
+        return self.netdevs.get(ifindex)
+
+    # --- dma-buf file descriptors -----------------------------------------------------------
+
+    def dma_buf_fd(self, dmabuf: DmaBuf) -> int:
+        """What an exporter (the GPU driver) does to give userspace a dma-buf: install it as
+        an fd. The fd owns one reference; `close` drops it."""
+        fd = self._next_fd
+        self._next_fd += 1
+        self.files[fd] = DmaBufFile(dmabuf)
+        return fd
+
+    def dma_buf_get(self, fd: int) -> DmaBufFile:
+        """`dma_buf_get`: a new reference on the dma-buf behind `fd` (EBADF if none)."""
+        file = self.files.get(fd)
+        if file is None:
+            raise KernelError(errno.EBADF, f'fd {fd} is not a dma-buf')
+        return file.get()
+
+    def close(self, fd: int) -> None:
+        """`close(fd)` on a dma-buf fd."""
+        file = self.files.pop(fd, None)
+        if file is None:
+            raise KernelError(errno.EBADF, f'fd {fd} is not open')
+        file.put()
+
+    # --- devmem bindings --------------------------------------------------------------------
+
+    def devmem_id_alloc(self, binding: NetDevmemDmabufBinding) -> int:
+        """`xa_alloc_cyclic(&net_devmem_dmabuf_bindings, ..., xa_limit_32b, &id_alloc_next)`
+        with XA_FLAGS_ALLOC1: the first free id from the cursor, wrapping to 1."""
+        if len(self.devmem_bindings) >= U32_MAX:
+            raise KernelError(errno.EBUSY, 'binding ids exhausted')
+        nid = self._binding_id_next
+        while nid in self.devmem_bindings:
+            nid = nid + 1 if nid < U32_MAX else 1
+        self.devmem_bindings[nid] = binding
+        self._binding_id_next = nid + 1 if nid < U32_MAX else 1
+        return nid
+
+    def devmem_lookup(self, binding_id: int) -> NetDevmemDmabufBinding | None:
+        """`net_devmem_lookup_dmabuf`: None once the binding is unbound."""
+        return self.devmem_bindings.get(binding_id)
+
+    # --- sockets ----------------------------------------------------------------------------
+
+    @property
+    def tcp(self) -> TcpStack:
+        if self._tcp is None:
+            from driver.tcp import TcpStack
+            self._tcp = TcpStack(self)
+        return self._tcp
+
+    def socket(self, family: int, type: int) -> Socket:
+        """`socket(2)`: `AF_INET`/`AF_INET6` with `SOCK_STREAM` (TCP) or `SOCK_DGRAM`."""
+        from driver.socket import Socket
+        return Socket.create(self, family, type)
+
+    def netlink_open(self) -> NetlinkSocket:
+        """A generic-netlink socket speaking the "netdev" family (bind-rx, queue-get)."""
+        from driver.devmem import NetlinkSocket
+        return NetlinkSocket(self)

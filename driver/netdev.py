@@ -1,0 +1,460 @@
+"""The net device: bring-up, ethtool-style configuration, per-queue page pools and NAPI.
+
+What a Linux NIC driver provides, on the NicHw interface (driver/hw.py), so the same code runs
+on the golden model and on the RTL:
+
+- `probe` (the PCI probe + `register_netdev`): checks `ID`, reads `CAPS`, gets an ifindex.
+- `open`/`stop` (`ndo_open`/`ndo_stop`): programs the frame limit, starts/stops RX queues.
+- ethtool: `get/set_ringparam` (rx ring size, `tcp-data-split`, `hds-thresh`),
+  `get/set_channels` (RX queues in use), `set_mtu`. While a queue is bound to a dma-buf,
+  disabling split, a non-zero threshold and channel counts below a bound queue are refused
+  with EINVAL, as `ethnl_set_rings` and `ethnl_set_channels` do.
+- The queue management ops (`struct netdev_queue_mgmt_ops`): `rx_queue_restart` allocates the
+  new queue's page pools first (`ndo_queue_mem_alloc`; the payload pool's memory provider is
+  the queue's binding when bound), then stops the old queue (`ndo_queue_stop`: rings off,
+  posted buffers back to the old pools, pools destroyed) and starts the new one
+  (`ndo_queue_start`: rings programmed, buffers posted).
+- NAPI: `napi_poll` turns completions into skbs (header bytes copied out of the host header
+  buffer, payload referenced as page-pool fragments, never read), hands them to the TCP layer
+  and refills both rings from the page pools; when a pool is dry the refill stops and counts
+  `alloc_fail`, the NIC then drops and counts (RX_DROP_NO_PAY_BUF).
+
+There are no interrupts on NicHw: whoever runs the driver calls `poll` (all queues) or
+`napi_poll` (one queue) when it wants the driver to look at the rings.
+"""
+from __future__ import annotations
+
+import errno
+from dataclasses import asdict, dataclass, field, replace
+from enum import IntEnum
+from typing import TYPE_CHECKING, Callable
+
+from driver import regs
+from driver.errors import KernelError
+from driver.headers import ETH_HLEN, VLAN_HLEN, eth_get_headlen
+from driver.hw import NicHw
+from driver.netmem import Netmem
+from driver.page_pool import HostPageAllocator, HostPageProvider, MemoryProvider, PagePool, PagePoolParams
+from driver.rx_queue import MAX_RING_LOG2, RxBuffer, RxFrame, RxQueue, RxQueueConfig
+from driver.skbuff import SkBuff, SkbFrag
+from models.host_memory import PAGE_SIZE
+
+if TYPE_CHECKING:
+    from driver.devmem import NetDevmemDmabufBinding
+    from driver.kernel import Kernel
+
+ID_MAGIC = 0x444D4E43
+MIN_MTU = 68
+MAX_MTU = 9216
+DESC_CACHE = 16
+"""Payload descriptors a frame may use at most (docs/rx-rules.md section 4)."""
+RX_MAX_PENDING = 1 << (MAX_RING_LOG2 - 1)
+"""The completion ring is twice the buffer rings, and at most 2^15 entries."""
+HDS_THRESH_MAX = 0xFFFF
+HDR_PULL_WINDOW = 256
+"""Bytes the driver looks at to find the header length of a frame the NIC did not split."""
+
+COUNTERS = ('RX_FRAMES', 'RX_DROP_RUNT', 'RX_DROP_FCS', 'RX_DROP_OVERSIZE', 'RX_DROP_FIFO',
+            'RX_DROP_HDR_ERR', 'RX_DROP_QUEUE_OFF', 'RX_DROP_NO_HDR_BUF', 'RX_DROP_NO_PAY_BUF',
+            'RX_DROP_CQ_FULL', 'RX_DMA_WR_ERR', 'RX_DMA_RD_ERR', 'RX_DESC_ERR')
+"""The NIC's RX counters (docs/registers.md) `hw_stats` reads."""
+
+
+class TcpDataSplit(IntEnum):
+    """`ETHTOOL_TCP_DATA_SPLIT_*`: the ethtool `tcp-data-split` setting."""
+
+    UNKNOWN = 0
+    """Not set by the administrator: the driver's default (this driver: no split)."""
+    DISABLED = 1
+    ENABLED = 2
+
+
+@dataclass(frozen=True)
+class RingParam:
+    """`ethtool -g/-G`: ring sizes, split, threshold (`struct kernel_ethtool_ringparam`)."""
+
+    rx_pending: int = 256
+    """Entries of each buffer ring (header and payload); the completion ring has twice."""
+    rx_buf_len: int = PAGE_SIZE
+    """Payload buffer size: one page (a net_iov when bound)."""
+    hdr_buf_len: int = 256
+    """Header buffer size (host memory)."""
+    tcp_data_split: TcpDataSplit = TcpDataSplit.UNKNOWN
+    hds_thresh: int = 0
+    rx_max_pending: int = RX_MAX_PENDING
+    hds_thresh_max: int = HDS_THRESH_MAX
+
+
+@dataclass(frozen=True)
+class Channels:
+    """`ethtool -l`: this NIC has combined channels only (RX queues here)."""
+
+    max_combined: int
+    combined_count: int
+
+
+@dataclass
+class RxQueueStats:
+    """Per-queue counters (`struct netdev_queue_stats_rx` names where they exist)."""
+
+    packets: int = 0
+    bytes: int = 0
+    alloc_fail: int = 0
+    """Refills that could not get a buffer from a page pool (`rx-alloc-fail`)."""
+    hds_unsplit_drops: int = 0
+    """Frames the NIC did not split whose payload buffer is device memory: the CPU cannot
+    read their headers, so they are dropped (gve counts these as `rx_hsplit_unsplit_pkt`)."""
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+@dataclass(eq=False)
+class Napi:
+    """`struct napi_struct` of one RX queue: page pools recycle directly only from it."""
+
+    dev_name: str
+    queue_idx: int
+
+
+@dataclass(eq=False)
+class NetdevRxQueue:
+    """`struct netdev_rx_queue` plus the driver's state of that queue."""
+
+    index: int
+    napi: Napi
+    mp_params: NetDevmemDmabufBinding | None = None
+    """The memory provider installed on the queue (`rxq->mp_params`): a dma-buf binding."""
+    xsk_pool: object | None = None
+    """An AF_XDP socket using the queue (bind-rx refuses such a queue with EBUSY)."""
+    ring: RxQueue | None = None
+    hdr_pool: PagePool | None = None
+    pay_pool: PagePool | None = None
+    hdr_bufs: dict[int, Netmem] = field(default_factory=dict)
+    pay_bufs: dict[int, Netmem] = field(default_factory=dict)
+    """Buffers posted to the NIC, by buffer id."""
+    hdr_ids: list[int] = field(default_factory=list)
+    pay_ids: list[int] = field(default_factory=list)
+    """Buffer ids free to post."""
+    stats: RxQueueStats = field(default_factory=RxQueueStats)
+
+    @property
+    def running(self) -> bool:
+        return self.ring is not None
+
+
+def _log2(n: int) -> int:
+    return n.bit_length() - 1
+
+
+class Netdev:
+    """One NIC as Linux sees it (`struct net_device` and its driver)."""
+
+    def __init__(self, kernel: Kernel, hw: NicHw, name: str = 'eth0') -> None:
+        self.kernel = kernel
+        self.hw = hw
+        self.name = name
+        self.ifindex = 0
+        self.present = False
+        self.running = False
+        self.num_rx_queues = 0
+        self.real_num_rx_queues = 0
+        self.dma_bytes = 8
+        self.parse_bytes = 0
+        self.mtu = 1500
+        self.ringparam = RingParam()
+        self.xdp_prog: object | None = None
+        """An attached XDP program (bind-rx refuses with EEXIST while one is)."""
+        self.channel_checks: list[Callable[[int], None]] = []
+        """Extra checks of a new channel count (e.g. RSS/n-tuple rules pointing at queues
+        that would disappear); each raises `KernelError` to refuse."""
+        self._rxqs: list[NetdevRxQueue] = []
+        self._host_pages: dict[int, HostPageAllocator] = {}
+
+    # --- probe / open / stop ----------------------------------------------------------------
+
+    async def probe(self) -> None:
+        """Find the NIC, read its capabilities and register the device."""
+        magic = regs.ID_MAGIC.get(await self.hw.read32(regs.ID))
+        if magic != ID_MAGIC:
+            raise KernelError(errno.ENODEV, f'ID reads 0x{magic:08x}, not 0x{ID_MAGIC:08x}')
+        caps = await self.hw.read32(regs.CAPS)
+        self.dma_bytes = regs.CAPS_DMA_BYTES.get(caps)
+        self.num_rx_queues = regs.CAPS_NUM_RXQ.get(caps)
+        self.parse_bytes = regs.CAPS_PARSE_BYTES.get(caps)
+        if not 1 <= self.num_rx_queues <= regs.RXQ_MAX:
+            raise KernelError(errno.ENODEV, f'CAPS.num_rxq={self.num_rx_queues}')
+        self.real_num_rx_queues = self.num_rx_queues
+        self._rxqs = [NetdevRxQueue(i, Napi(self.name, i)) for i in range(self.num_rx_queues)]
+        self.ifindex = self.kernel.register_netdev(self)
+        self.present = True
+
+    async def open(self) -> None:
+        """`ndo_open`: frame limit, then every RX queue in use."""
+        if self.running:
+            return
+        await self._write_frame_limit()
+        for i in range(self.real_num_rx_queues):
+            await self._queue_start(self._rxqs[i], self._queue_mem_alloc(self._rxqs[i]))
+        self.running = True
+
+    async def stop(self) -> None:
+        """`ndo_stop`: every RX queue off, buffers back to the pools, pools destroyed."""
+        for q in self._rxqs:
+            if q.running:
+                await self._queue_stop(q)
+        self.running = False
+
+    async def remove(self) -> None:
+        """Stop and unregister."""
+        await self.stop()
+        self.kernel.unregister_netdev(self)
+        self.present = False
+
+    # --- queues -----------------------------------------------------------------------------
+
+    def rx_queue(self, index: int) -> NetdevRxQueue:
+        """`__netif_get_rx_queue`."""
+        return self._rxqs[index]
+
+    @property
+    def rx_queues(self) -> list[NetdevRxQueue]:
+        """The RX queues in use (`real_num_rx_queues`)."""
+        return self._rxqs[:self.real_num_rx_queues]
+
+    @property
+    def hds_enabled(self) -> bool:
+        return self.ringparam.tcp_data_split == TcpDataSplit.ENABLED
+
+    def min_mp_channel_count(self) -> int:
+        """`dev_get_min_mp_channel_count`: one more than the highest bound queue, or 0."""
+        bound = [q.index for q in self._rxqs if q.mp_params is not None]
+        return max(bound) + 1 if bound else 0
+
+    def _allocator(self, buf_size: int) -> HostPageAllocator:
+        if buf_size not in self._host_pages:
+            self._host_pages[buf_size] = HostPageAllocator(self.hw.host, buf_size)
+        return self._host_pages[buf_size]
+
+    def _ring_config(self) -> RxQueueConfig:
+        rp = self.ringparam
+        log2 = _log2(rp.rx_pending)
+        return RxQueueConfig(hdr_ring_log2=log2, pay_ring_log2=log2,
+                             cq_log2=min(MAX_RING_LOG2, log2 + 1),
+                             hdr_buf_bytes=rp.hdr_buf_len, pay_buf_log2=_log2(rp.rx_buf_len),
+                             tcp_data_split=self.hds_enabled, hds_thresh=rp.hds_thresh)
+
+    def _queue_mem_alloc(self, q: NetdevRxQueue) -> tuple[PagePool, PagePool]:
+        """`ndo_queue_mem_alloc`: the new queue's header and payload page pools."""
+        rp = self.ringparam
+        hdr_pool = PagePool(
+            PagePoolParams(rp.rx_pending, q.index, self.name, rp.hdr_buf_len, q.napi),
+            HostPageProvider(self._allocator(rp.hdr_buf_len)))
+        provider: MemoryProvider
+        if q.mp_params is not None:
+            from driver.devmem import DmabufDevmemProvider
+            provider = DmabufDevmemProvider(q.mp_params)
+        else:
+            provider = HostPageProvider(self._allocator(rp.rx_buf_len))
+        pay_pool = PagePool(PagePoolParams(rp.rx_pending, q.index, self.name, rp.rx_buf_len, q.napi),
+                            provider)
+        return hdr_pool, pay_pool
+
+    async def _queue_start(self, q: NetdevRxQueue, pools: tuple[PagePool, PagePool]) -> None:
+        """`ndo_queue_start`: program the rings, enable, post buffers."""
+        q.hdr_pool, q.pay_pool = pools
+        cfg = self._ring_config()
+        q.ring = RxQueue(self.hw, q.index, cfg, dma_bytes=self.dma_bytes)
+        await q.ring.alloc_rx_rings()
+        q.hdr_ids = list(reversed(range(1 << cfg.hdr_ring_log2)))
+        q.pay_ids = list(reversed(range(1 << cfg.pay_ring_log2)))
+        await q.ring.enable()
+        await self._refill(q)
+
+    async def _queue_stop(self, q: NetdevRxQueue) -> None:
+        """`ndo_queue_stop` + `ndo_queue_mem_free`: queue off, posted buffers (and those of
+        completions not polled yet) back to their pools, pools destroyed."""
+        assert q.ring is not None and q.hdr_pool is not None and q.pay_pool is not None
+        await q.ring.disable()
+        for nm in q.hdr_bufs.values():
+            q.hdr_pool.put_netmem(nm, allow_direct=True)
+        for nm in q.pay_bufs.values():
+            q.pay_pool.put_netmem(nm, allow_direct=True)
+        q.hdr_bufs.clear()
+        q.pay_bufs.clear()
+        q.ring = None
+        q.hdr_pool.destroy()
+        q.pay_pool.destroy()
+        q.hdr_pool = q.pay_pool = None
+
+    async def rx_queue_restart(self, index: int) -> None:
+        """`netdev_rx_queue_restart`: new memory first (a failure leaves the old queue
+        running), then stop the old queue and start the new one. A no-op while the device
+        is down or the queue is not in use: the queue picks up its settings when opened."""
+        if not self.running or index >= self.real_num_rx_queues:
+            return
+        q = self._rxqs[index]
+        pools = self._queue_mem_alloc(q)
+        await self._queue_stop(q)
+        await self._queue_start(q, pools)
+
+    async def _restart_all(self) -> None:
+        for q in self.rx_queues:
+            await self.rx_queue_restart(q.index)
+
+    # --- ethtool ----------------------------------------------------------------------------
+
+    def get_ringparam(self) -> RingParam:
+        return self.ringparam
+
+    async def set_ringparam(self, *, rx_pending: int | None = None,
+                            tcp_data_split: TcpDataSplit | bool | None = None,
+                            hds_thresh: int | None = None,
+                            hdr_buf_len: int | None = None) -> None:
+        """`ethtool -G`: change what is given; restarts the queues when running."""
+        rp = self.ringparam
+        if isinstance(tcp_data_split, bool):
+            tcp_data_split = TcpDataSplit.ENABLED if tcp_data_split else TcpDataSplit.DISABLED
+        new = replace(rp,
+                      rx_pending=rp.rx_pending if rx_pending is None else rx_pending,
+                      tcp_data_split=rp.tcp_data_split if tcp_data_split is None
+                      else TcpDataSplit(tcp_data_split),
+                      hds_thresh=rp.hds_thresh if hds_thresh is None else hds_thresh,
+                      hdr_buf_len=rp.hdr_buf_len if hdr_buf_len is None else hdr_buf_len)
+        if not 2 <= new.rx_pending <= rp.rx_max_pending or new.rx_pending & (new.rx_pending - 1):
+            raise KernelError(errno.EINVAL, f'rx {new.rx_pending}: a power of two, 2 .. '
+                                            f'{rp.rx_max_pending}')
+        if not 0 <= new.hds_thresh <= rp.hds_thresh_max:
+            raise KernelError(errno.EINVAL, f'hds-thresh {new.hds_thresh} above '
+                                            f'{rp.hds_thresh_max}')
+        if (not 64 <= new.hdr_buf_len <= 1024 or PAGE_SIZE % new.hdr_buf_len
+                or new.hdr_buf_len % self.dma_bytes):
+            raise KernelError(errno.EINVAL, f'header buffer {new.hdr_buf_len} bytes: a power '
+                                            f'of two, 64 .. 1024')
+        if self.min_mp_channel_count():
+            if new.tcp_data_split != TcpDataSplit.ENABLED:
+                raise KernelError(errno.EINVAL, "can't disable tcp-data-split while device "
+                                                'has memory provider enabled')
+            if new.hds_thresh:
+                raise KernelError(errno.EINVAL, "can't set non-zero hds_thresh while device "
+                                                'is memory provider enabled')
+        self.ringparam = new
+        await self._restart_all()
+
+    def get_channels(self) -> Channels:
+        return Channels(self.num_rx_queues, self.real_num_rx_queues)
+
+    async def set_channels(self, combined: int) -> None:
+        """`ethtool -L combined N`: the RX queues in use."""
+        if not 1 <= combined <= self.num_rx_queues:
+            raise KernelError(errno.EINVAL, f'combined {combined}: 1 .. {self.num_rx_queues}')
+        if combined < self.min_mp_channel_count():
+            raise KernelError(errno.EINVAL, 'requested channel counts are too low for '
+                                            'existing memory provider setting')
+        for check in self.channel_checks:
+            check(combined)
+        old = self.real_num_rx_queues
+        self.real_num_rx_queues = combined
+        if not self.running:
+            return
+        for i in range(combined, old):
+            if self._rxqs[i].running:
+                await self._queue_stop(self._rxqs[i])
+        for i in range(old, combined):
+            await self._queue_start(self._rxqs[i], self._queue_mem_alloc(self._rxqs[i]))
+
+    async def set_mtu(self, mtu: int) -> None:
+        """`ndo_change_mtu`: the NIC's frame limit follows (MTU + Ethernet + two VLAN tags)."""
+        if not MIN_MTU <= mtu <= MAX_MTU:
+            raise KernelError(errno.EINVAL, f'mtu {mtu}: {MIN_MTU} .. {MAX_MTU}')
+        if -(-self._frame_limit(mtu) // self.ringparam.rx_buf_len) > DESC_CACHE:
+            raise KernelError(errno.EINVAL, f'mtu {mtu} needs more than {DESC_CACHE} buffers')
+        self.mtu = mtu
+        await self._write_frame_limit()
+
+    @staticmethod
+    def _frame_limit(mtu: int) -> int:
+        return mtu + ETH_HLEN + 2 * VLAN_HLEN
+
+    async def _write_frame_limit(self) -> None:
+        await self.hw.write32(regs.RX_FRAME_LIMIT,
+                              regs.RX_FRAME_LIMIT_MAX_FRAME_LEN.put(self._frame_limit(self.mtu)))
+
+    # --- statistics -------------------------------------------------------------------------
+
+    async def hw_stats(self) -> dict[str, int]:
+        """The NIC's RX counters by register name."""
+        return {name: await self.hw.read32(getattr(regs, name)) for name in COUNTERS}
+
+    def qstats(self, index: int) -> RxQueueStats:
+        return self._rxqs[index].stats
+
+    # --- NAPI -------------------------------------------------------------------------------
+
+    async def poll(self, budget: int = 64) -> int:
+        """Run NAPI once on every running queue; the number of frames handled."""
+        done = 0
+        for q in self.rx_queues:
+            if q.running:
+                done += await self.napi_poll(q.index, budget)
+        return done
+
+    async def napi_poll(self, index: int, budget: int = 64) -> int:
+        """The queue's NAPI poll: up to `budget` frames to the stack, then refill."""
+        q = self._rxqs[index]
+        if q.ring is None:
+            return 0
+        frames = await q.ring.napi_poll(budget)
+        for frame in frames:
+            skb = self._build_skb(q, frame)
+            if skb is not None:
+                self.kernel.tcp.rcv(skb, q.napi)
+        await self._refill(q)
+        return len(frames)
+
+    def _build_skb(self, q: NetdevRxQueue, frame: RxFrame) -> SkBuff | None:
+        """Completions of one frame -> skb. Header bytes are copied out of the host header
+        buffer (which goes straight back to its pool); payload buffers become fragments."""
+        assert q.hdr_pool is not None and q.pay_pool is not None
+        hdr_nm = None
+        if frame.hdr_buf_id is not None:
+            hdr_nm = q.hdr_bufs.pop(frame.hdr_buf_id)
+            q.hdr_ids.append(frame.hdr_buf_id)
+        frags = []
+        for buf_id, n in frame.fragments:
+            frags.append(SkbFrag(q.pay_bufs.pop(buf_id), 0, n))
+            q.pay_ids.append(buf_id)
+        q.stats.packets += 1
+        q.stats.bytes += frame.hdr_len + frame.payload_len
+        skb = SkBuff(frags=frags, queue_mapping=q.index, hash=frame.first.rss_hash,
+                     dev_name=self.name)
+        if frame.split and hdr_nm is not None:
+            skb.head = hdr_nm.cpu_read(0, frame.hdr_len)
+            q.hdr_pool.put_netmem(hdr_nm, allow_direct=True)
+            return skb
+        if hdr_nm is not None:
+            q.hdr_pool.put_netmem(hdr_nm, allow_direct=True)
+        if not skb.readable:
+            q.stats.hds_unsplit_drops += 1
+            skb.free(q.napi)
+            return None
+        window = skb.copy_bits(0, min(skb.len, HDR_PULL_WINDOW))
+        skb.pull_to_head(eth_get_headlen(window), q.napi)
+        return skb
+
+    async def _refill(self, q: NetdevRxQueue) -> None:
+        """Post a buffer in every free ring slot, as far as the page pools allow."""
+        assert q.ring is not None and q.hdr_pool is not None and q.pay_pool is not None
+        for pool, bufs, ids, post in ((q.hdr_pool, q.hdr_bufs, q.hdr_ids, q.ring.post_hdr_buffers),
+                                      (q.pay_pool, q.pay_bufs, q.pay_ids, q.ring.post_pay_buffers)):
+            new: list[RxBuffer] = []
+            while ids:
+                nm = pool.alloc_netmem()
+                if nm is None:
+                    q.stats.alloc_fail += 1
+                    break
+                buf_id = ids.pop()
+                bufs[buf_id] = nm
+                new.append(RxBuffer(nm.dma_addr, buf_id))
+            if new:
+                await post(new)

@@ -1,0 +1,173 @@
+"""`struct sk_buff`, reduced to what devmem RX needs.
+
+An skb has a head (bytes in host memory: the headers the NIC wrote to a header buffer, or
+that the driver pulled out of a host page) and fragments that reference page-pool buffers.
+`data` is how far the head has been pulled: `head[data:]` is linear payload. A fragment in
+device memory (`NetIov`) makes the skb unreadable (`skb->unreadable`, `skb_frags_readable`
+false): its bytes can only be handed to the user as dma-buf offsets, never copied.
+
+Each fragment owns one page-pool reference on its buffer; `free` (`kfree_skb`/`consume_skb`)
+drops it, recycling the buffer into the pool's cache when called from the pool's own NAPI
+context, else through the pool's ring.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from driver.netmem import Netmem
+
+if TYPE_CHECKING:
+    from driver.netdev import Napi
+
+
+@dataclass
+class SkbFrag:
+    """`skb_frag_t`: `size` bytes at `offset` inside `netmem`."""
+
+    netmem: Netmem
+    offset: int
+    size: int
+
+
+@dataclass(eq=False)
+class SkBuff:
+    head: bytes = b''
+    frags: list[SkbFrag] = field(default_factory=list)
+    data: int = 0
+    queue_mapping: int = 0
+    hash: int = 0
+    dev_name: str = ''
+    # TCP control block (TCP_SKB_CB): filled by the TCP layer
+    seq: int = 0
+    fin: bool = False
+    freed: bool = False
+
+    # --- geometry ---------------------------------------------------------------------------
+
+    @property
+    def headlen(self) -> int:
+        """`skb_headlen`: linear bytes after `data`."""
+        return len(self.head) - self.data
+
+    @property
+    def data_len(self) -> int:
+        """Bytes in fragments."""
+        return sum(f.size for f in self.frags)
+
+    @property
+    def len(self) -> int:
+        return self.headlen + self.data_len
+
+    @property
+    def end_seq(self) -> int:
+        """Sequence number after the data (FIN not included)."""
+        return (self.seq + self.len) & 0xFFFFFFFF
+
+    @property
+    def readable(self) -> bool:
+        """`skb_frags_readable`: no fragment is in device memory."""
+        return all(f.netmem.readable for f in self.frags)
+
+    # --- reshaping --------------------------------------------------------------------------
+
+    def pull_to_head(self, n: int, napi: Napi | None = None) -> None:
+        """Move the first `n` fragment bytes into the head (`__pskb_pull_tail`); only for
+        readable fragments: the CPU reads them. A fragment emptied this way is released."""
+        out = bytearray()
+        while n > 0 and self.frags:
+            f = self.frags[0]
+            k = min(n, f.size)
+            out += f.netmem.cpu_read(f.offset, k)
+            f.offset += k
+            f.size -= k
+            n -= k
+            if f.size == 0:
+                self.frags.pop(0)
+                _put(f.netmem, napi)
+        self.head = self.head + bytes(out)
+
+    def pull(self, n: int) -> None:
+        """`skb_pull`: advance `data` over `n` head bytes."""
+        if n > self.headlen:
+            raise ValueError(f'pull of {n} bytes, {self.headlen} in the head')
+        self.data += n
+
+    def trim_front(self, n: int, napi: Napi | None = None) -> None:
+        """Drop the first `n` payload bytes (TCP trimming an overlap); fragments emptied
+        are released."""
+        k = min(n, self.headlen)
+        self.data += k
+        n -= k
+        while n > 0:
+            f = self.frags[0]
+            k = min(n, f.size)
+            f.offset += k
+            f.size -= k
+            n -= k
+            if f.size == 0:
+                self.frags.pop(0)
+                _put(f.netmem, napi)
+
+    def trim(self, length: int, napi: Napi | None = None) -> None:
+        """`pskb_trim`: keep the first `length` payload bytes (drop Ethernet padding)."""
+        if length >= self.len:
+            return
+        if length <= self.headlen:
+            self.head = self.head[:self.data + length]
+            keep_frags: list[SkbFrag] = []
+            drop = self.frags
+        else:
+            left = length - self.headlen
+            keep_frags, drop = [], []
+            for f in self.frags:
+                if left <= 0:
+                    drop.append(f)
+                    continue
+                if f.size > left:
+                    f.size = left
+                keep_frags.append(f)
+                left -= f.size
+        self.frags = keep_frags
+        for f in drop:
+            _put(f.netmem, napi)
+
+    def copy_bits(self, offset: int, n: int) -> bytes:
+        """`skb_copy_bits`: `n` payload bytes from `offset`; the CPU reads them, so this is
+        only for readable skbs (a device-memory fragment would raise in the model)."""
+        out = bytearray()
+        if offset < self.headlen:
+            k = min(n, self.headlen - offset)
+            out += self.head[self.data + offset:self.data + offset + k]
+            n -= k
+            offset += k
+        start = self.headlen
+        for f in self.frags:
+            if n <= 0:
+                break
+            end = start + f.size
+            if offset < end:
+                k = min(n, end - offset)
+                out += f.netmem.cpu_read(f.offset + offset - start, k)
+                n -= k
+                offset += k
+            start = end
+        return bytes(out)
+
+    def free(self, napi: Napi | None = None) -> None:
+        """`kfree_skb`/`consume_skb`: drop the fragments' page-pool references."""
+        if self.freed:
+            raise RuntimeError('double free of an skb')
+        self.freed = True
+        for f in self.frags:
+            _put(f.netmem, napi)
+        self.frags = []
+
+
+def _put(netmem: Netmem, napi: Napi | None) -> None:
+    """`skb_pp_recycle` -> `napi_pp_put_page`: direct recycling only from the NAPI instance
+    the page pool belongs to."""
+    pool = netmem.pp
+    if pool is None:
+        raise RuntimeError(f'{netmem!r} is not owned by a page pool')
+    pool.put_netmem(netmem, allow_direct=napi is not None and pool.params.napi is napi)

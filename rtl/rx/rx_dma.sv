@@ -1,0 +1,286 @@
+// The RX DMA side: planner (rx_split_dma), the queues between it and the data path, the
+// byte-range realigner, the data mux and the AXI write master.
+//
+//   meta FIFO ──► rx_split_dma ──► range queue ──► rx_realign ◄── frame FIFO
+//                      │                                  │
+//                      ├──► command queue ──► axi_dma_wr ◄┤ (data mux: realigner beats or
+//                      └──► completion queue ─────────────┘  completion-record beats)
+//
+// The data mux follows the write commands in the order the write master accepted them: a
+// header or payload command takes ceil(len / DB) realigned beats, a completion command takes
+// its record, shifted to the entry's lane of the bus. When a completion's last beat has been
+// handed to the bus, the queue's hardware completion index (CQ.HW_IDX) advances: that is the
+// index the interrupt logic and the driver's register reads see.
+// Reset: synchronous, active high.
+module rx_dma
+  import nic_pkg::*;
+#(
+  parameter int unsigned DATA_W      = 64,     // DMA data width
+  parameter int unsigned ADDR_W      = 64,
+  parameter int unsigned ID_W        = 4,
+  parameter int unsigned NUM_RXQ     = 1,
+  parameter int unsigned PARSE_BYTES = 128,
+  parameter int unsigned CACHE_DEPTH = 16,
+  parameter int unsigned MAX_BURST   = 256,
+  localparam int unsigned CW         = $clog2(CACHE_DEPTH) + 1
+) (
+  input  logic                          clk,
+  input  logic                          rst,
+  // frames
+  input  logic                          meta_valid,
+  output logic                          meta_ready,
+  input  rx_meta_t                      meta,
+  input  rx_class_t                     cls,
+  input  logic                          ff_valid,
+  output logic                          ff_ready,
+  input  logic [DATA_W-1:0]             ff_data,
+  // per-queue configuration and state
+  input  logic [NUM_RXQ-1:0]            enable,
+  input  logic [NUM_RXQ-1:0]            split_en,
+  input  logic [NUM_RXQ-1:0][15:0]      hds_thresh,
+  input  logic [NUM_RXQ-1:0][15:0]      hdr_buf_bytes,
+  input  logic [NUM_RXQ-1:0][3:0]       pay_buf_log2,
+  input  logic [NUM_RXQ-1:0][63:0]      cq_base,
+  input  logic [NUM_RXQ-1:0][3:0]       cq_log2,
+  input  logic [NUM_RXQ-1:0][15:0]      cq_sw_idx,
+  output logic [NUM_RXQ-1:0][15:0]      cq_hw_idx,
+  input  logic [NUM_RXQ-1:0]            hdr_desc_valid,
+  output logic [NUM_RXQ-1:0]            hdr_desc_pop,
+  input  logic [NUM_RXQ-1:0][63:0]      hdr_desc_addr,
+  input  logic [NUM_RXQ-1:0][15:0]      hdr_desc_id,
+  input  logic [NUM_RXQ-1:0][15:0]      hdr_posted,
+  input  logic [NUM_RXQ-1:0]            pay_desc_valid,
+  output logic [NUM_RXQ-1:0]            pay_desc_pop,
+  input  logic [NUM_RXQ-1:0][63:0]      pay_desc_addr,
+  input  logic [NUM_RXQ-1:0][15:0]      pay_desc_id,
+  input  logic [NUM_RXQ-1:0][15:0]      pay_posted,
+  input  logic [NUM_RXQ-1:0][CW-1:0]    pay_cached,
+  // AXI4 write channels
+  output logic [ID_W-1:0]               m_awid,
+  output logic [ADDR_W-1:0]             m_awaddr,
+  output logic [7:0]                    m_awlen,
+  output logic [2:0]                    m_awsize,
+  output logic [1:0]                    m_awburst,
+  output logic                          m_awvalid,
+  input  logic                          m_awready,
+  output logic [DATA_W-1:0]             m_wdata,
+  output logic [DATA_W/8-1:0]           m_wstrb,
+  output logic                          m_wlast,
+  output logic                          m_wvalid,
+  input  logic                          m_wready,
+  input  logic [ID_W-1:0]               m_bid,
+  input  logic [1:0]                    m_bresp,
+  input  logic                          m_bvalid,
+  output logic                          m_bready,
+  // events
+  output logic                          ev_frame,
+  output logic                          ev_drop_hdr_err,
+  output logic                          ev_drop_queue_off,
+  output logic                          ev_drop_no_hdr_buf,
+  output logic                          ev_drop_no_pay_buf,
+  output logic                          ev_drop_cq_full,
+  output logic                          ev_hdr_overflow,
+  output logic                          ev_wr_err,
+  output logic [NUM_RXQ-1:0]            q_wr_err
+);
+  localparam int unsigned DB        = DATA_W / 8;
+  localparam int unsigned LW        = $clog2(DB);
+  localparam int unsigned QW        = (NUM_RXQ > 1) ? $clog2(NUM_RXQ) : 1;
+  localparam int unsigned CPLW      = (DATA_W >= 128) ? DATA_W : 128;
+  localparam int unsigned CPL_BEATS = (DATA_W >= 128) ? 1 : 128 / DATA_W;
+  localparam int unsigned BEAT_W    = 17 - LW + 1;
+
+  initial begin
+    if ((1 << ID_W) < NUM_RXQ) $fatal(1, "rx_dma: ID_W too small to give every queue its own AXI ID");
+  end
+
+  // ---------------------------------------------------------------- planner
+  logic              rng_valid, rng_ready, rng_emit, rng_frame_end;
+  logic [15:0]       rng_end;
+  logic              pcmd_valid, pcmd_ready, pcmd_src_cpl;
+  logic [ADDR_W-1:0] pcmd_addr;
+  logic [16:0]       pcmd_len;
+  logic [QW-1:0]     pcmd_queue;
+  logic              pcpl_valid, pcpl_ready;
+  logic [127:0]      pcpl_data;
+
+  rx_split_dma #(
+    .DATA_W(DATA_W), .ADDR_W(ADDR_W), .NUM_RXQ(NUM_RXQ), .PARSE_BYTES(PARSE_BYTES), .CACHE_DEPTH(CACHE_DEPTH)
+  ) u_plan (
+    .clk, .rst,
+    .meta_valid, .meta_ready, .meta, .cls,
+    .enable, .split_en, .hds_thresh, .hdr_buf_bytes, .pay_buf_log2, .cq_base, .cq_log2, .cq_sw_idx,
+    .hdr_desc_valid, .hdr_desc_pop, .hdr_desc_addr, .hdr_desc_id, .hdr_posted,
+    .pay_desc_valid, .pay_desc_pop, .pay_desc_addr, .pay_desc_id, .pay_posted, .pay_cached,
+    .rng_valid, .rng_ready, .rng_end, .rng_emit, .rng_frame_end,
+    .cmd_valid (pcmd_valid), .cmd_ready (pcmd_ready), .cmd_addr (pcmd_addr), .cmd_len (pcmd_len),
+    .cmd_src_cpl (pcmd_src_cpl), .cmd_queue (pcmd_queue),
+    .cpl_valid (pcpl_valid), .cpl_ready (pcpl_ready), .cpl_data (pcpl_data),
+    .ev_frame, .ev_drop_hdr_err, .ev_drop_queue_off, .ev_drop_no_hdr_buf, .ev_drop_no_pay_buf,
+    .ev_drop_cq_full, .ev_hdr_overflow
+  );
+
+  // ---------------------------------------------------------------- queues
+  typedef struct packed {
+    logic [15:0] rend;
+    logic        emit;
+    logic        frame_end;
+  } rng_t;
+
+  typedef struct packed {
+    logic [ADDR_W-1:0] addr;
+    logic [16:0]       len;
+    logic              src_cpl;
+    logic [QW-1:0]     qid;
+  } cmd_t;
+
+  rng_t  rq_out;
+  cmd_t  cq_in, cq_out;
+  logic  rq_valid, rq_ready, cmdq_valid, cmdq_ready, cplq_valid, cplq_ready;
+  logic [127:0] cplq_data;
+
+  // Occupancy outputs of these queues are not needed: their ready signals are the flow control.
+  /* verilator lint_off PINCONNECTEMPTY */
+  sync_fifo #(.WIDTH($bits(rng_t)), .DEPTH(4)) u_rng_q (
+    .clk, .rst, .clear (1'b0),
+    .in_valid (rng_valid), .in_ready (rng_ready), .in_data ({rng_end, rng_emit, rng_frame_end}),
+    .out_valid (rq_valid), .out_ready (rq_ready), .out_data (rq_out), .count (  )
+  );
+
+  assign cq_in = '{addr: pcmd_addr, len: pcmd_len, src_cpl: pcmd_src_cpl, qid: pcmd_queue};
+  sync_fifo #(.WIDTH($bits(cmd_t)), .DEPTH(4)) u_cmd_q (
+    .clk, .rst, .clear (1'b0),
+    .in_valid (pcmd_valid), .in_ready (pcmd_ready), .in_data (cq_in),
+    .out_valid (cmdq_valid), .out_ready (cmdq_ready), .out_data (cq_out), .count (  )
+  );
+
+  sync_fifo #(.WIDTH(128), .DEPTH(4)) u_cpl_q (
+    .clk, .rst, .clear (1'b0),
+    .in_valid (pcpl_valid), .in_ready (pcpl_ready), .in_data (pcpl_data),
+    .out_valid (cplq_valid), .out_ready (cplq_ready), .out_data (cplq_data), .count (  )
+  );
+  /* verilator lint_on PINCONNECTEMPTY */
+
+  // ---------------------------------------------------------------- realigner
+  logic              ra_valid, ra_ready;
+  logic [DATA_W-1:0] ra_data;
+  logic              rng_done;
+
+  rx_realign #(.DATA_W(DATA_W)) u_realign (
+    .clk, .rst,
+    .in_valid      (ff_valid),
+    .in_ready      (ff_ready),
+    .in_data       (ff_data),
+    .rng_valid     (rq_valid),
+    .rng_ready     (rq_ready),
+    .rng_end       (rq_out.rend),
+    .rng_emit      (rq_out.emit),
+    .rng_frame_end (rq_out.frame_end),
+    .rng_done,
+    .out_valid     (ra_valid),
+    .out_ready     (ra_ready),
+    .out_data      (ra_data)
+  );
+
+  // ---------------------------------------------------------------- write master + data mux
+  // Each accepted command leaves a note of where its beats come from and how many there are.
+  typedef struct packed {
+    logic              src_cpl;
+    logic [QW-1:0]     qid;
+    logic [LW-1:0]     lane;      // completion: its lane within the beat
+    logic [BEAT_W-1:0] beats;
+  } plan_t;
+
+  plan_t             pl_in, pl_out;
+  logic              pl_in_ready, pl_valid, pl_ready;
+  logic              wr_cmd_valid, wr_cmd_ready, wr_in_valid, wr_in_ready;
+  logic [DATA_W-1:0] wr_in_data;
+  logic [BEAT_W-1:0] beat_q;
+  logic [17:0]       span;
+  logic [ID_W-1:0]   b_err_id;
+  logic              b_err;
+
+  assign span          = {1'b0, cq_out.len} + {{(18 - LW){1'b0}}, cq_out.addr[LW-1:0]};
+  assign pl_in.src_cpl = cq_out.src_cpl;
+  assign pl_in.qid     = cq_out.qid;
+  assign pl_in.lane    = cq_out.addr[LW-1:0];
+  assign pl_in.beats   = BEAT_W'((span + 18'(DB - 1)) >> LW);
+
+  assign wr_cmd_valid = cmdq_valid && pl_in_ready;
+  assign cmdq_ready   = wr_cmd_ready && pl_in_ready;
+
+  /* verilator lint_off PINCONNECTEMPTY */
+  sync_fifo #(.WIDTH($bits(plan_t)), .DEPTH(8)) u_plan_q (
+    .clk, .rst, .clear (1'b0),
+    .in_valid (cmdq_valid && wr_cmd_ready && pl_in_ready), .in_ready (pl_in_ready), .in_data (pl_in),
+    .out_valid (pl_valid), .out_ready (pl_ready), .out_data (pl_out), .count (  )
+  );
+  /* verilator lint_on PINCONNECTEMPTY */
+
+  logic [CPLW-1:0] cpl_shifted;
+  logic            last_beat;
+
+  assign cpl_shifted = CPLW'(cplq_data) << {pl_out.lane, 3'b000};
+  assign last_beat   = (beat_q == pl_out.beats - 1'b1);
+
+  always_comb begin
+    wr_in_valid = 1'b0;
+    wr_in_data  = ra_data;
+    ra_ready    = 1'b0;
+    if (pl_valid) begin
+      if (pl_out.src_cpl) begin
+        wr_in_valid = cplq_valid;
+        wr_in_data  = cpl_shifted[beat_q[$clog2(CPL_BEATS+1)-1:0] * DATA_W +: DATA_W];
+      end else begin
+        wr_in_valid = ra_valid;
+        ra_ready    = wr_in_ready;
+      end
+    end
+  end
+
+  assign pl_ready   = wr_in_valid && wr_in_ready && last_beat;
+  assign cplq_ready = pl_ready && pl_out.src_cpl;
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      beat_q    <= '0;
+      cq_hw_idx <= '0;
+    end else begin
+      if (wr_in_valid && wr_in_ready) beat_q <= last_beat ? '0 : beat_q + 1'b1;
+      for (int i = 0; i < NUM_RXQ; i++) begin
+        if (!enable[i]) begin
+          cq_hw_idx[i] <= '0;
+        end else if (cplq_ready && pl_out.qid == QW'(i)) begin
+          cq_hw_idx[i] <= cq_hw_idx[i] + 1'b1;
+        end
+      end
+    end
+  end
+
+  axi_dma_wr #(.DATA_W(DATA_W), .ADDR_W(ADDR_W), .MAX_BURST(MAX_BURST), .ID_W(ID_W)) u_wr (
+    .clk, .rst,
+    .cmd_valid (wr_cmd_valid),
+    .cmd_ready (wr_cmd_ready),
+    .cmd_addr  (cq_out.addr),
+    .cmd_len   (cq_out.len),
+    .cmd_id    (ID_W'(cq_out.qid)),
+    .in_valid  (wr_in_valid),
+    .in_ready  (wr_in_ready),
+    .in_data   (wr_in_data),
+    .m_awid, .m_awaddr, .m_awlen, .m_awsize, .m_awburst, .m_awvalid, .m_awready,
+    .m_wdata, .m_wstrb, .m_wlast, .m_wvalid, .m_wready,
+    .m_bid, .m_bresp, .m_bvalid, .m_bready,
+    .b_err, .b_err_id,
+    .idle (wr_idle)
+  );
+
+  assign ev_wr_err = b_err;
+  always_comb begin
+    q_wr_err = '0;
+    for (int i = 0; i < NUM_RXQ; i++) q_wr_err[i] = b_err && (b_err_id == ID_W'(i));
+  end
+
+  logic wr_idle;
+  logic unused;
+  assign unused = ^{rng_done, wr_idle};
+endmodule
