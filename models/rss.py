@@ -19,7 +19,7 @@ from enum import IntEnum
 
 from driver import regs
 from models.formats import L3Type, L4Type
-from models.rx_parser import DEFAULT_PARSE_BYTES, parse_frame
+from models.rx_parser import DEFAULT_PARSE_BYTES, ParseResult, parse_frame
 from models.toeplitz import KEY_BYTES, hash_input, toeplitz_hash
 
 INDIR_ENTRIES = 128
@@ -27,11 +27,6 @@ INDIR_ENTRIES = 128
 NUM_RULES = regs.STEER_MAX
 """Flow-steering rules of the register map."""
 
-IPPROTO_TCP = 6
-IPPROTO_UDP = 17
-# IPv6 extension headers the fallback walk of `_proto_from_bytes` understands.
-_IPV6_EXT_HDRS = {0, 43, 60}    # hop-by-hop, routing, destination options: (len + 1) * 8 bytes
-_IPV6_FRAGMENT = 44             # fixed 8 bytes
 
 
 class RssType(IntEnum):
@@ -113,38 +108,8 @@ def _u16(frame: bytes, off: int) -> int:
     return (frame[off] << 8) | frame[off + 1]
 
 
-def _proto_from_bytes(frame: bytes, l3_type: L3Type, l3: int, l4_off: int) -> int:
-    """IPv4 protocol, or the IPv6 next header that names the header at `l4_off`.
-
-    Used only while `ParseResult` has no `proto` field: walks the IPv6 extension headers from
-    the fixed header up to the L4 offset the parser reports (with a parser that does not walk
-    them, `l4_off` is right after the fixed header and this is the fixed header's next header).
-    """
-    if l3_type is L3Type.IPV4:
-        return frame[l3 + 9]
-    nh = frame[l3 + 6]
-    off = l3 + 40
-    while off < l4_off and off + 2 <= len(frame):
-        if nh == _IPV6_FRAGMENT:
-            length = 8
-        elif nh in _IPV6_EXT_HDRS:
-            length = (frame[off + 1] + 1) * 8
-        else:
-            break
-        nh = frame[off]
-        off += length
-    return nh
-
-
-def tuple_from_frame(frame: bytes, parse_bytes: int = DEFAULT_PARSE_BYTES) -> FlowTuple | None:
-    """The flow tuple of `frame` as the parser hands it to the classifier.
-
-    Offsets (`l3_off`, `l4_off`), `l4_type`, `ip_frag` and, when the parser model reports it,
-    `proto` come from `models.rx_parser.parse_frame`; addresses and ports are read at those
-    offsets. None for non-IP frames and for frames with a header error (they are dropped).
-    """
-    frame = bytes(frame)
-    res = parse_frame(frame, parse_bytes)
+def tuple_from_parse(frame: bytes, res: ParseResult) -> FlowTuple | None:
+    """The flow tuple of `frame` given its parse result (see `tuple_from_frame`)."""
     if res.hdr_err or not res.is_ip or res.l4_off is None:
         return None
     l3 = res.l3_off
@@ -154,14 +119,25 @@ def tuple_from_frame(frame: bytes, parse_bytes: int = DEFAULT_PARSE_BYTES) -> Fl
     else:
         src = int.from_bytes(frame[l3 + 8:l3 + 24], 'big')
         dst = int.from_bytes(frame[l3 + 24:l3 + 40], 'big')
-    proto = getattr(res, 'proto', None)
-    if proto is None:
-        proto = _proto_from_bytes(frame, res.l3_type, l3, res.l4_off)
+    if res.proto is None:
+        raise ValueError('the parse result of an IP frame carries no proto')
     sport = dport = 0
     if res.l4_type in (L4Type.TCP, L4Type.UDP) and not res.ip_frag:
         sport = _u16(frame, res.l4_off)
         dport = _u16(frame, res.l4_off + 2)
-    return FlowTuple(res.l3_type, res.l4_type, res.ip_frag, proto, src, dst, sport, dport)
+    return FlowTuple(res.l3_type, res.l4_type, res.ip_frag, res.proto, src, dst, sport, dport)
+
+
+def tuple_from_frame(frame: bytes, parse_bytes: int = DEFAULT_PARSE_BYTES) -> FlowTuple | None:
+    """The flow tuple of `frame` as the parser hands it to the classifier.
+
+    Offsets (`l3_off`, `l4_off`), `l4_type`, `ip_frag` and `proto` (the IPv6 next header after
+    the extension headers the parser walks) come from `models.rx_parser.parse_frame`;
+    addresses and ports are read at those offsets. None for non-IP frames and for frames with
+    a header error (they are dropped).
+    """
+    frame = bytes(frame)
+    return tuple_from_parse(frame, parse_frame(frame, parse_bytes))
 
 
 # --------------------------------------------------------------------------------------------
@@ -414,8 +390,11 @@ class Classifier:
         if value is not None and not 0 <= value <= 0xFFFF_FFFF:
             raise ValueError(f'MMIO value {value} does not fit 32 bits')
 
-    def mmio_read(self, addr: int) -> int:
+    def mmio_read(self, addr: int) -> int | None:
+        """The register at `addr`, or None if `addr` is not one of this block's."""
         self._check(addr)
+        if not self.handles(addr):
+            return None
         if addr == regs.RX_STEER_BAD_QUEUE:
             return self.counters['RX_STEER_BAD_QUEUE'] & 0xFFFF_FFFF
         if addr == regs.RX_RSS_BAD_QUEUE:
@@ -424,13 +403,18 @@ class Classifier:
             return 0
         return self._regs.get(addr, 0)
 
-    def mmio_write(self, addr: int, value: int) -> None:
+    def mmio_write(self, addr: int, value: int) -> bool:
+        """Write the register at `addr`; False (nothing done) if it is not this block's.
+
+        Read-only counters and unmapped offsets inside the block ignore the write (True)."""
         self._check(addr, value)
+        if not self.handles(addr):
+            return False
         mask = self._mask_of(addr)
-        if mask is None:
-            return
-        self._regs[addr] = value & mask
-        self._cache = None
+        if mask is not None:
+            self._regs[addr] = value & mask
+            self._cache = None
+        return True
 
     # --- configuration views ------------------------------------------------------------------
     def _reg(self, addr: int) -> int:
@@ -481,14 +465,23 @@ class Classifier:
         return list(self._cache[1])
 
     # --- classification -----------------------------------------------------------------------
-    def classify(self, t: FlowTuple | None) -> Classification:
-        """Classify a frame with the current registers, counting bad queue numbers."""
+    def classify(self, t: FlowTuple | None, num_queues: int | None = None) -> Classification:
+        """Classify a frame with the current registers, counting bad queue numbers.
+
+        `num_queues` overrides the number of RX queues given at construction."""
         if self._cache is None:
             self._cache = self._build()
-        c = classify(t, self._cache[0], self._cache[1], self.num_queues)
+        c = classify(t, self._cache[0], self._cache[1],
+                     self.num_queues if num_queues is None else num_queues)
         if c.bad_queue:
             self.counters['RX_STEER_BAD_QUEUE' if c.steered else 'RX_RSS_BAD_QUEUE'] += 1
         return c
 
-    def classify_frame(self, frame: bytes, parse_bytes: int = DEFAULT_PARSE_BYTES) -> Classification:
-        return self.classify(tuple_from_frame(frame, parse_bytes))
+    def classify_frame(self, frame: bytes, parse: ParseResult | None = None,
+                       num_queues: int | None = None) -> Classification:
+        """Classify `frame`; `parse` is its parse result if the caller has it (else the
+        frame is parsed with the default window). Matches `models.nic_model.Classifier`."""
+        frame = bytes(frame)
+        if parse is None:
+            parse = parse_frame(frame)
+        return self.classify(tuple_from_parse(frame, parse), num_queues)

@@ -104,17 +104,19 @@ def test_tuple_ipv6_fragment_and_other():
 
 
 def test_tuple_ipv6_extension_headers():
-    """With extension headers, proto is the next header that names the L4 header at the
-    parser's l4_off: the real L4 protocol once the parser walks them, the first extension
-    header while it does not (then the frame is "other L4" and hashed on addresses)."""
+    """Extension headers move the ports; proto is the L4 protocol after them."""
     f = pad60(Ether(**MAC) / IPv6(src='2001:db8::5', dst='2001:db8::6') / IPv6ExtHdrHopByHop()
               / IPv6ExtHdrDestOpt() / TCP(sport=1111, dport=2222) / Raw(b'p'))
+    assert tuple_from_frame(f) == FlowTuple(L3Type.IPV6, L4Type.TCP, False, 6,
+                                            ip_int('2001:db8::5'), ip_int('2001:db8::6'), 1111, 2222)
+    f = pad60(Ether(**MAC) / IPv6(src='2001:db8::5', dst='2001:db8::6') / IPv6ExtHdrHopByHop()
+              / UDP(sport=3333, dport=4444))
     t = tuple_from_frame(f)
-    assert (t.src_addr, t.dst_addr) == (ip_int('2001:db8::5'), ip_int('2001:db8::6'))
-    if t.l4_type is L4Type.TCP:         # a parser that walks extension headers
-        assert (t.proto, t.sport, t.dport) == (6, 1111, 2222)
-    else:
-        assert (t.l4_type, t.proto) == (L4Type.OTHER, 0)
+    assert (t.l4_type, t.proto, t.sport, t.dport) == (L4Type.UDP, 17, 3333, 4444)
+    key = bytes(range(40))
+    c = classify(t, RssConfig(key, ALL_TYPES), [], 1)
+    assert (c.rss_type, c.rss_hash) == (RssType.UDP_IPV6, toeplitz_hash(
+        key, v6_input('2001:db8::5', '2001:db8::6', 3333, 4444)))
 
 
 def test_tuple_none_for_non_ip_and_header_errors():
@@ -323,6 +325,10 @@ def test_classifier_registers_reset_and_masks():
     c.mmio_write(regs.RX_STEER_BAD_QUEUE, 5)                     # counters are read-only
     assert c.mmio_read(regs.RX_STEER_BAD_QUEUE) == 0
     assert not c.handles(regs.RX_FRAMES) and not c.handles(regs.rxq_reg(0, 0))
+    # Other blocks' registers are not touched: read None, write not taken.
+    assert c.mmio_read(regs.RX_FRAMES) is None and c.mmio_read(regs.rxq_reg(1, 0)) is None
+    assert c.mmio_write(regs.rxq_reg(1, 0), 1) is False
+    assert c.mmio_write(regs.RSS_CTRL, 1) is True
     assert not c.handles(regs.STEER_BASE + regs.STEER_MAX * regs.STEER_STRIDE)
     with pytest.raises(ValueError):
         c.mmio_read(regs.RSS_CTRL + 2)

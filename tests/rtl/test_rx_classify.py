@@ -205,17 +205,19 @@ class ClassifyTb:
         self.cfg, self.rules, self.num_queues = cfg, rules, num_queues
 
     async def run(self, tuples: list[FlowTuple], rng: random.Random, gap_prob: float = 0.0,
-                  expect_hash: list[int] | None = None) -> None:
+                  expect_hash: list[int] | None = None) -> list[dict[str, int]]:
         """Send `tuples` (back to back unless gap_prob > 0) and check every output cycle.
 
         At each falling edge the outputs (registered at the last rising edge) are compared
         with what went in exactly `latency` cycles earlier, then the next input is driven.
+        Returns the DUT's results in input order.
         """
         d = self.dut
         history: collections.deque = collections.deque([None] * self.latency)
         pending = list(tuples)
         n_in = n_out = 0
         idx = 0
+        results = []
         while pending or any(h is not None for h in history):
             await FallingEdge(d.clk)
             # Check what the DUT produced for the input of `latency` cycles ago.
@@ -225,7 +227,7 @@ class ClassifyTb:
                 assert valid == 0, f"out_valid high {self.latency} cycles after an idle input cycle"
             else:
                 assert valid == 1, f"out_valid low {self.latency} cycles after input {exp[0]}"
-                self._check(exp)
+                results.append(self._check(exp))
                 n_out += 1
             # Drive the next input.
             if pending and (gap_prob == 0.0 or rng.random() >= gap_prob):
@@ -241,8 +243,9 @@ class ClassifyTb:
                 d.in_tuple.value = rng.getrandbits(301)     # garbage while idle
                 history.append(None)
         assert n_in == n_out == len(tuples)
+        return results
 
-    def _check(self, exp) -> None:
+    def _check(self, exp) -> dict[str, int]:
         idx, t, want, published = exp
         d = self.dut
         got = unpack_class(int(d.out_class.value))
@@ -263,6 +266,7 @@ class ClassifyTb:
             self.stats["bad_queue"] += 1
         if want.steered and want.rule:
             self.stats["rule>0"] += 1
+        return got
 
 
 def random_config(tb: ClassifyTb, rng: random.Random, pool: list[FlowTuple]):
@@ -324,7 +328,7 @@ async def run_random_classify(dut) -> None:
     rng = random.Random(cocotb.RANDOM_SEED)
     tb = ClassifyTb(dut)
     await tb.start()
-    for phase in range(24):
+    for phase in range(32):
         pool = random_pool(rng)
         cfg, rules, nq = random_config(tb, rng, pool)
         if phase % 8 == 1:
@@ -333,7 +337,7 @@ async def run_random_classify(dut) -> None:
             cfg = RssConfig(cfg.key, ALL_TYPES, cfg.indir)
         if phase % 8 == 3:
             cfg = RssConfig(cfg.key, set(), cfg.indir)                                  # no RSS
-        tuples = [random_tuple(rng, pool) for _ in range(300)]
+        tuples = [random_tuple(rng, pool) for _ in range(500)]
         if phase % 4 == 0:
             tuples += tuples_from_frames(rng, 40)
             rng.shuffle(tuples)
@@ -365,9 +369,8 @@ async def run_precedence_and_removal(dut) -> None:
             ({tb.num_rules - 1: SteerRule.exact(flow, 5)}, 5, 1),                 # low removed
             ({}, 3, 0)):                                                          # all removed
         tb.configure(cfg, [rules.get(i, off) for i in range(tb.num_rules)], 8)
-        await tb.run([flow] * 4, rng)
-        got = unpack_class(int(dut.out_class.value))
-        assert (got["qid"], got["steered"]) == (want_q, want_steered), (rules, got)
+        for got in await tb.run([flow] * 4, rng):
+            assert (got["qid"], got["steered"]) == (want_q, want_steered), (rules, got)
 
 
 # --------------------------------------------------------------------------------------------
