@@ -1,0 +1,122 @@
+"""The far end of a TCP flow, for driver tests: cuts a byte stream into MSS-sized segments and
+builds their frames (scapy), retransmits from the last acknowledged byte (go-back-N), and can
+send segments out of order or twice.
+
+There is no TX path in the NIC yet, so the "ACK" comes straight from the receiving socket
+(`Socket.tcp_info().rcv_nxt`, what its next ACK would carry).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from scapy.layers.inet import IP, TCP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import Ether
+from scapy.packet import Raw
+
+from tb.frames import MAC_DST, MAC_SRC, Flow, pad
+
+SEQ_MASK = 0xFFFF_FFFF
+
+
+@dataclass
+class Segment:
+    seq: int
+    payload: bytes
+    flags: str = 'PA'
+
+
+@dataclass
+class TcpPeer:
+    flow: Flow = field(default_factory=Flow)
+    isn: int = 1_000_000
+    mtu: int = 1500
+    stream: bytearray = field(default_factory=bytearray)
+    fin: bool = False
+    snd_una: int = 0
+    """Stream offset acknowledged by the receiver."""
+    snd_nxt: int = 0
+    """Stream offset of the next byte to send (FIN is at len(stream))."""
+    retransmits: int = 0
+    frames_sent: int = 0
+
+    @property
+    def mss(self) -> int:
+        return self.flow.max_payload(self.mtu)
+
+    @property
+    def src(self) -> str:
+        return self.flow.src or ('fd00::1' if self.flow.ipv6 else '10.0.0.1')
+
+    @property
+    def dst(self) -> str:
+        return self.flow.dst or ('fd00::2' if self.flow.ipv6 else '10.0.0.2')
+
+    def seq_of(self, offset: int) -> int:
+        """Sequence number of stream byte `offset` (the SYN takes isn)."""
+        return (self.isn + 1 + offset) & SEQ_MASK
+
+    def frame(self, seq: int, payload: bytes = b'', flags: str = 'PA') -> bytes:
+        f = self.flow
+        l3 = IPv6(src=self.src, dst=self.dst) if f.ipv6 else IP(src=self.src, dst=self.dst)
+        pkt = Ether(src=MAC_SRC, dst=MAC_DST) / l3 / TCP(sport=f.sport, dport=f.dport, seq=seq,
+                                                         ack=1, flags=flags, window=65535)
+        if payload:
+            pkt = pkt / Raw(payload)
+        return pad(bytes(pkt))
+
+    def syn(self) -> bytes:
+        return self.frame(self.isn, flags='S')
+
+    def write(self, data: bytes) -> None:
+        self.stream += data
+
+    def shutdown(self) -> None:
+        """FIN after the data written so far."""
+        self.fin = True
+
+    def segment_at(self, offset: int, size: int | None = None) -> Segment:
+        """The segment starting at stream `offset` (at most MSS bytes; FIN when it is the
+        last and `shutdown` was called)."""
+        n = min(self.mss if size is None else size, len(self.stream) - offset)
+        end = offset + n
+        flags = 'FPA' if self.fin and end == len(self.stream) else 'PA'
+        if n == 0 and flags == 'PA':
+            flags = 'A'
+        return Segment(self.seq_of(offset), bytes(self.stream[offset:end]), flags)
+
+    def segment_frame(self, seg: Segment) -> bytes:
+        return self.frame(seg.seq, seg.payload, seg.flags)
+
+    @property
+    def end(self) -> int:
+        """Stream offset past everything to send (FIN included)."""
+        return len(self.stream) + int(self.fin)
+
+    def next_frames(self, window: int) -> list[bytes]:
+        """Frames from snd_nxt, as long as they stay within `window` bytes of snd_una."""
+        frames = []
+        while self.snd_nxt < self.end and self.snd_nxt < self.snd_una + window:
+            seg = self.segment_at(self.snd_nxt)
+            frames.append(self.segment_frame(seg))
+            self.snd_nxt += len(seg.payload) + int('F' in seg.flags)
+        self.frames_sent += len(frames)
+        return frames
+
+    def ack(self, rcv_nxt: int) -> None:
+        """The receiver acknowledged up to sequence number `rcv_nxt`."""
+        acked = (rcv_nxt - self.seq_of(0)) & SEQ_MASK
+        if acked <= self.end and acked > self.snd_una:
+            self.snd_una = acked
+        if self.snd_nxt < self.snd_una:
+            self.snd_nxt = self.snd_una
+
+    def rewind(self) -> None:
+        """Retransmission timeout: go back to the first unacknowledged byte."""
+        if self.snd_nxt > self.snd_una:
+            self.retransmits += 1
+        self.snd_nxt = self.snd_una
+
+    @property
+    def done(self) -> bool:
+        return self.snd_una >= self.end

@@ -1,0 +1,804 @@
+"""Devmem RX scenarios, written once for every backend.
+
+Each scenario is an `async def` taking a `DriverEnv`: the golden model today
+(tests/driver/env.py, run by tests/driver/test_scenarios.py), the RTL through cocotb later.
+A scenario brings the driver up from nothing (probe, ethtool settings, open), uses only the
+driver's public API plus the env's MAC side (`send`), and reads payload only through the GPU
+accessor; every scenario ends by checking that the CPU never read device memory.
+
+Scenarios that need more than the NIC has today say so: `Scenario.num_rxq` (RX queues in
+the NIC) and `Scenario.steering` (RSS and n-tuple steering in the NIC, plus the env hooks
+`steer_flow`/`rss_equal`). At run time `require` raises `Unsupported` when the NIC lacks a
+feature, which the runners turn into a skip.
+"""
+from __future__ import annotations
+
+import errno
+import random
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Awaitable, Callable, Protocol
+
+from driver.devmem import NetlinkSocket, QueueId, QueueType
+from driver.errors import ETOOSMALL, KernelError
+from driver.headers import AF_INET, AF_INET6
+from driver.hw import NicHw
+from driver.kernel import Kernel
+from driver.netdev import Netdev, TcpDataSplit
+from driver.page_pool import HostPageProvider
+from driver.socket import (CMSG_SPACE, MSG_SOCK_DEVMEM, SOCK_DGRAM, SOCK_STREAM, SOL_SOCKET,
+                           SO_DEVMEM_DONTNEED, DmabufToken, RecvMsg, Socket)
+from driver.tcp import TcpState
+from models.device_memory import DeviceMemory, DmaBuf, DmaBufChunk
+from models.host_memory import PAGE_SIZE
+from tb.frames import Flow, pattern
+from tests.driver.peer import TcpPeer
+
+CMSG_BYTES = CMSG_SPACE(24)
+FRAME_COUNTERS = ('RX_FRAMES', 'RX_DROP_RUNT', 'RX_DROP_FCS', 'RX_DROP_OVERSIZE', 'RX_DROP_FIFO',
+                  'RX_DROP_HDR_ERR', 'RX_DROP_QUEUE_OFF', 'RX_DROP_NO_HDR_BUF',
+                  'RX_DROP_NO_PAY_BUF', 'RX_DROP_CQ_FULL')
+SETTLE_POLLS = 5000
+SETTLE_NS = 200
+
+
+class DriverEnv(Protocol):
+    """What a backend gives the scenarios.
+
+    Optional members: `window_bytes: int` (how many bytes may be sent before the driver runs
+    NAPI; the RTL's frame FIFO may need a small one), `seed: int`, and for steering scenarios
+    `async steer_flow(netdev, flow, queue)` (an n-tuple rule) and `async rss_equal(netdev, n)`
+    (indirection table over queues 0 .. n-1).
+    """
+
+    hw: NicHw
+    dev: DeviceMemory
+
+    async def send(self, frame: bytes) -> None:
+        """Put one frame (without FCS) on the NIC's RX wire."""
+        ...
+
+
+class Unsupported(Exception):
+    """The NIC or the environment lacks what the scenario needs (the runner skips)."""
+
+
+def expect_errno(err: int, fn: Callable[..., object], *args: object, **kw: object) -> KernelError:
+    try:
+        fn(*args, **kw)
+    except KernelError as e:
+        assert e.errno == err, f'expected {err}, got {e}'
+        return e
+    raise AssertionError(f'expected errno {err}, call succeeded')
+
+
+async def aexpect_errno(err: int, coro: Awaitable[object]) -> KernelError:
+    try:
+        await coro
+    except KernelError as e:
+        assert e.errno == err, f'expected errno {err}, got {e}'
+        return e
+    raise AssertionError(f'expected errno {err}, call succeeded')
+
+
+# ------------------------------------------------------------------------------------------
+# the harness
+# ------------------------------------------------------------------------------------------
+
+@dataclass
+class Bound:
+    """A dma-buf the test exported and bound: the application's view."""
+
+    id: int
+    dmabuf: DmaBuf
+    fd: int
+
+
+@dataclass
+class Rig:
+    env: DriverEnv
+    kernel: Kernel
+    netdev: Netdev
+    nl: NetlinkSocket
+    frames_sent: int = 0
+    rng: random.Random = field(default_factory=random.Random)
+
+    @classmethod
+    async def create(cls, env: DriverEnv, *, rx_pending: int = 64, split: bool = True,
+                     mtu: int = 1500, channels: int | None = None, num_rxq: int = 1) -> Rig:
+        kernel = Kernel()
+        netdev = Netdev(kernel, env.hw)
+        await netdev.probe()
+        if netdev.num_rx_queues < num_rxq:
+            raise Unsupported(f'needs {num_rxq} RX queues, the NIC has {netdev.num_rx_queues}')
+        if channels is not None:
+            await netdev.set_channels(channels)
+        await netdev.set_ringparam(rx_pending=rx_pending,
+                                   tcp_data_split=split, hds_thresh=0)
+        await netdev.set_mtu(mtu)
+        await netdev.open()
+        rig = cls(env, kernel, netdev, kernel.netlink_open(),
+                  rng=random.Random(getattr(env, 'seed', 0)))
+        return rig
+
+    # --- wire and NAPI ----------------------------------------------------------------------
+
+    async def send(self, frames: list[bytes]) -> None:
+        for f in frames:
+            await self.env.send(f)
+            self.frames_sent += 1
+
+    async def frames_seen(self) -> int:
+        stats = await self.netdev.hw_stats()
+        return sum(stats[n] for n in FRAME_COUNTERS)
+
+    async def settle(self) -> None:
+        """Wait until the NIC has counted every frame sent (delivered or dropped)."""
+        for _ in range(SETTLE_POLLS):
+            if await self.frames_seen() >= self.frames_sent:
+                return
+            await self.env.hw.delay(SETTLE_NS)
+        raise AssertionError(f'NIC saw {await self.frames_seen()} of {self.frames_sent} frames')
+
+    async def pump(self) -> int:
+        """Settle, then run NAPI until the rings are empty; frames handled."""
+        await self.settle()
+        total = 0
+        while True:
+            n = await self.netdev.poll()
+            total += n
+            if not n:
+                return total
+
+    async def hw(self, name: str) -> int:
+        return (await self.netdev.hw_stats())[name]
+
+    # --- dma-buf and binding ----------------------------------------------------------------
+
+    def export(self, pages: int, chunk_pages: int = 16) -> tuple[DmaBuf, int]:
+        dmabuf = self.env.dev.export_dmabuf(pages * PAGE_SIZE, chunk_size=chunk_pages * PAGE_SIZE,
+                                            rng=self.rng)
+        return dmabuf, self.kernel.dma_buf_fd(dmabuf)
+
+    async def bind(self, queues: list[int] | tuple[int, ...] = (0,), pages: int = 256,
+                   nl: NetlinkSocket | None = None) -> Bound:
+        dmabuf, fd = self.export(pages)
+        bid = await (nl or self.nl).bind_rx(self.netdev.ifindex, fd, list(queues))
+        return Bound(bid, dmabuf, fd)
+
+    # --- sockets ----------------------------------------------------------------------------
+
+    def listen(self, port: int = 5201, ipv6: bool = False) -> Socket:
+        s = self.kernel.socket(AF_INET6 if ipv6 else AF_INET, SOCK_STREAM)
+        s.bind(('::' if ipv6 else '0.0.0.0', port))
+        s.listen()
+        return s
+
+    async def connect(self, peer: TcpPeer, listener: Socket) -> Socket:
+        await self.send([peer.syn()])
+        await self.pump()
+        sock, _ = listener.accept()
+        return sock
+
+    def window(self, peer: TcpPeer) -> int:
+        """Bytes in flight that the posted payload buffers can take."""
+        per_seg = -(-peer.mss // PAGE_SIZE)
+        fit = self.netdev.ringparam.rx_pending // per_seg
+        return min(getattr(self.env, 'window_bytes', 1 << 30), fit * peer.mss)
+
+    async def transfer(self, peer: TcpPeer, reader: Reader, window: int | None = None,
+                       max_stalls: int = 20) -> None:
+        """Send the peer's stream, run NAPI, let the reader drain; retransmit from the last
+        ACK when nothing moves (go-back-N), until everything is acknowledged and read."""
+        window = window or self.window(peer)
+        stalls = 0
+        while True:
+            frames = peer.next_frames(window)
+            await self.send(frames)
+            await self.pump()
+            reader.drain()
+            una = peer.snd_una
+            peer.ack(reader.sock.tcp_info().rcv_nxt)
+            if peer.done and (reader.eof or not peer.fin):
+                return
+            if not frames and peer.snd_una == una:
+                stalls += 1
+                assert stalls <= max_stalls, f'no progress at stream offset {peer.snd_una}'
+                peer.rewind()
+
+    async def finish(self) -> None:
+        """Invariants every scenario ends with."""
+        assert self.env.dev.cpu_reads == 0, 'the CPU read device memory'
+        for b in list(self.kernel.devmem_bindings.values()):
+            assert not b.warnings, b.warnings
+
+
+@dataclass
+class Reader:
+    """The application: recvmsg in a loop, payload through the GPU accessor, tokens back
+    (unless withheld), like Linux's ncdevmem."""
+
+    sock: Socket
+    dmabufs: dict[int, DmaBuf] = field(default_factory=dict)
+    devmem: bool = True
+    withhold: bool = False
+    ctrl_msgs: int = 64
+    bufsize: int = 1 << 20
+    got: bytearray = field(default_factory=bytearray)
+    held: list[int] = field(default_factory=list)
+    devmem_bytes: int = 0
+    linear_bytes: int = 0
+    ordinary_bytes: int = 0
+    frags: int = 0
+    calls: int = 0
+    eof: bool = False
+    ids_seen: set[int] = field(default_factory=set)
+
+    def take(self, m: RecvMsg) -> None:
+        """Account one recvmsg result and append its bytes to `got`, in stream order."""
+        self.calls += 1
+        if not m.cmsgs:
+            self.got += m.data
+            self.ordinary_bytes += len(m.data)
+            return
+        pos = 0
+        for c in m.cmsgs:
+            d = c.data
+            if c.is_linear:
+                self.got += m.data[pos:pos + d.frag_size]
+                pos += d.frag_size
+                self.linear_bytes += d.frag_size
+            else:
+                self.got += self.dmabufs[d.dmabuf_id].gpu_read(d.frag_offset, d.frag_size)
+                self.devmem_bytes += d.frag_size
+                self.frags += 1
+                self.ids_seen.add(d.dmabuf_id)
+                self.held.append(d.frag_token)
+        assert pos == len(m.data)
+        assert m.nbytes == sum(c.data.frag_size for c in m.cmsgs)
+
+    def drain(self) -> int:
+        """Read until EAGAIN or end of stream; bytes read."""
+        n = 0
+        flags = MSG_SOCK_DEVMEM if self.devmem else 0
+        while True:
+            try:
+                m = self.sock.recvmsg(self.bufsize, self.ctrl_msgs * CMSG_BYTES, flags)
+            except KernelError as e:
+                if e.errno == errno.EAGAIN:
+                    break
+                raise
+            if m.nbytes == 0:
+                self.eof = True
+                break
+            self.take(m)
+            n += m.nbytes
+            if not self.withhold:
+                self.give_back()
+        return n
+
+    def give_back(self, count: int | None = None) -> int:
+        """SO_DEVMEM_DONTNEED for the held tokens (128 entries per call)."""
+        todo = self.held if count is None else self.held[:count]
+        freed = 0
+        for i in range(0, len(todo), 128):
+            freed += self.sock.dontneed(todo[i:i + 128])
+        self.held = self.held[len(todo):]
+        return freed
+
+
+def make_data(kind: str, n: int, seed: int = 1) -> bytes:
+    if kind == 'pattern':
+        return pattern(n, period=7)
+    return random.Random(seed).randbytes(n)
+
+
+# ------------------------------------------------------------------------------------------
+# scenarios
+# ------------------------------------------------------------------------------------------
+
+async def devmem_stream(env: DriverEnv, *, mtu: int = 1500, data: str = 'pattern',
+                        size: int = 256 << 10, ipv6: bool = False) -> None:
+    """A devmem flow on bound queue 0: the stream read back through the GPU accessor equals
+    what was sent; every segment split, nothing in host memory, nothing dropped."""
+    rig = await Rig.create(env, rx_pending=64, mtu=mtu)
+    b = await rig.bind([0], pages=256)
+    assert b.id == 1, 'the first binding of a kernel has id 1'
+    listener = rig.listen(ipv6=ipv6)
+    peer = TcpPeer(Flow(ipv6=ipv6), mtu=mtu)
+    sock = await rig.connect(peer, listener)
+    reader = Reader(sock, {b.id: b.dmabuf})
+    want = make_data(data, size)
+    peer.write(want)
+    peer.shutdown()
+    await rig.transfer(peer, reader)
+    assert bytes(reader.got) == want
+    assert reader.eof and sock.tcp_info().state == TcpState.CLOSE_WAIT
+    assert reader.devmem_bytes == size and reader.linear_bytes == 0 and reader.ordinary_bytes == 0
+    assert reader.ids_seen == {b.id}
+    assert peer.retransmits == 0
+    q = rig.netdev.qstats(0)
+    assert q.hds_unsplit_drops == 0 and q.alloc_fail == 0
+    hw = await rig.netdev.hw_stats()
+    assert hw['RX_FRAMES'] == rig.frames_sent
+    assert all(hw[n] == 0 for n in FRAME_COUNTERS if n != 'RX_FRAMES')
+    sock.close()
+    await rig.finish()
+
+
+async def header_split_sizes(env: DriverEnv, *, ipv6: bool = False) -> None:
+    """Linux's header-split check: single segments of 1, 8, 16 ... 8192 payload bytes each
+    arrive wholly in device memory (no SCM_DEVMEM_LINEAR)."""
+    rig = await Rig.create(env, rx_pending=32, mtu=9000)
+    b = await rig.bind([0], pages=64)
+    listener = rig.listen(ipv6=ipv6)
+    peer = TcpPeer(Flow(ipv6=ipv6), mtu=9000)
+    sock = await rig.connect(peer, listener)
+    reader = Reader(sock, {b.id: b.dmabuf})
+    offset = 0
+    for size in [1] + [8 << i for i in range(11)]:
+        data = pattern(size, period=7, start=offset)
+        peer.write(data)
+        frames = peer.next_frames(1 << 20)
+        assert len(frames) == 1, f'{size} bytes should be one segment'
+        await rig.send(frames)
+        await rig.pump()
+        before_bytes, before_frags = reader.devmem_bytes, reader.frags
+        assert reader.drain() == size
+        assert reader.linear_bytes == 0, f'{size}-byte payload spilled into host memory'
+        assert reader.devmem_bytes - before_bytes == size
+        assert reader.frags - before_frags == -(-size // PAGE_SIZE)
+        peer.ack(sock.tcp_info().rcv_nxt)
+        offset += size
+    assert bytes(reader.got) == pattern(offset, period=7)
+    assert rig.netdev.qstats(0).hds_unsplit_drops == 0
+    sock.close()
+    await rig.finish()
+
+
+async def bind_checks(env: DriverEnv) -> None:
+    """bind-rx: every check of the spec, with its errno, and undo on failure."""
+    rig = await Rig.create(env, rx_pending=16, split=False)
+    nd, nl, k = rig.netdev, rig.nl, rig.kernel
+    dmabuf, fd = rig.export(32)
+    # missing attributes, empty queue list
+    await aexpect_errno(errno.EINVAL, nl.bind_rx(nd.ifindex, fd, []))
+    await aexpect_errno(errno.EINVAL, nl.bind_rx(nd.ifindex, fd, None))
+    await aexpect_errno(errno.EINVAL, nl.bind_rx(nd.ifindex, None, [0]))
+    await aexpect_errno(errno.EINVAL, nl.bind_rx(None, fd, [0]))
+    # no such device; not a dma-buf
+    await aexpect_errno(errno.ENODEV, nl.bind_rx(nd.ifindex + 100, fd, [0]))
+    await aexpect_errno(errno.EBADF, nl.bind_rx(nd.ifindex, 999, [0]))
+    # split disabled, then threshold not zero
+    e = await aexpect_errno(errno.EINVAL, nl.bind_rx(nd.ifindex, fd, [0]))
+    assert e.extack == 'tcp-data-split is disabled'
+    await nd.set_ringparam(tcp_data_split=TcpDataSplit.ENABLED, hds_thresh=64)
+    e = await aexpect_errno(errno.EINVAL, nl.bind_rx(nd.ifindex, fd, [0]))
+    assert e.extack == 'hds-thresh is not zero'
+    await nd.set_ringparam(hds_thresh=0)
+    # queue out of range, not an RX queue
+    e = await aexpect_errno(errno.ERANGE, nl.bind_rx(nd.ifindex, fd, [nd.real_num_rx_queues]))
+    assert e.extack == 'rx queue index out of range'
+    await aexpect_errno(errno.EINVAL, nl.bind_rx(nd.ifindex, fd, [QueueId(QueueType.TX, 0)]))
+    # XDP attached, AF_XDP on the queue
+    nd.xdp_prog = object()
+    await aexpect_errno(errno.EEXIST, nl.bind_rx(nd.ifindex, fd, [0]))
+    nd.xdp_prog = None
+    nd.rx_queue(0).xsk_pool = object()
+    await aexpect_errno(errno.EBUSY, nl.bind_rx(nd.ifindex, fd, [0]))
+    nd.rx_queue(0).xsk_pool = None
+    # scatter entry not page-aligned in length
+    odd = DmaBuf(dmabuf.device, 2 * PAGE_SIZE,
+                 [DmaBufChunk(dmabuf.chunks[0].bus_addr, 0, PAGE_SIZE + 512),
+                  DmaBufChunk(dmabuf.chunks[0].bus_addr + PAGE_SIZE + 512, PAGE_SIZE + 512,
+                              PAGE_SIZE - 512)])
+    odd_fd = k.dma_buf_fd(odd)
+    await aexpect_errno(errno.EINVAL, nl.bind_rx(nd.ifindex, odd_fd, [0]))
+    # a queue listed twice: the second is "already bound"; all undone
+    await aexpect_errno(errno.EEXIST, nl.bind_rx(nd.ifindex, fd, [0, 0]))
+    assert nl.queue_get(nd.ifindex, 0).dmabuf is None and not k.devmem_bindings
+    assert isinstance(nd.rx_queue(0).pay_pool.mp, HostPageProvider)  # type: ignore[union-attr]
+    # success; ids count up and failed attempts that reached the dma-buf used ids too
+    bid = await nl.bind_rx(nd.ifindex, fd, [0])
+    assert bid >= 1 and k.devmem_lookup(bid) is not None
+    assert nl.queue_get(nd.ifindex, 0).dmabuf == bid
+    # already bound, through another handle too
+    e = await aexpect_errno(errno.EEXIST, nl.bind_rx(nd.ifindex, fd, [0]))
+    assert e.extack == 'designated queue already memory provider bound'
+    other = k.netlink_open()
+    await aexpect_errno(errno.EEXIST, other.bind_rx(nd.ifindex, fd, [0]))
+    await other.close()
+    assert nl.queue_get(nd.ifindex, 0).dmabuf == bid
+    # a binding that fails on a later queue leaves the earlier queue unbound
+    await nl.close()
+    assert nl.queue_get(nd.ifindex, 0).dmabuf is None
+    nl2 = k.netlink_open()
+    await aexpect_errno(errno.ERANGE, nl2.bind_rx(nd.ifindex, fd, [0, nd.real_num_rx_queues]))
+    assert nl2.queue_get(nd.ifindex, 0).dmabuf is None and not k.devmem_bindings
+    bid2 = await nl2.bind_rx(nd.ifindex, fd, [0])
+    assert bid2 > bid
+    await nl2.close()
+    k.close(fd)
+    k.close(odd_fd)
+    await rig.finish()
+
+
+async def bound_restrictions(env: DriverEnv) -> None:
+    """While a queue is bound: split cannot be disabled, the threshold cannot become non-zero;
+    other ring changes restart the queue with the binding kept."""
+    rig = await Rig.create(env, rx_pending=32)
+    nd = rig.netdev
+    b = await rig.bind([0], pages=64)
+    e = await aexpect_errno(errno.EINVAL, nd.set_ringparam(tcp_data_split=False))
+    assert 'tcp-data-split' in (e.extack or '')
+    e = await aexpect_errno(errno.EINVAL, nd.set_ringparam(hds_thresh=1))
+    assert 'hds_thresh' in (e.extack or '')
+    assert nd.hds_enabled and nd.ringparam.hds_thresh == 0
+    await aexpect_errno(errno.EINVAL, nd.set_channels(0))
+    await nd.set_ringparam(rx_pending=16)
+    assert rig.nl.queue_get(nd.ifindex, 0).dmabuf == b.id
+    listener = rig.listen()
+    peer = TcpPeer()
+    sock = await rig.connect(peer, listener)
+    reader = Reader(sock, {b.id: b.dmabuf})
+    want = make_data('random', 64 << 10)
+    peer.write(want)
+    await rig.transfer(peer, reader)
+    assert bytes(reader.got) == want and reader.devmem_bytes == len(want)
+    await rig.nl.close()
+    await nd.set_ringparam(tcp_data_split=False, hds_thresh=128)
+    sock.close()
+    await rig.finish()
+
+
+async def channels_shrink_under_bound_queue(env: DriverEnv) -> None:
+    """ethtool -L below a bound queue is refused (EINVAL); above it is fine."""
+    rig = await Rig.create(env, rx_pending=16, channels=2, num_rxq=2)
+    nd = rig.netdev
+    b = await rig.bind([1], pages=32)
+    e = await aexpect_errno(errno.EINVAL, nd.set_channels(1))
+    assert 'memory provider' in (e.extack or '')
+    assert nd.get_channels().combined_count == 2
+    assert rig.nl.queue_get(nd.ifindex, 1).dmabuf == b.id
+    await rig.nl.close()
+    await nd.set_channels(1)
+    assert nd.get_channels().combined_count == 1
+    await aexpect_errno(errno.ERANGE, rig.kernel.netlink_open().bind_rx(nd.ifindex, b.fd, [1]))
+    await rig.finish()
+
+
+async def close_handle_unbinds(env: DriverEnv) -> None:
+    """Closing the netlink socket unbinds: the id is gone, the queue is back on host memory,
+    new data arrives as ordinary bytes, and the dma-buf memory is freed once its fd closes."""
+    rig = await Rig.create(env, rx_pending=16)
+    nd, k = rig.netdev, rig.kernel
+    free_before = env.dev.free_bytes
+    b = await rig.bind([0], pages=32)
+    binding = k.devmem_lookup(b.id)
+    assert binding is not None
+    listener = rig.listen()
+    peer = TcpPeer()
+    sock = await rig.connect(peer, listener)
+    reader = Reader(sock, {b.id: b.dmabuf})
+    first = make_data('random', 20000, seed=2)
+    peer.write(first)
+    await rig.transfer(peer, reader)
+    assert reader.devmem_bytes == len(first)
+    await rig.nl.close()
+    assert k.devmem_lookup(b.id) is None
+    assert rig.nl.queue_get(nd.ifindex, 0).dmabuf is None
+    assert binding.freed, 'no token outstanding: the binding is freed at unbind'
+    assert env.dev.free_bytes == free_before - 32 * PAGE_SIZE, 'the fd still holds the dma-buf'
+    k.close(b.fd)
+    assert env.dev.free_bytes == free_before
+    second = make_data('random', 20000, seed=3)
+    peer.write(second)
+    await rig.transfer(peer, reader)
+    assert bytes(reader.got) == first + second
+    assert reader.ordinary_bytes == len(second)
+    sock.close()
+    await rig.finish()
+
+
+async def ordinary_queue(env: DriverEnv, *, split: bool = False) -> None:
+    """An unbound queue (host pages): plain bytes, with or without MSG_SOCK_DEVMEM, and no
+    control messages."""
+    rig = await Rig.create(env, rx_pending=32, split=split)
+    listener = rig.listen()
+    peer = TcpPeer()
+    sock = await rig.connect(peer, listener)
+    for devmem in (False, True):
+        reader = Reader(sock, devmem=devmem)
+        want = make_data('random', 40000, seed=int(devmem))
+        peer.write(want)
+        await rig.transfer(peer, reader)
+        assert bytes(reader.got) == want and reader.ordinary_bytes == len(want)
+        assert reader.frags == 0 and not reader.held
+    pool = rig.netdev.rx_queue(0).pay_pool
+    assert pool is not None and pool.in_use == len(rig.netdev.rx_queue(0).pay_bufs)
+    sock.close()
+    await rig.finish()
+
+
+async def recvmsg_rules(env: DriverEnv) -> None:
+    """recvmsg and SO_DEVMEM_DONTNEED rules on real traffic: no-flag EFAULT and short read,
+    ETOOSMALL, no truncation, no mixing, token rules, close releases tokens."""
+    rig = await Rig.create(env, rx_pending=32)
+    nd, k = rig.netdev, rig.kernel
+    listener = rig.listen()
+    peer = TcpPeer()
+    sock = await rig.connect(peer, listener)
+    mss = peer.mss
+    # ordinary data first (queue not bound yet), then devmem data on the same socket
+    ordinary = make_data('random', 3 * mss, seed=4)
+    peer.write(ordinary)
+    await rig.send(peer.next_frames(1 << 20))
+    await rig.pump()
+    b = await rig.bind([0], pages=64)
+    devmem = make_data('pattern', 4 * mss)
+    peer.write(devmem)
+    await rig.send(peer.next_frames(1 << 20))
+    await rig.pump()
+    # without the flag: the ordinary bytes, a short read stopping at the devmem boundary
+    m = sock.recvmsg(1 << 20, 10 * CMSG_BYTES, 0)
+    assert m.nbytes == len(ordinary) and m.data == ordinary and not m.cmsgs
+    # devmem data without the flag: EFAULT (nothing read yet)
+    expect_errno(errno.EFAULT, sock.recvmsg, 1 << 20, 10 * CMSG_BYTES, 0)
+    # no room for one control message: ETOOSMALL; 39 bytes is still too small
+    expect_errno(ETOOSMALL, sock.recvmsg, 1 << 20, 0, MSG_SOCK_DEVMEM)
+    expect_errno(ETOOSMALL, sock.recvmsg, 1 << 20, CMSG_BYTES - 1, MSG_SOCK_DEVMEM)
+    reader = Reader(sock, {b.id: b.dmabuf}, withhold=True)
+    # room for two messages: two fragments' bytes, nothing truncated
+    m = sock.recvmsg(1 << 20, 2 * CMSG_BYTES + CMSG_BYTES - 1, MSG_SOCK_DEVMEM)
+    assert len(m.cmsgs) == 2 and m.nbytes == 2 * mss and m.flags == 0
+    reader.take(m)
+    # a short buffer splits a fragment: same buffer, advancing offset, fresh token
+    m1 = sock.recvmsg(100, 10 * CMSG_BYTES, MSG_SOCK_DEVMEM)
+    m2 = sock.recvmsg(mss - 100, 10 * CMSG_BYTES, MSG_SOCK_DEVMEM)
+    assert m1.nbytes == 100 and m2.nbytes == mss - 100
+    (c1,), (c2,) = m1.dmabuf, m2.dmabuf
+    assert c2.frag_offset == c1.frag_offset + 100 and c2.frag_token != c1.frag_token
+    assert c1.dmabuf_id == c2.dmabuf_id == b.id and c1.flags == 0
+    reader.take(m1)
+    reader.take(m2)
+    reader.drain()
+    assert bytes(reader.got) == devmem
+    # the control buffer as userspace sees it: 40 bytes per message
+    assert len(m.control) == 2 * CMSG_BYTES
+    # SO_DEVMEM_DONTNEED rules
+    held = list(reader.held)
+    assert len(held) == 5 and len(set(held)) == 5
+    expect_errno(errno.EINVAL, sock.setsockopt, SOL_SOCKET, SO_DEVMEM_DONTNEED, b'\0' * 12)
+    expect_errno(errno.EINVAL, sock.setsockopt, SOL_SOCKET, SO_DEVMEM_DONTNEED,
+                 DmabufToken(held[0]).pack() * 129)
+    udp = k.socket(AF_INET, SOCK_DGRAM)
+    expect_errno(errno.EBADF, udp.dontneed, [held[0]])
+    assert sock.setsockopt(SOL_SOCKET, SO_DEVMEM_DONTNEED, b'') == 0
+    assert sock.dontneed([(max(held) + 1000, 10)]) == 0, 'unknown tokens are skipped'
+    assert sock.dontneed([held[0], held[0]]) == 1, 'a returned token is not counted again'
+    assert sock.dontneed([DmabufToken(held[1], 1), DmabufToken(10**6, 3)]) == 1
+    assert sock.tcp_info().tokens_outstanding == 3
+    # close releases the rest: every buffer goes back to the page pool
+    pool = nd.rx_queue(0).pay_pool
+    assert pool is not None
+    in_use = pool.in_use
+    sock.close()
+    assert pool.in_use == in_use - 2, 'three tokens, two buffers (two tokens share one)'
+    assert pool.in_use == len(nd.rx_queue(0).pay_bufs)
+    await rig.nl.close()
+    await rig.finish()
+
+
+async def token_pressure(env: DriverEnv) -> None:
+    """Withheld tokens drain the dma-buf: the ring is not refilled, the NIC drops and counts;
+    returned tokens restore delivery; retransmissions fill the gap; the stream is exact."""
+    pages, ring = 32, 16
+    rig = await Rig.create(env, rx_pending=ring)
+    nd = rig.netdev
+    b = await rig.bind([0], pages=pages)
+    listener = rig.listen()
+    peer = TcpPeer()
+    sock = await rig.connect(peer, listener)
+    reader = Reader(sock, {b.id: b.dmabuf}, withhold=True)
+    want = make_data('pattern', 3 * pages * peer.mss)
+    peer.write(want)
+    peer.shutdown()
+    # send far more than the dma-buf can hold, in ring-sized bursts, reading but not returning
+    while peer.snd_nxt < peer.end:
+        await rig.send(peer.next_frames(ring * peer.mss))
+        await rig.pump()
+        reader.drain()
+        peer.ack(sock.tcp_info().rcv_nxt)
+        peer.snd_una = peer.snd_nxt  # the sender does not wait for ACKs here
+    assert len(reader.got) == pages * peer.mss, 'exactly one dma-buf worth was delivered'
+    assert bytes(reader.got) == want[:len(reader.got)]
+    assert len(reader.held) == pages
+    drops = await rig.hw('RX_DROP_NO_PAY_BUF')
+    assert drops == len(want) // peer.mss - pages, 'every later segment was dropped'
+    assert nd.qstats(0).alloc_fail > 0
+    binding = rig.kernel.devmem_lookup(b.id)
+    assert binding is not None and binding.pages_free == 0
+    # return the tokens: the pool refills the ring, the sender retransmits from the ACK
+    assert reader.give_back() == pages
+    reader.withhold = False
+    await rig.pump()
+    assert len(nd.rx_queue(0).pay_bufs) == ring
+    peer.snd_una = (sock.tcp_info().rcv_nxt - peer.seq_of(0)) & 0xFFFF_FFFF
+    peer.rewind()
+    await rig.transfer(peer, reader)
+    assert bytes(reader.got) == want and reader.eof
+    assert await rig.hw('RX_DROP_NO_PAY_BUF') == drops, 'no drop once tokens came back'
+    sock.close()
+    await rig.finish()
+
+
+async def unbind_with_tokens_outstanding(env: DriverEnv) -> None:
+    """Unbind while the user holds tokens (and unread devmem data sits in the socket): the id
+    is gone at once, the tokens stay valid and can be returned, and the binding and the
+    dma-buf memory are released only when the last one is."""
+    rig = await Rig.create(env, rx_pending=16)
+    nd, k = rig.netdev, rig.kernel
+    free_before = env.dev.free_bytes
+    b = await rig.bind([0], pages=32)
+    k.close(b.fd)  # only the binding keeps the dma-buf alive now
+    binding = k.devmem_lookup(b.id)
+    assert binding is not None
+    listener = rig.listen()
+    peer = TcpPeer()
+    sock = await rig.connect(peer, listener)
+    reader = Reader(sock, {b.id: b.dmabuf}, withhold=True)
+    want = make_data('random', 12 * peer.mss, seed=5)
+    peer.write(want[:8 * peer.mss])
+    await rig.send(peer.next_frames(1 << 20))
+    await rig.pump()
+    m = sock.recvmsg(5 * peer.mss, 64 * CMSG_BYTES, MSG_SOCK_DEVMEM)
+    reader.take(m)
+    assert len(reader.held) == 5
+    await rig.nl.close()
+    assert k.devmem_lookup(b.id) is None
+    assert rig.nl.queue_get(nd.ifindex, 0).dmabuf is None
+    assert not binding.freed and env.dev.free_bytes == free_before - 32 * PAGE_SIZE
+    # data received before the unbind is still devmem data with the old id
+    reader.drain()
+    assert reader.devmem_bytes == 8 * peer.mss and reader.ids_seen == {b.id}
+    # new data on the same flow lands in host memory: ordinary bytes
+    peer.write(want[8 * peer.mss:])
+    peer.ack(sock.tcp_info().rcv_nxt)
+    await rig.transfer(peer, reader)
+    assert bytes(reader.got) == want and reader.ordinary_bytes == 4 * peer.mss
+    # give the tokens back one by one: the binding lives until the last
+    tokens = list(reader.held)
+    assert len(tokens) == 8
+    for i, t in enumerate(tokens):
+        assert not binding.freed
+        assert sock.dontneed([t]) == 1
+    assert binding.freed and not binding.warnings
+    assert env.dev.free_bytes == free_before, 'dma-buf memory released after the last token'
+    assert sock.dontneed(tokens) == 0
+    sock.close()
+    await rig.finish()
+
+
+async def reorder_duplicates_fin(env: DriverEnv) -> None:
+    """Out-of-order, duplicate, partly overlapping and retransmitted segments, and a FIN that
+    arrives before the last data: the stream is exact, duplicates are recycled at once."""
+    rig = await Rig.create(env, rx_pending=32)
+    nd = rig.netdev
+    b = await rig.bind([0], pages=64)
+    listener = rig.listen()
+    peer = TcpPeer()
+    sock = await rig.connect(peer, listener)
+    reader = Reader(sock, {b.id: b.dmabuf})
+    mss = peer.mss
+    want = make_data('pattern', 10 * mss)
+    peer.write(want)
+    peer.shutdown()
+    seg = [peer.segment_frame(peer.segment_at(i * mss)) for i in range(10)]
+    fin_only = peer.segment_frame(peer.segment_at(10 * mss))
+    assert 'F' in peer.segment_at(9 * mss).flags
+    mib = rig.kernel.tcp.mib
+    pool = nd.rx_queue(0).pay_pool
+    assert pool is not None
+
+    async def deliver(frames: list[bytes]) -> None:
+        await rig.send(frames)
+        await rig.pump()
+        reader.drain()
+
+    await deliver([seg[0], seg[2], seg[1]])          # 2 before 1
+    assert mib.TCPOFOQueue == 1 and len(reader.got) == 3 * mss
+    cached = pool.stats.recycle_cached
+    await deliver([seg[1], seg[0]])                  # retransmissions of delivered data
+    assert mib.TCPDupData == 2
+    assert pool.stats.recycle_cached == cached + 2, 'duplicates are recycled at once'
+    await deliver([seg[5], seg[4], seg[5]])          # ooo, and a duplicate inside the ofo queue
+    assert mib.TCPOFODup == 1 and sock.tcp_info().ofo_segments == 2
+    half = peer.segment_frame(peer.segment_at(3 * mss + mss // 2, mss))
+    await deliver([half])                            # ahead: queued out of order
+    await deliver([seg[3]])                          # fills the hole; the overlap is trimmed
+    assert mib.TCPPartialDup >= 1 and len(reader.got) == 6 * mss
+    await deliver([seg[9], seg[7]])                  # the last data (with FIN) early
+    assert not reader.eof
+    await deliver([seg[6], seg[8]])
+    assert reader.eof and bytes(reader.got) == want
+    assert sock.tcp_info().state == TcpState.CLOSE_WAIT
+    await deliver([seg[9], fin_only, seg[2]])        # after the FIN: duplicates
+    assert bytes(reader.got) == want
+    assert sock.tcp_info().tokens_outstanding == 0
+    assert pool.in_use == len(nd.rx_queue(0).pay_bufs), 'no buffer leaked'
+    sock.close()
+    await rig.finish()
+
+
+async def steered_devmem_flow_with_rss(env: DriverEnv, *, mtu: int = 1500) -> None:
+    """Acceptance: a devmem flow steered to a bound queue while RSS spreads other flows over
+    the other queues. Needs N queues and steering in the NIC plus the env hooks."""
+    if not hasattr(env, 'steer_flow') or not hasattr(env, 'rss_equal'):
+        raise Unsupported('needs RSS and n-tuple steering (env.steer_flow, env.rss_equal)')
+    nq = 4
+    rig = await Rig.create(env, rx_pending=32, channels=nq, num_rxq=nq, mtu=mtu)
+    nd = rig.netdev
+    await env.rss_equal(nd, nq - 1)  # type: ignore[attr-defined]
+    devmem_flow = Flow(dport=5201)
+    await env.steer_flow(nd, devmem_flow, nq - 1)  # type: ignore[attr-defined]
+    b = await rig.bind([nq - 1], pages=128)
+    want = make_data('pattern', 128 << 10)
+    lst = rig.listen(5201)
+    peer = TcpPeer(devmem_flow, mtu=mtu)
+    sock = await rig.connect(peer, lst)
+    reader = Reader(sock, {b.id: b.dmabuf})
+    others = [TcpPeer(Flow(sport=41000 + i, dport=6000), mtu=mtu) for i in range(6)]
+    olst = rig.listen(6000)
+    osocks = []
+    for p in others:
+        osocks.append(Reader(await rig.connect(p, olst), devmem=True))
+    peer.write(want)
+    for i, p in enumerate(others):
+        p.write(make_data('random', 32 << 10, seed=10 + i))
+    await rig.transfer(peer, reader)
+    for p, r in zip(others, osocks):
+        await rig.transfer(p, r)
+        assert r.ordinary_bytes == len(p.stream) and r.frags == 0
+    assert bytes(reader.got) == want and reader.devmem_bytes == len(want)
+    assert sum(nd.qstats(q).packets for q in range(nq - 1)) > 0
+    assert {q for q in range(nq - 1) if nd.qstats(q).packets} != {0}, 'RSS spread the flows'
+    await rig.finish()
+
+
+# ------------------------------------------------------------------------------------------
+# the registry the runners use
+# ------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    func: Callable[[DriverEnv], Awaitable[None]]
+    num_rxq: int = 1
+    """RX queues the NIC must have."""
+    steering: bool = False
+    """Needs RSS and flow steering in the NIC (not in the model or RTL yet)."""
+
+
+SCENARIOS: list[Scenario] = [
+    Scenario('stream-mtu1500-pattern', partial(devmem_stream, mtu=1500, data='pattern')),
+    Scenario('stream-mtu1500-random', partial(devmem_stream, mtu=1500, data='random')),
+    Scenario('stream-mtu9000-pattern', partial(devmem_stream, mtu=9000, data='pattern',
+                                               size=1 << 20)),
+    Scenario('stream-mtu9000-random', partial(devmem_stream, mtu=9000, data='random',
+                                              size=1 << 20)),
+    Scenario('stream-ipv6-mtu1500-pattern', partial(devmem_stream, mtu=1500, ipv6=True)),
+    Scenario('header-split-sizes-ipv4', header_split_sizes),
+    Scenario('header-split-sizes-ipv6', partial(header_split_sizes, ipv6=True)),
+    Scenario('bind-checks', bind_checks),
+    Scenario('bound-restrictions', bound_restrictions),
+    Scenario('channels-shrink-under-bound-queue', channels_shrink_under_bound_queue, num_rxq=2),
+    Scenario('close-handle-unbinds', close_handle_unbinds),
+    Scenario('ordinary-queue-no-split', partial(ordinary_queue, split=False)),
+    Scenario('ordinary-queue-split', partial(ordinary_queue, split=True)),
+    Scenario('recvmsg-rules', recvmsg_rules),
+    Scenario('token-pressure', token_pressure),
+    Scenario('unbind-with-tokens-outstanding', unbind_with_tokens_outstanding),
+    Scenario('reorder-duplicates-fin', reorder_duplicates_fin),
+    Scenario('steered-devmem-flow-with-rss', steered_devmem_flow_with_rss, num_rxq=4,
+             steering=True),
+]

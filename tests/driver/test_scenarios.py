@@ -1,0 +1,20 @@
+"""Runs every scenario of tests/driver/scenarios.py on the golden model (no simulator)."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.driver.env import ModelEnv
+from tests.driver.scenarios import SCENARIOS, Scenario, Unsupported
+
+
+@pytest.mark.parametrize('scenario', SCENARIOS, ids=lambda s: s.name)
+def test_scenario(scenario: Scenario) -> None:
+    if scenario.steering:
+        pytest.skip('needs RSS and flow steering in the NIC model (not there yet)')
+    env = ModelEnv(num_rxq=scenario.num_rxq, seed=7)
+    try:
+        asyncio.run(scenario.func(env))
+    except Unsupported as e:
+        pytest.skip(str(e))
