@@ -104,6 +104,8 @@ class RxQueueStats:
     hds_unsplit_drops: int = 0
     """Frames the NIC did not split whose payload buffer is device memory: the CPU cannot
     read their headers, so they are dropped (gve counts these as `rx_hsplit_unsplit_pkt`)."""
+    stop_drops: int = 0
+    """Frames completed but not yet polled when the queue was stopped or restarted."""
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -275,6 +277,7 @@ class Netdev:
         """`ndo_queue_stop` + `ndo_queue_mem_free`: queue off, posted buffers (and those of
         completions not polled yet) back to their pools, pools destroyed."""
         assert q.ring is not None and q.hdr_pool is not None and q.pay_pool is not None
+        q.stats.stop_drops += len(await q.ring.napi_poll(budget=1 << 16))
         await q.ring.disable()
         for nm in q.hdr_bufs.values():
             q.hdr_pool.put_netmem(nm, allow_direct=True)
