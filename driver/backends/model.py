@@ -7,6 +7,10 @@ side is `wire`: `await hw.wire.send(frame)` hands one frame to the model, which 
 synchronously (descriptor fetch, split, DMA, completion), so when `send` returns the
 completions are in memory for the driver's next poll.
 
+With `rss=True` (the default) the model has the NIC's RSS and flow-steering block
+(`models.rss.Classifier`): at reset it sends every frame to queue 0, and `driver.ethtool`
+programs it.
+
 Bus addresses match the RTL testbench (tb/nic_tb.py), so buffers and dma-bufs look the same
 on both backends.
 """
@@ -18,6 +22,7 @@ from models.bus import DmaAddressSpace
 from models.device_memory import CpuAccessMode, DeviceMemory
 from models.host_memory import HostMemory
 from models.nic_model import NicModel, RxOutcome
+from models.rss import Classifier
 
 HOST_BASE = 0x0000_0001_0000_0000
 HOST_SIZE = 64 << 20
@@ -51,7 +56,7 @@ class ModelHw:
     def __init__(self, num_rxq: int = 1, dma_bytes: int = 8, data_bytes: int = 8,
                  host_size: int = HOST_SIZE, dev_size: int = DEV_SIZE,
                  cpu_access: CpuAccessMode | str = CpuAccessMode.RAISE, seed: int = 0,
-                 desc_cache: int = 16) -> None:
+                 desc_cache: int = 16, rss: bool = True) -> None:
         self.host = HostMemory(HOST_BASE, host_size)
         self.dev = DeviceMemory(DEV_BASE, dev_size, cpu_access=cpu_access, seed=seed)
         self.space = DmaAddressSpace()
@@ -59,6 +64,8 @@ class ModelHw:
         self.space.add_region(self.dev, 'device')
         self.nic = NicModel(self.space, num_rxq=num_rxq, dma_bytes=dma_bytes,
                             data_bytes=data_bytes, desc_cache=desc_cache)
+        if rss:
+            self.nic.classifier = Classifier(num_rxq)
         self.wire = ModelWire(self.nic)
         self.dma_bytes = dma_bytes
 
