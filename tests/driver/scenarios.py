@@ -102,6 +102,8 @@ class Rig:
     nl: NetlinkSocket
     frames_sent: int = 0
     rng: random.Random = field(default_factory=random.Random)
+    seen_base: int = 0
+    delivered_base: int = 0
 
     @classmethod
     async def create(cls, env: DriverEnv, *, rx_pending: int = 64, split: bool = True,
@@ -119,6 +121,8 @@ class Rig:
         await netdev.open()
         rig = cls(env, kernel, netdev, kernel.netlink_open(),
                   rng=random.Random(getattr(env, 'seed', 0)))
+        rig.seen_base = await rig.frames_seen()
+        rig.delivered_base = await rig.hw('RX_FRAMES')
         return rig
 
     # --- wire and NAPI ----------------------------------------------------------------------
@@ -135,20 +139,32 @@ class Rig:
     async def settle(self) -> None:
         """Wait until the NIC has counted every frame sent (delivered or dropped)."""
         for _ in range(SETTLE_POLLS):
-            if await self.frames_seen() >= self.frames_sent:
+            if await self.frames_seen() - self.seen_base >= self.frames_sent:
                 return
             await self.env.hw.delay(SETTLE_NS)
-        raise AssertionError(f'NIC saw {await self.frames_seen()} of {self.frames_sent} frames')
+        raise AssertionError(f'NIC saw {await self.frames_seen() - self.seen_base} of '
+                             f'{self.frames_sent} frames')
+
+    def frames_polled(self) -> int:
+        """Frames the driver took off the completion rings (delivered or dropped at stop)."""
+        return sum(q.stats.packets + q.stats.stop_drops
+                   for q in (self.netdev.rx_queue(i) for i in range(self.netdev.num_rx_queues)))
 
     async def pump(self) -> int:
-        """Settle, then run NAPI until the rings are empty; frames handled."""
+        """Settle, then run NAPI until every frame the NIC delivered has been polled (the
+        completions of the last frames may land after the counter moved) and the rings are
+        empty; frames handled."""
         await self.settle()
         total = 0
-        while True:
+        for _ in range(SETTLE_POLLS):
             n = await self.netdev.poll()
             total += n
-            if not n:
+            if n:
+                continue
+            if self.frames_polled() >= await self.hw('RX_FRAMES') - self.delivered_base:
                 return total
+            await self.env.hw.delay(SETTLE_NS)
+        raise AssertionError('completions missing: the NIC counted more frames than it wrote')
 
     async def hw(self, name: str) -> int:
         return (await self.netdev.hw_stats())[name]
@@ -730,38 +746,72 @@ async def reorder_duplicates_fin(env: DriverEnv) -> None:
     await rig.finish()
 
 
-async def steered_devmem_flow_with_rss(env: DriverEnv, *, mtu: int = 1500) -> None:
-    """Acceptance: a devmem flow steered to a bound queue while RSS spreads other flows over
-    the other queues. Needs N queues and steering in the NIC plus the env hooks."""
-    if not hasattr(env, 'steer_flow') or not hasattr(env, 'rss_equal'):
-        raise Unsupported('needs RSS and n-tuple steering (env.steer_flow, env.rss_equal)')
+async def require_steering(netdev: Netdev) -> None:
+    """RSS and n-tuple steering: driver/ethtool.py and an RSS block in the NIC (RSS_KEY reads
+    back what was written)."""
+    try:
+        from driver import ethtool  # noqa: F401  (written alongside, may be absent)
+    except ImportError as e:  # pragma: no cover
+        raise Unsupported(f'driver/ethtool.py: {e}') from None
+    from driver import regs
+    addr = regs.rss_key_reg(0)
+    old = await netdev.hw.read32(addr)
+    await netdev.hw.write32(addr, 0x5A5A_A5A5)
+    ok = await netdev.hw.read32(addr) == 0x5A5A_A5A5
+    await netdev.hw.write32(addr, old)
+    if not ok:
+        raise Unsupported('the NIC has no RSS/steering block')
+
+
+RSS_KEY = bytes(range(0x6D, 0x6D + 40))
+
+
+async def steered_devmem_flow_with_rss(env: DriverEnv, *, mtu: int = 1500,
+                                       ipv6: bool = False) -> None:
+    """Acceptance: the administrator's four steps (split on, threshold 0; an n-tuple rule
+    for the devmem flow; RSS "equal N-1" off the devmem queue; bind), then a devmem flow on
+    the bound queue while RSS spreads ordinary flows over the other queues: the devmem
+    stream is exact through the GPU, the others arrive as plain bytes on queues 0..N-2."""
     nq = 4
     rig = await Rig.create(env, rx_pending=32, channels=nq, num_rxq=nq, mtu=mtu)
     nd = rig.netdev
-    await env.rss_equal(nd, nq - 1)  # type: ignore[attr-defined]
-    devmem_flow = Flow(dport=5201)
-    await env.steer_flow(nd, devmem_flow, nq - 1)  # type: ignore[attr-defined]
-    b = await rig.bind([nq - 1], pages=128)
-    want = make_data('pattern', 128 << 10)
-    lst = rig.listen(5201)
+    await require_steering(nd)
+    from driver import ethtool
+    await ethtool.set_rx_flow_hash(nd.hw, {'ip4', 'tcp4', 'udp4', 'ip6', 'tcp6', 'udp6'})
+    await ethtool.set_rxfh(nd.hw, key=RSS_KEY, num_queues=nq)
+    await ethtool.set_rxfh_equal(nd.hw, nq - 1, nq)
+    rules = ethtool.NtupleRules(nd.hw, nd.real_num_rx_queues)
+    await rules.clear()
+    nd.channel_checks.append(rules.check_channels)
+    devmem_flow = Flow(ipv6=ipv6, sport=40000, dport=5201)
     peer = TcpPeer(devmem_flow, mtu=mtu)
-    sock = await rig.connect(peer, lst)
+    await rules.add(ethtool.NtupleSpec('tcp6' if ipv6 else 'tcp4', nq - 1, src_ip=peer.src,
+                                       dst_ip=peer.dst, src_port=devmem_flow.sport,
+                                       dst_port=devmem_flow.dport))
+    b = await rig.bind([nq - 1], pages=128)
+    # the rule and the binding hold the queue count up
+    await aexpect_errno(errno.EINVAL, nd.set_channels(nq - 1))
+    sock = await rig.connect(peer, rig.listen(5201, ipv6=ipv6))
     reader = Reader(sock, {b.id: b.dmabuf})
-    others = [TcpPeer(Flow(sport=41000 + i, dport=6000), mtu=mtu) for i in range(6)]
-    olst = rig.listen(6000)
-    osocks = []
-    for p in others:
-        osocks.append(Reader(await rig.connect(p, olst), devmem=True))
+    others = [TcpPeer(Flow(ipv6=ipv6, sport=41000 + 7 * i, dport=6000), mtu=mtu)
+              for i in range(8)]
+    olisten = rig.listen(6000, ipv6=ipv6)
+    oreaders = [Reader(await rig.connect(p, olisten)) for p in others]
+    want = make_data('pattern', 256 << 10)
     peer.write(want)
+    peer.shutdown()
     for i, p in enumerate(others):
-        p.write(make_data('random', 32 << 10, seed=10 + i))
+        p.write(make_data('random', 16 << 10, seed=10 + i))
+        p.shutdown()
     await rig.transfer(peer, reader)
-    for p, r in zip(others, osocks):
+    for p, r in zip(others, oreaders):
         await rig.transfer(p, r)
-        assert r.ordinary_bytes == len(p.stream) and r.frags == 0
-    assert bytes(reader.got) == want and reader.devmem_bytes == len(want)
-    assert sum(nd.qstats(q).packets for q in range(nq - 1)) > 0
-    assert {q for q in range(nq - 1) if nd.qstats(q).packets} != {0}, 'RSS spread the flows'
+        assert bytes(r.got) == bytes(p.stream) and r.ordinary_bytes == len(p.stream)
+        assert r.frags == 0 and r.eof, 'a flow off the bound queue gets no devmem messages'
+    assert bytes(reader.got) == want and reader.devmem_bytes == len(want) and reader.eof
+    frames_on = [nd.qstats(q).packets for q in range(nq)]
+    assert frames_on[nq - 1] == peer.frames_sent + 1, 'only the devmem flow on the bound queue'
+    assert sum(1 for n in frames_on[:nq - 1] if n) >= 2, f'RSS spread the flows: {frames_on}'
     await rig.finish()
 
 
@@ -800,5 +850,8 @@ SCENARIOS: list[Scenario] = [
     Scenario('unbind-with-tokens-outstanding', unbind_with_tokens_outstanding),
     Scenario('reorder-duplicates-fin', reorder_duplicates_fin),
     Scenario('steered-devmem-flow-with-rss', steered_devmem_flow_with_rss, num_rxq=4,
+             steering=True),
+    Scenario('steered-devmem-flow-with-rss-ipv6-mtu9000',
+             partial(steered_devmem_flow_with_rss, ipv6=True, mtu=9000), num_rxq=4,
              steering=True),
 ]

@@ -11,9 +11,7 @@ from tests.driver.scenarios import SCENARIOS, Scenario, Unsupported
 
 @pytest.mark.parametrize('scenario', SCENARIOS, ids=lambda s: s.name)
 def test_scenario(scenario: Scenario) -> None:
-    if scenario.steering:
-        pytest.skip('needs RSS and flow steering in the NIC model (not there yet)')
-    env = ModelEnv(num_rxq=scenario.num_rxq, seed=7)
+    env = ModelEnv(num_rxq=scenario.num_rxq, seed=7)  # the model has RSS and steering
     try:
         asyncio.run(scenario.func(env))
     except Unsupported as e:
