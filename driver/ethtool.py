@@ -1,0 +1,382 @@
+"""RSS and n-tuple flow steering, named like the ethtool operations a kernel driver implements.
+
+Works on any `NicHw` (driver/hw.py): the golden model or the RTL. The register layout is
+docs/rss.md section 5 (constants from `driver.regs`); the behaviour the NIC gives it is the
+rest of that page. Errors are `KernelError`s (an `OSError`: compare `err.errno` with
+`errno.EINVAL`, ...), raised before any register is written.
+
+| ethtool | here |
+|---|---|
+| `ethtool -x` / `ETHTOOL_MSG_RSS_GET` (`get_rxfh`) | `get_rxfh(hw)` |
+| `ethtool -X hkey .. weight/..` (`set_rxfh`) | `set_rxfh(hw, key, indir)` |
+| `ethtool -X equal N` | `set_rxfh_equal(hw, n, num_queues)` |
+| `ethtool -N rx-flow-hash tcp4 sdfn` (`ETHTOOL_SRXFH`) | `set_rx_flow_hash(hw, {"tcp4", ...})` |
+| `ethtool -n rx-flow-hash ..` (`ETHTOOL_GRXFH`) | `get_rx_flow_hash(hw)` |
+| `ethtool -N flow-type tcp4 ... action Q [loc L]` (`ETHTOOL_SRXCLSRLINS`) | `NtupleRules.add(spec)` |
+| `ethtool -N delete L` (`ETHTOOL_SRXCLSRLDEL`) | `NtupleRules.delete(rule_id)` |
+| `ethtool -n` (`ETHTOOL_GRXCLSRLALL`) | `NtupleRules.list()` |
+
+Flow-hash type names are ethtool's flow types: `ip4`, `tcp4`, `udp4`, `ip6`, `tcp6`, `udp6`.
+Enabling `tcp4` means TCP/IPv4 frames hash on addresses and ports ("sdfn"); without it they
+hash on addresses only if `ip4` is enabled ("sd"), else not at all (queue 0).
+
+N-tuple masks use the kernel's convention (`struct ethtool_rx_flow_spec` `m_u`): a 1 bit is
+compared. (The ethtool command line's `m` argument is the inverse.)
+"""
+from __future__ import annotations
+
+import errno
+import ipaddress
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from driver import regs
+from driver.errors import KernelError
+from driver.hw import NicHw
+
+RSS_KEY_BYTES = regs.RSS_KEY_MAX * 4
+"""Length of the Toeplitz key (40)."""
+RSS_INDIR_ENTRIES = regs.RSS_INDIR_MAX * 4
+"""Entries of the indirection table (128)."""
+NTUPLE_RULES = regs.STEER_MAX
+"""Flow-steering rules in the NIC (32)."""
+MAX_QUEUES = 128
+"""The completion's queue field has 7 bits."""
+
+FLOW_HASH_BITS = {
+    'ip4': regs.RSS_CTRL_IPV4,
+    'tcp4': regs.RSS_CTRL_TCP_IPV4,
+    'udp4': regs.RSS_CTRL_UDP_IPV4,
+    'ip6': regs.RSS_CTRL_IPV6,
+    'tcp6': regs.RSS_CTRL_TCP_IPV6,
+    'udp6': regs.RSS_CTRL_UDP_IPV6,
+}
+"""ethtool flow type -> its enable bit in RSS_CTRL."""
+
+_INDIR_FIELDS = (regs.RSS_INDIR_ENTRY0, regs.RSS_INDIR_ENTRY1, regs.RSS_INDIR_ENTRY2,
+                 regs.RSS_INDIR_ENTRY3)
+
+
+def _einval(msg: str) -> KernelError:
+    return KernelError(errno.EINVAL, msg)
+
+
+# --------------------------------------------------------------------------------------------
+# RSS: key, indirection table, hash types
+# --------------------------------------------------------------------------------------------
+class Rxfh(NamedTuple):
+    """What `ethtool -x` shows."""
+
+    key: bytes
+    indir: list[int]
+    hfunc: str = 'toeplitz'
+
+
+async def num_rx_queues(hw: NicHw) -> int:
+    """The number of RX queues the NIC has (`CAPS.num_rxq`): what queue numbers are checked
+    against when the caller does not say."""
+    return regs.CAPS_NUM_RXQ.get(await hw.read32(regs.CAPS))
+
+
+async def get_rxfh(hw: NicHw) -> Rxfh:
+    """Read the key and the indirection table back from the NIC."""
+    key = b''
+    for i in range(regs.RSS_KEY_MAX):
+        key += (await hw.read32(regs.rss_key_reg(i))).to_bytes(4, 'big')
+    indir: list[int] = []
+    for j in range(regs.RSS_INDIR_MAX):
+        word = await hw.read32(regs.rss_indir_reg(j))
+        indir += [f.get(word) for f in _INDIR_FIELDS]
+    return Rxfh(key, indir)
+
+
+def _check_indir(indir: list[int], num_queues: int) -> list[int]:
+    indir = list(indir)
+    if len(indir) != RSS_INDIR_ENTRIES:
+        raise _einval(f'indirection table has {len(indir)} entries, the NIC {RSS_INDIR_ENTRIES}')
+    for i, q in enumerate(indir):
+        if isinstance(q, bool) or not isinstance(q, int) or not 0 <= q < num_queues:
+            raise _einval(f'indirection entry {i} = {q!r}: queues are 0..{num_queues - 1}')
+    return indir
+
+
+async def _write_indir(hw: NicHw, indir: list[int]) -> None:
+    for j in range(regs.RSS_INDIR_MAX):
+        word = 0
+        for k, f in enumerate(_INDIR_FIELDS):
+            word |= f.put(indir[4 * j + k])
+        await hw.write32(regs.rss_indir_reg(j), word)
+
+
+async def set_rxfh(hw: NicHw, key: bytes | None = None, indir: list[int] | None = None, *,
+                   num_queues: int | None = None) -> None:
+    """Program the Toeplitz key and/or the indirection table (None: leave it).
+
+    The key must be 40 bytes; the table must have 128 entries, each a queue below
+    `num_queues` (default: `CAPS.num_rxq`). Key byte 0 goes to the top byte of RSS_KEY[0].
+    """
+    if key is not None:
+        key = bytes(key)
+        if len(key) != RSS_KEY_BYTES:
+            raise _einval(f'RSS key of {len(key)} bytes, the NIC takes {RSS_KEY_BYTES}')
+    if indir is not None:
+        if num_queues is None:
+            num_queues = await num_rx_queues(hw)
+        indir = _check_indir(indir, min(num_queues, MAX_QUEUES))
+    if key is not None:
+        for i in range(regs.RSS_KEY_MAX):
+            await hw.write32(regs.rss_key_reg(i), int.from_bytes(key[4 * i:4 * i + 4], 'big'))
+    if indir is not None:
+        await _write_indir(hw, indir)
+
+
+async def set_rxfh_equal(hw: NicHw, n: int, num_queues: int) -> None:
+    """`ethtool -X equal N`: entry i is queue i mod N, spreading flows over queues 0..N-1."""
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= min(num_queues, MAX_QUEUES):
+        raise _einval(f'equal {n!r}: 1..{num_queues} queues')
+    await _write_indir(hw, [i % n for i in range(RSS_INDIR_ENTRIES)])
+
+
+async def set_rx_flow_hash(hw: NicHw, types: set[str] | frozenset[str] | list[str]) -> None:
+    """Enable exactly the hash types named in `types` (ethtool flow types, see module doc)."""
+    types = set(types)
+    unknown = types - set(FLOW_HASH_BITS)
+    if unknown:
+        raise _einval(f'unknown flow hash type(s) {sorted(unknown)}; known: {sorted(FLOW_HASH_BITS)}')
+    value = 0
+    for name in types:
+        value |= FLOW_HASH_BITS[name].put(1)
+    await hw.write32(regs.RSS_CTRL, value)
+
+
+async def get_rx_flow_hash(hw: NicHw) -> set[str]:
+    """The hash types enabled now."""
+    value = await hw.read32(regs.RSS_CTRL)
+    return {name for name, f in FLOW_HASH_BITS.items() if f.get(value)}
+
+
+# --------------------------------------------------------------------------------------------
+# N-tuple rules
+# --------------------------------------------------------------------------------------------
+_FLOW_TYPES = {
+    # flow type: (IP version, protocol or None, has ports)
+    'tcp4': (4, 6, True),
+    'udp4': (4, 17, True),
+    'ip4': (4, None, False),
+    'tcp6': (6, 6, True),
+    'udp6': (6, 17, True),
+    'ip6': (6, None, False),
+}
+
+Addr = str | int | ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+@dataclass(frozen=True)
+class NtupleSpec:
+    """One n-tuple rule, as `ethtool -N <dev> flow-type ...` describes it.
+
+    `flow_type` is one of tcp4, udp4, ip4, tcp6, udp6, ip6. A field left None is not
+    compared. An address or port given without a mask is compared exactly; masks (1 = bit
+    compared) may be ints or, for addresses, address strings ("255.255.255.0"). `l4_proto`
+    is only for ip4/ip6 (tcp/udp flow types imply it); ports only for tcp/udp flow types.
+    `action` is the RX queue. `loc` picks the rule's location (its precedence: the lowest
+    location wins); None takes the lowest free one.
+    """
+
+    flow_type: str
+    action: int
+    src_ip: Addr | None = None
+    src_ip_mask: Addr | None = None
+    dst_ip: Addr | None = None
+    dst_ip_mask: Addr | None = None
+    src_port: int | None = None
+    src_port_mask: int | None = None
+    dst_port: int | None = None
+    dst_port_mask: int | None = None
+    l4_proto: int | None = None
+    loc: int | None = None
+
+
+class NtupleRule(NamedTuple):
+    rule_id: int
+    spec: NtupleSpec
+
+
+@dataclass(frozen=True)
+class _HwRule:
+    """A rule's register values (docs/rss.md section 5)."""
+
+    ctrl: int            # without the enable bit
+    queue: int
+    ports: int
+    port_mask: int
+    src: int
+    src_mask: int
+    dst: int
+    dst_mask: int
+
+
+def _addr(value: Addr, version: int, what: str) -> int:
+    try:
+        if isinstance(value, int) and not isinstance(value, bool):
+            a = ipaddress.IPv4Address(value) if version == 4 else ipaddress.IPv6Address(value)
+        else:
+            a = ipaddress.ip_address(value)
+    except (ValueError, TypeError) as exc:
+        raise _einval(f'{what} {value!r}: {exc}') from None
+    if a.version != version:
+        raise _einval(f'{what} {value!r} is not an IPv{version} address')
+    return int(a)
+
+
+def _port(value: int, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 0xFFFF:
+        raise _einval(f'{what} {value!r}: 0..65535')
+    return value
+
+
+def _encode(spec: NtupleSpec, num_queues: int) -> _HwRule:
+    """Check `spec` and turn it into register values (EINVAL on anything wrong)."""
+    if spec.flow_type not in _FLOW_TYPES:
+        raise _einval(f'flow-type {spec.flow_type!r}: one of {sorted(_FLOW_TYPES)}')
+    version, proto, has_ports = _FLOW_TYPES[spec.flow_type]
+    a = spec.action
+    if isinstance(a, bool) or not isinstance(a, int) or not 0 <= a < min(num_queues, MAX_QUEUES):
+        raise _einval(f'action {a!r}: RX queues are 0..{num_queues - 1}')
+    abits = 32 if version == 4 else 128
+
+    def addr_pair(value, mask, what: str) -> tuple[int, int]:
+        if value is None:
+            if mask is not None:
+                raise _einval(f'{what} mask without {what}')
+            return 0, 0
+        v = _addr(value, version, what)
+        m = (1 << abits) - 1 if mask is None else _addr(mask, version, f'{what} mask')
+        return v & m, m
+
+    def port_pair(value, mask, what: str) -> tuple[int, int]:
+        if value is None:
+            if mask is not None:
+                raise _einval(f'{what} mask without {what}')
+            return 0, 0
+        if not has_ports:
+            raise _einval(f'{what} needs flow-type tcp4/udp4/tcp6/udp6, not {spec.flow_type}')
+        v = _port(value, what)
+        m = 0xFFFF if mask is None else _port(mask, f'{what} mask')
+        return v & m, m
+
+    src, src_mask = addr_pair(spec.src_ip, spec.src_ip_mask, 'src-ip')
+    dst, dst_mask = addr_pair(spec.dst_ip, spec.dst_ip_mask, 'dst-ip')
+    sport, sport_mask = port_pair(spec.src_port, spec.src_port_mask, 'src-port')
+    dport, dport_mask = port_pair(spec.dst_port, spec.dst_port_mask, 'dst-port')
+    if spec.l4_proto is not None:
+        if proto is not None:
+            raise _einval(f'l4proto is implied by flow-type {spec.flow_type}')
+        if isinstance(spec.l4_proto, bool) or not isinstance(spec.l4_proto, int) \
+                or not 0 <= spec.l4_proto <= 0xFF:
+            raise _einval(f'l4proto {spec.l4_proto!r}: 0..255')
+        proto = spec.l4_proto
+    ctrl = (regs.STEER_CTRL_IPVER.put(version) | regs.STEER_CTRL_IPVER_MASK.put(0xF)
+            | (regs.STEER_CTRL_PROTO.put(proto) | regs.STEER_CTRL_PROTO_MASK.put(0xFF)
+               if proto is not None else 0))
+    return _HwRule(
+        ctrl=ctrl,
+        queue=regs.STEER_QUEUE_QUEUE.put(a),
+        ports=regs.STEER_PORTS_SPORT.put(sport) | regs.STEER_PORTS_DPORT.put(dport),
+        port_mask=(regs.STEER_PORT_MASK_SPORT_MASK.put(sport_mask)
+                   | regs.STEER_PORT_MASK_DPORT_MASK.put(dport_mask)),
+        src=src, src_mask=src_mask, dst=dst, dst_mask=dst_mask)
+
+
+class NtupleRules:
+    """The NIC's n-tuple rule table, as the driver keeps it (`ethtool -N/-n`).
+
+    The driver is the only writer of the STEER registers and keeps the table in software;
+    call `clear()` once at start-up (the hardware resets with every rule disabled, but a
+    previous driver may have left rules). Every add or delete follows docs/rss.md section 4
+    ("Changing rules while traffic runs"): the rule's CTRL is written with enable = 0 first,
+    then its other registers, then CTRL with enable = 1; frames of other rules' flows are
+    never affected.
+
+    `num_queues` is the number of RX queues in use: rules pointing at a queue at or above
+    it are refused (EINVAL). `check_channels(n)` refuses to shrink the queues under a rule.
+    """
+
+    def __init__(self, hw: NicHw, num_queues: int, num_rules: int = NTUPLE_RULES) -> None:
+        if not 1 <= num_queues <= MAX_QUEUES:
+            raise _einval(f'num_queues {num_queues}: 1..{MAX_QUEUES}')
+        if not 1 <= num_rules <= NTUPLE_RULES:
+            raise _einval(f'num_rules {num_rules}: 1..{NTUPLE_RULES}')
+        self.hw = hw
+        self.num_queues = num_queues
+        self.num_rules = num_rules
+        self._rules: dict[int, NtupleSpec] = {}
+
+    def __len__(self) -> int:
+        return len(self._rules)
+
+    async def clear(self) -> None:
+        """Disable every rule in the NIC and forget the table."""
+        for r in range(self.num_rules):
+            await self.hw.write32(regs.steer_reg(r, regs.STEER_CTRL), 0)
+        self._rules.clear()
+
+    async def add(self, spec: NtupleSpec) -> int:
+        """Insert `spec` (at `spec.loc`, replacing a rule there, or at the lowest free
+        location) and return its rule id (= location). EINVAL for a bad spec or queue,
+        ENOSPC when every location is taken."""
+        hw_rule = _encode(spec, self.num_queues)
+        if spec.loc is not None:
+            if isinstance(spec.loc, bool) or not isinstance(spec.loc, int) \
+                    or not 0 <= spec.loc < self.num_rules:
+                raise _einval(f'loc {spec.loc!r}: 0..{self.num_rules - 1}')
+            rule_id = spec.loc
+        else:
+            free = [r for r in range(self.num_rules) if r not in self._rules]
+            if not free:
+                raise KernelError(errno.ENOSPC, f'all {self.num_rules} n-tuple rules in use')
+            rule_id = free[0]
+        await self._program(rule_id, hw_rule)
+        self._rules[rule_id] = spec
+        return rule_id
+
+    async def delete(self, rule_id: int) -> None:
+        """Remove rule `rule_id` (ENOENT if there is none): its flows go back to the next
+        matching rule or to RSS."""
+        if rule_id not in self._rules:
+            raise KernelError(errno.ENOENT, f'no n-tuple rule {rule_id!r}')
+        await self.hw.write32(regs.steer_reg(rule_id, regs.STEER_CTRL), 0)
+        del self._rules[rule_id]
+
+    def get(self, rule_id: int) -> NtupleSpec:
+        """`ethtool -n <dev> rule N` (ENOENT if there is none)."""
+        if rule_id not in self._rules:
+            raise KernelError(errno.ENOENT, f'no n-tuple rule {rule_id!r}')
+        return self._rules[rule_id]
+
+    def list(self) -> list[NtupleRule]:
+        """Every rule, by location (= precedence)."""
+        return [NtupleRule(r, self._rules[r]) for r in sorted(self._rules)]
+
+    def check_channels(self, combined: int) -> None:
+        """Refuse (EINVAL) a queue count that would leave a rule pointing at a missing queue,
+        as the kernel's ethtool_check_max_channel does; fits `Netdev.channel_checks`."""
+        used = [r for r, s in self._rules.items() if s.action >= combined]
+        if used:
+            raise _einval(f'requested channel count {combined} is too low for n-tuple rule(s) '
+                          f'{sorted(used)}')
+
+    async def _program(self, rule_id: int, h: _HwRule) -> None:
+        def reg(off: int) -> int:
+            return regs.steer_reg(rule_id, off)
+
+        w = self.hw.write32
+        await w(reg(regs.STEER_CTRL), 0)                         # 1. off
+        await w(reg(regs.STEER_QUEUE), h.queue)                  # 2. everything else
+        await w(reg(regs.STEER_PORTS), h.ports)
+        await w(reg(regs.STEER_PORT_MASK), h.port_mask)
+        for base, value in ((regs.STEER_SRC_ADDR, h.src), (regs.STEER_SRC_MASK, h.src_mask),
+                            (regs.STEER_DST_ADDR, h.dst), (regs.STEER_DST_MASK, h.dst_mask)):
+            for word in range(4):                                # word 0 least significant
+                await w(reg(base + 4 * word), (value >> (32 * word)) & 0xFFFF_FFFF)
+        await w(reg(regs.STEER_CTRL), h.ctrl | regs.STEER_CTRL_ENABLE.put(1))   # 3. on
