@@ -132,8 +132,10 @@ def random_rule(rng: random.Random, pool: list[FlowTuple], queue_limit: int) -> 
 
 
 def tuples_from_frames(rng: random.Random, n: int) -> list[FlowTuple]:
-    """Tuples the parser model extracts from real frames: VLAN/QinQ, IPv4 options, IPv6."""
-    from scapy.all import IP, TCP, UDP, Dot1AD, Dot1Q, Ether, IPOption_NOP, IPv6, Raw
+    """Tuples the parser model extracts from real frames: VLAN/QinQ, IPv4 options, IPv6 with
+    extension headers, fragments."""
+    from scapy.all import (IP, TCP, UDP, Dot1AD, Dot1Q, Ether, IPOption_NOP, IPv6,
+                           IPv6ExtHdrDestOpt, IPv6ExtHdrFragment, IPv6ExtHdrHopByHop, Raw)
     out = []
     for _ in range(n):
         l2 = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
@@ -144,13 +146,19 @@ def tuples_from_frames(rng: random.Random, n: int) -> list[FlowTuple]:
             l2 = l2 / Dot1AD(vlan=200) / Dot1Q(vlan=100)
         sp, dp = rng.getrandbits(16), rng.getrandbits(16)
         l4 = TCP(sport=sp, dport=dp) if rng.random() < 0.5 else UDP(sport=sp, dport=dp)
+        frag = rng.random() < 0.15
         if rng.random() < 0.5:
             l3 = IP(src=str(ipaddress.IPv4Address(rng.getrandbits(32))),
                     dst=str(ipaddress.IPv4Address(rng.getrandbits(32))),
-                    options=[IPOption_NOP()] * (4 * rng.randrange(11)))
+                    options=[IPOption_NOP()] * (4 * rng.randrange(11)),
+                    flags="MF" if frag else 0)
         else:
             l3 = IPv6(src=str(ipaddress.IPv6Address(rng.getrandbits(128))),
                       dst=str(ipaddress.IPv6Address(rng.getrandbits(128))))
+            for ext in rng.sample([IPv6ExtHdrHopByHop, IPv6ExtHdrDestOpt], rng.randrange(3)):
+                l3 = l3 / ext()
+            if frag:
+                l3 = l3 / IPv6ExtHdrFragment(m=1)
         frame = bytes(l2 / l3 / l4 / Raw(b"d" * rng.randrange(40)))
         t = tuple_from_frame(frame.ljust(60, b"\0"))
         assert t is not None
@@ -166,10 +174,7 @@ class ClassifyTb:
         self.dut = dut
         self.num_rules = int(dut.NUM_RULES.value)
         self.indir_entries = int(dut.INDIR_ENTRIES.value)
-        try:
-            self.latency = int(dut.LATENCY.value)
-        except AttributeError:          # localparam not visible through VPI
-            self.latency = EXPECTED_LATENCY
+        self.latency = int(dut.LATENCY.value)         # the localparam the lead integrates with
         self.cfg = RssConfig()
         self.rules: list[SteerRule] = []
         self.num_queues = 1
