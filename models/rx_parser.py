@@ -122,6 +122,10 @@ def parse_frame(frame: bytes, parse_bytes: int = DEFAULT_PARSE_BYTES) -> ParseRe
         if l3 + 20 > length:
             return hdr_err(f'IPv4 header at {l3} runs past the {length}-byte frame')
         version, ihl = frame[l3] >> 4, frame[l3] & 0x0F
+        # Properties are read from the header as it is, before any check can fail.
+        res.ipv4_options = ihl > 5
+        frag_word = _u16(frame, l3 + 6)
+        res.ip_frag = bool(frag_word & 0x2000) or (frag_word & 0x1FFF) != 0
         if version != 4:
             return hdr_err(f'IPv4 EtherType but version nibble {version}')
         if ihl < 5:
@@ -132,10 +136,7 @@ def parse_frame(frame: bytes, parse_bytes: int = DEFAULT_PARSE_BYTES) -> ParseRe
         if l3 + total_len > length:
             return hdr_err(f'IPv4 total length {total_len} at offset {l3} runs past the '
                            f'{length}-byte frame')
-        frag_word = _u16(frame, l3 + 6)
-        res.ip_frag = bool(frag_word & 0x2000) or (frag_word & 0x1FFF) != 0
         proto = frame[l3 + 9]
-        res.ipv4_options = ihl > 5
         res.l4_off = l3 + 4 * ihl
         res.ip_end = l3 + total_len
     elif ethertype == ETHERTYPE_IPV6:

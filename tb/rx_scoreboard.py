@@ -15,7 +15,8 @@ from models.bus import DmaAddressSpace
 from models.device_memory import DeviceMemory
 from models.formats import CPL_BYTES
 from models.host_memory import HostMemory
-from models.nic_model import Placement, PlacementConfig, expected_placement
+from models.nic_model import (INFO_COUNTERS, Placement, PlacementConfig, expected_placement,
+                              property_counts)
 
 CANARY = 0xA5
 
@@ -45,6 +46,7 @@ class RxScoreboard:
     payload_bytes_to_device: int = 0
     payload_bytes_to_host: int = 0
     sent: int = 0
+    info: dict[str, int] = field(default_factory=lambda: dict.fromkeys(INFO_COUNTERS, 0))
     delivered: list[RxFrame] = field(default_factory=list)   # checked frames, in order
     delivered_index: list[int] = field(default_factory=list)  # their index among sent frames
     delivered_payload: list[bytes] = field(default_factory=list)  # payload as the GPU read it
@@ -82,6 +84,10 @@ class RxScoreboard:
         """Record a frame given to the NIC; returns what the model says happens to it."""
         p = expected_placement(frame, self.cfg, bad_fcs=bad_fcs)
         self.sent += 1
+        if p.parse is not None:                  # the ingress kept it: the parser saw it
+            for name, n in property_counts(p.parse).items():
+                self.info[name] += n
+
         if p.dropped:
             self.dropped[p.drop_counter] = self.dropped.get(p.drop_counter, 0) + 1
         else:
@@ -124,6 +130,7 @@ class RxScoreboard:
             else:
                 self.payload_bytes_to_host += len(piece)
         self.checked += 1
+        self.info['RX_HDR_OVERFLOW'] += int(p.hdr_overflow)
         self.delivered.append(got)
         self.delivered_index.append(exp.index)
         self.delivered_payload.append(bytes(payload))

@@ -1,8 +1,8 @@
 // Descriptor prefetch for one RX buffer ring (header or payload).
 //
 // Reads posted descriptors (between its own fetch index and the driver's SW_IDX) from the ring
-// in host memory, one 16-byte descriptor per AXI read burst, into a small cache the DMA engine
-// pops from. A descriptor whose read returns SLVERR/DECERR, or whose buffer address is not
+// in host memory, one 16-byte descriptor per AXI read (a narrow 16-byte transfer on a wider
+// bus, two 8-byte beats on a 64-bit one), into a small cache the DMA engine pops from. A descriptor whose read returns SLVERR/DECERR, or whose buffer address is not
 // aligned to the DMA width, is skipped and counted (docs/dma-formats.md).
 //
 // hw_idx counts descriptors consumed (popped by the engine or skipped); posted = SW_IDX - hw_idx
@@ -129,7 +129,7 @@ module rx_desc_fetch #(
       end
       if (issue) begin
         ar_valid_q  <= 1'b1;
-        ar_addr_q   <= ADDR_W'(entry_addr & ~64'(DB - 1));
+        ar_addr_q   <= ADDR_W'(entry_addr);
         inflight_q  <= 1'b1;
         fetch_idx_q <= fetch_idx_q + 1'b1;
         rbeat_q     <= '0;

@@ -393,7 +393,8 @@ module nic_top
   assign m_axi_araddr  = f_araddr[ar_gnt];
   assign m_axi_arlen   = f_arlen[ar_gnt];
   assign m_axi_arid    = ID_W'(ar_gnt);
-  assign m_axi_arsize  = 3'($clog2(DMA_BYTES));
+  // Descriptor reads are 16-byte transfers: one narrow beat on a wide bus, two on 64 bits.
+  assign m_axi_arsize  = (DMA_BYTES >= 16) ? 3'd4 : 3'd3;
   assign m_axi_arburst = 2'b01;
   assign m_axi_arlock  = 1'b0;
   assign m_axi_arcache = 4'b0011;

@@ -37,19 +37,23 @@ async def bring_up(tb: NicTb, qcfg: RxQueueConfig) -> tuple[RxQueue, RxScoreboar
     dmabuf = tb.dev.export_dmabuf(N_PAY_BUFS * cfg.pay_buf_bytes, chunk_size=4 * 4096)
     sb.pay_bufs = {0x100 + i: dmabuf.offset_to_bus(i * cfg.pay_buf_bytes) for i in range(N_PAY_BUFS)}
     await rxq.enable()
-    await sb.post_hdr(rxq, list(sb.hdr_bufs))
-    await sb.post_pay(rxq, list(sb.pay_bufs))
+    # Post as many as the rings hold; the rest stay with the scoreboard for later.
+    await sb.post_hdr(rxq, list(sb.hdr_bufs)[:1 << qcfg.hdr_ring_log2])
+    await sb.post_pay(rxq, list(sb.pay_bufs)[:1 << qcfg.pay_ring_log2])
     return rxq, sb
 
 
-async def run_traffic(tb: NicTb, rxq: RxQueue, sb: RxScoreboard, frames: list[bytes]) -> None:
-    """Send `frames` while a NAPI-style loop checks and recycles buffers."""
+async def run_traffic(tb: NicTb, rxq: RxQueue, sb: RxScoreboard, frames: list[bytes],
+                      bad_fcs: list[bool] | None = None) -> None:
+    """Send `frames` (with the MAC's bad-FCS flag where `bad_fcs` says) while a NAPI-style
+    loop checks every delivered frame against the model and recycles its buffers."""
+    bad_fcs = bad_fcs or [False] * len(frames)
     sent = 0
     idle_ns = 0
     while sent < len(frames) or sb.outstanding:
         while sent < len(frames) and sb.outstanding < MAX_IN_FLIGHT:
-            sb.sent_frame(frames[sent])
-            await tb.send(frames[sent])
+            sb.sent_frame(frames[sent], bad_fcs[sent])
+            await tb.send(frames[sent], bad_fcs[sent])
             sent += 1
         await tb.delay(400)
         got = await rxq.napi_poll()
