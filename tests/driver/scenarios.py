@@ -314,14 +314,14 @@ def make_data(kind: str, n: int, seed: int = 1) -> bytes:
 # ------------------------------------------------------------------------------------------
 
 async def devmem_stream(env: DriverEnv, *, mtu: int = 1500, data: str = 'pattern',
-                        size: int = 256 << 10, ipv6: bool = False) -> None:
+                        size: int = 256 << 10, ipv6: bool = False, isn: int = 1_000_000) -> None:
     """A devmem flow on bound queue 0: the stream read back through the GPU accessor equals
     what was sent; every segment split, nothing in host memory, nothing dropped."""
     rig = await Rig.create(env, rx_pending=64, mtu=mtu)
     b = await rig.bind([0], pages=256)
     assert b.id == 1, 'the first binding of a kernel has id 1'
     listener = rig.listen(ipv6=ipv6)
-    peer = TcpPeer(Flow(ipv6=ipv6), mtu=mtu)
+    peer = TcpPeer(Flow(ipv6=ipv6), mtu=mtu, isn=isn)
     sock = await rig.connect(peer, listener)
     reader = Reader(sock, {b.id: b.dmabuf})
     want = make_data(data, size)
@@ -837,6 +837,8 @@ SCENARIOS: list[Scenario] = [
     Scenario('stream-mtu9000-random', partial(devmem_stream, mtu=9000, data='random',
                                               size=1 << 20)),
     Scenario('stream-ipv6-mtu1500-pattern', partial(devmem_stream, mtu=1500, ipv6=True)),
+    Scenario('stream-sequence-wraparound', partial(devmem_stream, size=64 << 10,
+                                                   isn=0xFFFF_FFFF - 20_000)),
     Scenario('header-split-sizes-ipv4', header_split_sizes),
     Scenario('header-split-sizes-ipv6', partial(header_split_sizes, ipv6=True)),
     Scenario('bind-checks', bind_checks),
