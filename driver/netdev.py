@@ -392,6 +392,22 @@ class Netdev:
     def qstats(self, index: int) -> RxQueueStats:
         return self._rxqs[index].stats
 
+    async def qstats_get(self) -> dict[str, int]:
+        """Device totals with the names of the netdev netlink `qstats-get` reply:
+        `rx-packets`, `rx-bytes`, `rx-alloc-fail` (refills the page pools could not serve),
+        `rx-hw-drops` (every frame the NIC dropped) and `rx-hw-drop-overruns` (the part
+        dropped for lack of buffers or completion space)."""
+        hw = await self.hw_stats()
+        drops = {n: v for n, v in hw.items() if n.startswith('RX_DROP_')}
+        overruns = ('RX_DROP_FIFO', 'RX_DROP_NO_HDR_BUF', 'RX_DROP_NO_PAY_BUF', 'RX_DROP_CQ_FULL')
+        return {
+            'rx-packets': sum(q.stats.packets for q in self._rxqs),
+            'rx-bytes': sum(q.stats.bytes for q in self._rxqs),
+            'rx-alloc-fail': sum(q.stats.alloc_fail for q in self._rxqs),
+            'rx-hw-drops': sum(drops.values()),
+            'rx-hw-drop-overruns': sum(drops[n] for n in overruns),
+        }
+
     # --- NAPI -------------------------------------------------------------------------------
 
     async def poll(self, budget: int = 64) -> int:
