@@ -34,13 +34,14 @@ from typing import TYPE_CHECKING, Iterable
 
 from driver.errors import KernelError
 from driver.genpool import GenPool
-from driver.netmem import PAGE_SHIFT, NetIov
+from driver.netmem import PAGE_SHIFT, NetIov, Netmem
 from driver.page_pool import PagePool
 from models.host_memory import PAGE_SIZE
 
 if TYPE_CHECKING:
     from driver.kernel import DmaBufFile, Kernel
     from driver.netdev import Netdev
+    from models.device_memory import DmaBuf
 
 
 class QueueType(IntEnum):
@@ -86,7 +87,7 @@ class NetDevmemDmabufBinding:
     warnings: list[str] = field(default_factory=list)
 
     @property
-    def dmabuf(self):  # -> models.device_memory.DmaBuf
+    def dmabuf(self) -> DmaBuf:
         return self.file.dmabuf
 
     @property
@@ -158,7 +159,8 @@ class DmabufDevmemProvider:
     def alloc_netmems(self, pool: PagePool) -> NetIov | None:
         return self.binding.alloc_net_iov()
 
-    def release_netmem(self, pool: PagePool, netmem) -> None:  # netmem: NetIov
+    def release_netmem(self, pool: PagePool, netmem: Netmem) -> None:
+        assert isinstance(netmem, NetIov)
         self.binding.free_net_iov(netmem)
 
     def destroy(self, pool: PagePool) -> None:

@@ -33,7 +33,7 @@ class KernelError(OSError):
 
     @property
     def name(self) -> str:
-        return errno_name(self.errno)
+        return errno_name(self.errno or 0)
 
     def __str__(self) -> str:
         text = f'[{self.name}] {self.strerror}'

@@ -8,13 +8,12 @@ two tests, or two simulated hosts, never share state.
 """
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from driver.errors import KernelError
 from models.device_memory import DmaBuf
-
-import errno
 
 if TYPE_CHECKING:
     from driver.devmem import NetDevmemDmabufBinding, NetlinkSocket

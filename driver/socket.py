@@ -336,7 +336,7 @@ class Socket:
                 try:
                     token = sk.token_alloc()
                 except KernelError as e:
-                    return sent or -e.errno
+                    return sent or -(e.errno or errno.EBUSY)
                 cm = DmabufCmsg(frag_offset=niov.virtual_addr + frag.offset + offset - start,
                                 frag_size=copy, frag_token=token, dmabuf_id=niov.binding_id)
                 err = msg.put_cmsg_notrunc(SCM_DEVMEM_DMABUF, cm)

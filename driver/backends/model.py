@@ -65,7 +65,7 @@ class ModelHw:
         self.nic = NicModel(self.space, num_rxq=num_rxq, dma_bytes=dma_bytes,
                             data_bytes=data_bytes, desc_cache=desc_cache)
         if rss:
-            self.nic.classifier = Classifier(num_rxq)
+            self.nic.classifier = Classifier(num_rxq)  # type: ignore[assignment]  # rss.Classification vs nic_model.Classification
         self.wire = ModelWire(self.nic)
         self.dma_bytes = dma_bytes
 
