@@ -14,10 +14,11 @@ feature, which the runners turn into a skip.
 from __future__ import annotations
 
 import errno
+import importlib.util
 import random
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Awaitable, Callable, Protocol
+from typing import Any, Awaitable, Callable, Coroutine, Protocol
 
 from driver.devmem import NetlinkSocket, QueueId, QueueType
 from driver.errors import ETOOSMALL, KernelError
@@ -51,8 +52,15 @@ class DriverEnv(Protocol):
     (indirection table over queues 0 .. n-1).
     """
 
-    hw: NicHw
-    dev: DeviceMemory
+    @property
+    def hw(self) -> NicHw:
+        """The driver's hardware interface (read32/write32/delay/host)."""
+        ...
+
+    @property
+    def dev(self) -> DeviceMemory:
+        """GPU memory: dma-bufs are exported from it, payload is read through `dev.gpu`."""
+        ...
 
     async def send(self, frame: bytes) -> None:
         """Put one frame (without FCS) on the NIC's RX wire."""
@@ -632,6 +640,8 @@ async def token_pressure(env: DriverEnv) -> None:
     drops = await rig.hw('RX_DROP_NO_PAY_BUF')
     assert drops == len(want) // peer.mss - pages, 'every later segment was dropped'
     assert nd.qstats(0).alloc_fail > 0
+    qs = await nd.qstats_get()
+    assert qs['rx-alloc-fail'] > 0 and qs['rx-hw-drops'] == qs['rx-hw-drop-overruns'] == drops
     binding = rig.kernel.devmem_lookup(b.id)
     assert binding is not None and binding.pages_free == 0
     # return the tokens: the pool refills the ring, the sender retransmits from the ACK
@@ -749,10 +759,8 @@ async def reorder_duplicates_fin(env: DriverEnv) -> None:
 async def require_steering(netdev: Netdev) -> None:
     """RSS and n-tuple steering: driver/ethtool.py and an RSS block in the NIC (RSS_KEY reads
     back what was written)."""
-    try:
-        from driver import ethtool  # noqa: F401  (written alongside, may be absent)
-    except ImportError as e:  # pragma: no cover
-        raise Unsupported(f'driver/ethtool.py: {e}') from None
+    if importlib.util.find_spec('driver.ethtool') is None:
+        raise Unsupported('driver/ethtool.py is not there')
     from driver import regs
     addr = regs.rss_key_reg(0)
     old = await netdev.hw.read32(addr)
@@ -822,7 +830,7 @@ async def steered_devmem_flow_with_rss(env: DriverEnv, *, mtu: int = 1500,
 @dataclass(frozen=True)
 class Scenario:
     name: str
-    func: Callable[[DriverEnv], Awaitable[None]]
+    func: Callable[[DriverEnv], Coroutine[Any, Any, None]]
     num_rxq: int = 1
     """RX queues the NIC must have."""
     steering: bool = False

@@ -11,6 +11,7 @@ from scapy.layers.l2 import Ether
 from driver import regs
 from driver.backends.model import ModelHw
 from driver.errors import KernelError
+from driver.hw import NicHw
 from driver.kernel import Kernel
 from driver.netdev import Netdev
 from driver.socket import MSG_SOCK_DEVMEM
@@ -45,14 +46,18 @@ def test_probe_refuses_another_device() -> None:
 
 def test_ethtool_settings_and_limits() -> None:
     async def go() -> None:
-        hw = ModelHw(num_rxq=2)
+        hw: ModelHw = ModelHw(num_rxq=2)
+        as_nichw: NicHw = hw                           # ModelHw implements the interface
+        assert as_nichw is hw
         nd = Netdev(Kernel(), hw)
         await nd.probe()
         assert nd.get_channels().max_combined == 2 and nd.dma_bytes == 8
-        for kw in ({'rx_pending': 48}, {'rx_pending': 1}, {'rx_pending': 1 << 15},
-                   {'hds_thresh': 1 << 16}, {'hdr_buf_len': 100}):
+        bad: list[dict[str, int]] = [{'rx_pending': 48}, {'rx_pending': 1},
+                                     {'rx_pending': 1 << 15}, {'hds_thresh': 1 << 16},
+                                     {'hdr_buf_len': 100}]
+        for kw in bad:
             with pytest.raises(KernelError) as e:
-                await nd.set_ringparam(**kw)
+                await nd.set_ringparam(**kw)  # type: ignore[arg-type]
             assert e.value.errno == errno.EINVAL
         for mtu in (67, 9217):
             with pytest.raises(KernelError):
@@ -66,9 +71,9 @@ def test_ethtool_settings_and_limits() -> None:
         assert await hw.read32(regs.rxq_reg(1, regs.RXQ_CTRL)) == 0
         await nd.set_channels(2)
         assert [q.running for q in nd._rxqs] == [True, True]
-        for bad in (0, 3):
+        for count in (0, 3):
             with pytest.raises(KernelError):
-                await nd.set_channels(bad)
+                await nd.set_channels(count)
         await nd.set_ringparam(rx_pending=8, tcp_data_split=True, hds_thresh=0)
         assert await hw.read32(regs.rxq_reg(0, regs.RXQ_CTRL)) == 3
         assert len(nd.rx_queue(1).pay_bufs) == 8

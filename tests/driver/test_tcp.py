@@ -17,8 +17,8 @@ from driver.tcp import after, before
 from tests.driver.synth import Synth
 
 
-def E(**kw: object) -> Ether:
-    return Ether(src='02:00:00:00:00:01', dst='02:00:00:00:00:02', **kw)
+def E(**kw: int) -> Ether:
+    return Ether(src='02:00:00:00:00:01', dst='02:00:00:00:00:02', **kw)  # type: ignore[arg-type]
 
 
 def test_sequence_comparison_wraps() -> None:
