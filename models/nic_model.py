@@ -28,6 +28,7 @@ from driver import regs
 from models.bus import DmaAddressSpace, DmaError
 from models.formats import (DESC_BYTES, FLAG_HDR_OVERFLOW, FLAG_HDR_VALID, FLAG_SPLIT,
                             RxCompletion, RxDesc)
+from models.rss import Classifier as RssClassifier
 from models.rx_parser import (DEFAULT_PARSE_BYTES, MIN_PARSE_BYTES, ParseResult,
                               parse_frame)
 
@@ -432,7 +433,9 @@ class NicModel:
         self.data_bytes = data_bytes
         self.max_burst_bytes = max_burst_bytes or AXI_MAX_BEATS * dma_bytes
         self.desc_cache = desc_cache
-        self.classifier: Classifier | None = None
+        # RSS and flow steering (models/rss.py): registers at their own addresses, and the
+        # queue each frame goes to.
+        self.classifier: Classifier | None = RssClassifier(num_rxq)
         self.rxq: list[RxQueue] = []
         self.max_frame_len = MAX_FRAME_LEN_RESET
         self.counters: dict[str, int] = {}

@@ -19,7 +19,7 @@ from driver import regs
 from driver.rx_queue import RxQueueConfig
 from tb.frames import Flow, build, pattern
 from tb.nic_tb import CLK_NS, NicTb, TrafficProfile
-from tests.rtl.test_rx_split import bring_up, run_traffic
+from tb.rx_env import bring_up, run_traffic
 
 FLOWS = [
     Flow(proto="tcp", dport=5201),

@@ -26,6 +26,8 @@ class _Expected:
     index: int
     frame: bytes
     placement: Placement
+    rss_hash: int = 0
+    rss_type: int = 0
 
 
 @dataclass
@@ -33,6 +35,7 @@ class RxScoreboard:
     host: HostMemory
     dev: DeviceMemory
     cfg: PlacementConfig
+    queue: int = 0
     hdr_bufs: dict[int, int] = field(default_factory=dict)     # id -> host address
     pay_bufs: dict[int, int] = field(default_factory=dict)     # id -> bus address
     hdr_order: deque[int] = field(default_factory=deque)       # posted, not yet used
@@ -80,9 +83,10 @@ class RxScoreboard:
         self.pay_order.extend(ids)
 
     # ------------------------------------------------------------------ traffic
-    def sent_frame(self, frame: bytes, bad_fcs: bool = False) -> Placement:
-        """Record a frame given to the NIC; returns what the model says happens to it."""
-        p = expected_placement(frame, self.cfg, bad_fcs=bad_fcs)
+    def sent_frame(self, frame: bytes, bad_fcs: bool = False, cls=None) -> Placement:
+        """Record a frame given to the NIC for this queue; returns what the model says happens
+        to it. `cls` is the model's classification (RSS hash and type) when RSS is on."""
+        p = expected_placement(frame, self.cfg, bad_fcs=bad_fcs, queue=self.queue)
         self.sent += 1
         if p.parse is not None:                  # the ingress kept it: the parser saw it
             for name, n in property_counts(p.parse).items():
@@ -91,7 +95,8 @@ class RxScoreboard:
         if p.dropped:
             self.dropped[p.drop_counter] = self.dropped.get(p.drop_counter, 0) + 1
         else:
-            self.expected.append(_Expected(self.sent - 1, bytes(frame), p))
+            self.expected.append(_Expected(self.sent - 1, bytes(frame), p,
+                                           cls.rss_hash if cls else 0, int(cls.rss_type) if cls else 0))
         return p
 
     def check(self, got: RxFrame) -> tuple[list[int], list[int]]:
@@ -103,7 +108,7 @@ class RxScoreboard:
         where = f"frame #{exp.index} ({len(exp.frame)} bytes)"
         hdr_id = self.hdr_order.popleft() if p.split else 0
         pay_ids = [self.pay_order.popleft() for _ in range(p.n_pay_bufs)]
-        want = p.completions(hdr_id, pay_ids, self.cq_idx, self.cq_size)
+        want = p.completions(hdr_id, pay_ids, self.cq_idx, self.cq_size, exp.rss_hash, exp.rss_type)
         self.cq_idx = (self.cq_idx + len(want)) & 0xFFFF
         assert len(got.completions) == len(want), \
             f"{where}: {len(got.completions)} completions, model says {len(want)}"

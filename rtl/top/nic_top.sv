@@ -2,7 +2,7 @@
 // one AXI4 DMA master that reads descriptors and writes headers, payload and completions.
 //
 //   s_axis_rx ─► rx_ingress ─► rx_frame_fifo ─────────────────────► rx_dma ─► m_axi AW/W/B
-//                  └─► rx_parser ─► classification ─► metadata FIFO ─┘   ▲
+//                  └─► rx_parser ─► rx_classify (RSS, steering) ─► metadata FIFO ─┘   ▲
 //   per queue: rx_desc_fetch (header ring), rx_desc_fetch (payload ring) ─┴─► m_axi AR/R
 //   nic_csr (generated from rtl/csr/nic_csr.rdl) ◄─► s_axil;  irq[q] per RX queue
 //
@@ -160,6 +160,7 @@ module nic_top
   // Events counted by the register block.
   logic ev_frame, ev_runt, ev_fcs, ev_oversize, ev_fifo, ev_hdr_err, ev_queue_off;
   logic ev_no_hdr, ev_no_pay, ev_cq_full, ev_wr_err, ev_hdr_overflow;
+  logic ev_steer_bad_queue, ev_rss_bad_queue;
   logic [NRD-1:0]     ev_rd_err, ev_desc_err;
   logic [NUM_RXQ-1:0] q_wr_err, irq_fire;
   logic               meta_in_valid;
@@ -192,6 +193,8 @@ module nic_top
     hwif_in.RX_IPV6_EXT.count.incr        = meta_in_valid && meta_in.ipv6_ext;
     hwif_in.RX_IP_FRAG.count.incr         = meta_in_valid && meta_in.ip_frag;
     hwif_in.RX_HDR_OVERFLOW.count.incr    = ev_hdr_overflow;
+    hwif_in.RX_STEER_BAD_QUEUE.count.incr = ev_steer_bad_queue;
+    hwif_in.RX_RSS_BAD_QUEUE.count.incr   = ev_rss_bad_queue;
     for (int q = 0; q < NUM_RXQ; q++) begin
       hwif_in.RXQ[q].HDR_RING.HW_IDX.idx.next = hdr_hw_idx[q];
       hwif_in.RXQ[q].PAY_RING.HW_IDX.idx.next = pay_hw_idx[q];
@@ -285,18 +288,88 @@ module nic_top
   );
 
   // ---------------------------------------------------------------- classification
-  // Every frame goes to queue 0 until RSS and flow steering are wired in.
-  logic      cls_valid_q;
-  rx_meta_t  cls_meta_q;
-  rx_class_t cls_q;
+  // RSS and flow steering (rtl/rss/rx_classify.sv, docs/rss.md) choose each frame's queue.
+  // The parse result waits beside it in a delay line of the classifier's latency. A frame with
+  // a header error is not classified (it is dropped anyway) and keeps queue 0.
+  localparam int unsigned CLS_LAT   = 3;            // rx_classify.LATENCY
+  localparam int unsigned NUM_RULES = 32;
+  localparam int unsigned INDIR     = 128;
+
+  logic [5:0]                  rss_type_en;
+  logic [319:0]                rss_key;
+  logic [INDIR-1:0][7:0]       rss_indir;
+  logic [NUM_RULES-1:0]        rule_en;
+  logic [NUM_RULES-1:0][3:0]   rule_ipver, rule_ipver_mask;
+  logic [NUM_RULES-1:0][7:0]   rule_proto, rule_proto_mask, rule_queue;
+  logic [NUM_RULES-1:0][127:0] rule_src_addr, rule_src_mask, rule_dst_addr, rule_dst_mask;
+  logic [NUM_RULES-1:0][15:0]  rule_sport, rule_sport_mask, rule_dport, rule_dport_mask;
+  logic                        cls_out_valid;
+  rx_class_t                   cls_out;
+
+  assign rss_type_en = {hwif_out.RSS_CTRL.udp_ipv6.value, hwif_out.RSS_CTRL.tcp_ipv6.value,
+                        hwif_out.RSS_CTRL.ipv6.value, hwif_out.RSS_CTRL.udp_ipv4.value,
+                        hwif_out.RSS_CTRL.tcp_ipv4.value, hwif_out.RSS_CTRL.ipv4.value};
+  for (genvar i = 0; i < 10; i++) begin : g_key
+    assign rss_key[319 - 32 * i -: 32] = hwif_out.RSS_KEY[i].word.value;
+  end
+  for (genvar j = 0; j < INDIR / 4; j++) begin : g_indir
+    assign rss_indir[4 * j + 0] = hwif_out.RSS_INDIR[j].entry0.value;
+    assign rss_indir[4 * j + 1] = hwif_out.RSS_INDIR[j].entry1.value;
+    assign rss_indir[4 * j + 2] = hwif_out.RSS_INDIR[j].entry2.value;
+    assign rss_indir[4 * j + 3] = hwif_out.RSS_INDIR[j].entry3.value;
+  end
+  for (genvar r = 0; r < NUM_RULES; r++) begin : g_rule
+    assign rule_en[r]         = hwif_out.STEER[r].CTRL.enable.value;
+    assign rule_ipver[r]      = hwif_out.STEER[r].CTRL.ipver.value;
+    assign rule_ipver_mask[r] = hwif_out.STEER[r].CTRL.ipver_mask.value;
+    assign rule_proto[r]      = hwif_out.STEER[r].CTRL.proto.value;
+    assign rule_proto_mask[r] = hwif_out.STEER[r].CTRL.proto_mask.value;
+    assign rule_queue[r]      = hwif_out.STEER[r].QUEUE.queue.value;
+    assign rule_sport[r]      = hwif_out.STEER[r].PORTS.sport.value;
+    assign rule_dport[r]      = hwif_out.STEER[r].PORTS.dport.value;
+    assign rule_sport_mask[r] = hwif_out.STEER[r].PORT_MASK.sport_mask.value;
+    assign rule_dport_mask[r] = hwif_out.STEER[r].PORT_MASK.dport_mask.value;
+    for (genvar w = 0; w < 4; w++) begin : g_word
+      assign rule_src_addr[r][32 * w +: 32] = hwif_out.STEER[r].SRC_ADDR[w].word.value;
+      assign rule_src_mask[r][32 * w +: 32] = hwif_out.STEER[r].SRC_MASK[w].word.value;
+      assign rule_dst_addr[r][32 * w +: 32] = hwif_out.STEER[r].DST_ADDR[w].word.value;
+      assign rule_dst_mask[r][32 * w +: 32] = hwif_out.STEER[r].DST_MASK[w].word.value;
+    end
+  end
+
+  rx_classify #(.NUM_RULES(NUM_RULES), .INDIR_ENTRIES(INDIR)) u_classify (
+    .clk,
+    .rst,
+    .in_valid   (meta_in_valid && !meta_in.hdr_err),
+    .in_tuple   (tuple_in),
+    .rss_type_en, .rss_key, .rss_indir,
+    .num_queues (8'(NUM_RXQ)),
+    .rule_en, .rule_ipver, .rule_ipver_mask, .rule_proto, .rule_proto_mask,
+    .rule_src_addr, .rule_src_mask, .rule_dst_addr, .rule_dst_mask,
+    .rule_sport, .rule_sport_mask, .rule_dport, .rule_dport_mask, .rule_queue,
+    .out_valid           (cls_out_valid),
+    .out_class           (cls_out),
+    .out_steer_bad_queue (ev_steer_bad_queue),
+    .out_rss_bad_queue   (ev_rss_bad_queue)
+  );
+
+  logic     [CLS_LAT-1:0] dly_valid_q;
+  rx_meta_t               dly_meta_q [CLS_LAT];
+  logic                   cls_valid_q;
+  rx_meta_t               cls_meta_q;
+  rx_class_t              cls_q;
+
   always_ff @(posedge clk) begin
-    if (rst) cls_valid_q <= 1'b0;
-    else     cls_valid_q <= meta_in_valid;
+    if (rst) dly_valid_q <= '0;
+    else     dly_valid_q <= {dly_valid_q[CLS_LAT-2:0], meta_in_valid};
   end
   always_ff @(posedge clk) begin
-    cls_meta_q <= meta_in;
-    cls_q      <= '{qid: 7'd0, rss_hash: 32'd0, rss_type: RSS_NONE, steered: 1'b0};
+    dly_meta_q[0] <= meta_in;
+    for (int k = 1; k < CLS_LAT; k++) dly_meta_q[k] <= dly_meta_q[k - 1];
   end
+  assign cls_valid_q = dly_valid_q[CLS_LAT-1];
+  assign cls_meta_q  = dly_meta_q[CLS_LAT-1];
+  assign cls_q       = cls_out_valid ? cls_out : '{qid: 7'd0, rss_hash: 32'd0, rss_type: RSS_NONE, steered: 1'b0};
 
   logic meta_fifo_in_ready;
   logic [$clog2(META_DEPTH):0] meta_count;
@@ -393,8 +466,7 @@ module nic_top
   assign m_axi_araddr  = f_araddr[ar_gnt];
   assign m_axi_arlen   = f_arlen[ar_gnt];
   assign m_axi_arid    = ID_W'(ar_gnt);
-  // Descriptor reads are 16-byte transfers: one narrow beat on a wide bus, two on 64 bits.
-  assign m_axi_arsize  = (DMA_BYTES >= 16) ? 3'd4 : 3'd3;
+  assign m_axi_arsize  = 3'($clog2(DMA_BYTES));
   assign m_axi_arburst = 2'b01;
   assign m_axi_arlock  = 1'b0;
   assign m_axi_arcache = 4'b0011;

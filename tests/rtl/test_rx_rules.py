@@ -19,7 +19,8 @@ from models.nic_model import FRAME_COUNTERS, INFO_COUNTERS
 from tb.frames import Flow, build, pattern
 from tb.nic_tb import NicTb, TrafficProfile
 from tb.sim import pytest_test_name, rtl_file_list, run_rtl_test
-from tests.rtl.test_rx_split import bring_up, odd_frames, run_traffic
+from tb.rx_env import bring_up, run_traffic
+from tests.rtl.test_rx_split import odd_frames
 
 SMALL_RINGS = dict(hdr_ring_log2=5, pay_ring_log2=5, cq_log2=6)
 

@@ -8,69 +8,15 @@ import cocotb
 import pytest
 
 from driver import regs
-from driver.rx_queue import RxQueue, RxQueueConfig
-from models.nic_model import PlacementConfig
+from driver.rx_queue import RxQueueConfig
 from tb.frames import Flow, build, pattern
 from tb.nic_tb import NicTb, TrafficProfile
-from tb.rx_scoreboard import RxScoreboard
+from tb.rx_env import bring_up, run_traffic
 from tb.sim import pytest_test_name, rtl_file_list, run_rtl_test
 
 PAYLOAD_SIZES = [0, 1, 2, 7, 8, 63, 64, 65, 127, 128, 129, 255, 256, 511, 512, 1023, 1024, 1400]
 FLOWS = [Flow(ipv6=v6, proto=proto, vlan_tags=tags)
          for v6 in (False, True) for proto in ("tcp", "udp") for tags in (0, 1, 2)]
-N_HDR_BUFS = 32
-N_PAY_BUFS = 32
-MAX_IN_FLIGHT = 12
-STALL_LIMIT_NS = 200_000
-
-
-async def bring_up(tb: NicTb, qcfg: RxQueueConfig) -> tuple[RxQueue, RxScoreboard]:
-    """Rings, header buffers in host memory, payload buffers in a dma-buf in device memory."""
-    rxq = RxQueue(tb, 0, qcfg, dma_bytes=tb.dma_bytes)
-    await rxq.alloc_rx_rings()
-    cfg = PlacementConfig(enable=True, split_en=qcfg.tcp_data_split, hds_thresh=qcfg.hds_thresh,
-                          hdr_buf_bytes=qcfg.hdr_buf_bytes, pay_buf_log2=qcfg.pay_buf_log2,
-                          parse_bytes=int(tb.dut.PARSE_BYTES.value))
-    sb = RxScoreboard(tb.host, tb.dev, cfg, cq_size=rxq.cq_size)
-    hdr_base = tb.host.alloc(N_HDR_BUFS * qcfg.hdr_buf_bytes)
-    sb.hdr_bufs = {i: hdr_base + i * qcfg.hdr_buf_bytes for i in range(N_HDR_BUFS)}
-    dmabuf = tb.dev.export_dmabuf(N_PAY_BUFS * cfg.pay_buf_bytes, chunk_size=4 * 4096)
-    sb.pay_bufs = {0x100 + i: dmabuf.offset_to_bus(i * cfg.pay_buf_bytes) for i in range(N_PAY_BUFS)}
-    await rxq.enable()
-    # Post as many as the rings hold; the rest stay with the scoreboard for later.
-    await sb.post_hdr(rxq, list(sb.hdr_bufs)[:1 << qcfg.hdr_ring_log2])
-    await sb.post_pay(rxq, list(sb.pay_bufs)[:1 << qcfg.pay_ring_log2])
-    return rxq, sb
-
-
-async def run_traffic(tb: NicTb, rxq: RxQueue, sb: RxScoreboard, frames: list[bytes],
-                      bad_fcs: list[bool] | None = None) -> None:
-    """Send `frames` (with the MAC's bad-FCS flag where `bad_fcs` says) while a NAPI-style
-    loop checks every delivered frame against the model and recycles its buffers."""
-    bad_fcs = bad_fcs or [False] * len(frames)
-    sent = 0
-    idle_ns = 0
-    while sent < len(frames) or sb.outstanding:
-        while sent < len(frames) and sb.outstanding < MAX_IN_FLIGHT:
-            sb.sent_frame(frames[sent], bad_fcs[sent])
-            await tb.send(frames[sent], bad_fcs[sent])
-            sent += 1
-        await tb.delay(400)
-        got = await rxq.napi_poll()
-        if not got:
-            idle_ns += 400
-            assert idle_ns < STALL_LIMIT_NS, \
-                f"no completion for {STALL_LIMIT_NS} ns with {sb.outstanding} frames outstanding (sent {sent})"
-            continue
-        idle_ns = 0
-        for frame in got:
-            hdr_ids, pay_ids = sb.check(frame)
-            if hdr_ids:
-                await sb.post_hdr(rxq, hdr_ids)
-            if pay_ids:
-                await sb.post_pay(rxq, pay_ids)
-
-
 @cocotb.test()
 async def run_split_sweep(dut) -> None:
     """Every flow kind x every payload size, split at threshold 0."""
