@@ -2,9 +2,11 @@
 
 An RTL environment implements the same few members over tb/nic_tb.NicTb: `hw` (the NicTb
 itself: read32/write32/delay/host), `dev` (tb.dev), `send` (tb.send) and, optionally,
-`window_bytes`, `steer_flow` and `rss_equal` (see scenarios.DriverEnv).
+`window_bytes`, `seed` and `steering` (see scenarios.DriverEnv); `RtlEnv` below is that.
 """
 from __future__ import annotations
+
+from typing import Any
 
 from driver.backends.model import ModelHw
 from models.device_memory import DeviceMemory
@@ -18,6 +20,26 @@ class ModelEnv:
         self.dev: DeviceMemory = self.hw.dev
         self.seed = seed
         self.window_bytes = 1 << 30
+        self.steering = True     # models.rss.Classifier is plugged in (ModelHw(rss=True))
 
     async def send(self, frame: bytes) -> None:
         await self.hw.wire.send(frame)
+
+
+class RtlEnv:
+    """`DriverEnv` on the RTL: wraps a `tb.nic_tb.NicTb` (after `reset`). `send` only queues
+    the frame on the MAC stream; the scenarios wait for the NIC's counters before polling.
+    `window_bytes` keeps bursts below the RX frame FIFO (16 KiB by default) so random DMA
+    stalls cannot overflow it."""
+
+    def __init__(self, tb: Any, seed: int = 0, window_bytes: int = 12 << 10,
+                 steering: bool = False) -> None:
+        self.tb = tb
+        self.steering = steering
+        self.hw = tb
+        self.dev: DeviceMemory = tb.dev
+        self.seed = seed
+        self.window_bytes = window_bytes
+
+    async def send(self, frame: bytes) -> None:
+        await self.tb.send(frame)

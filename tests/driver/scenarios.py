@@ -1,15 +1,15 @@
 """Devmem RX scenarios, written once for every backend.
 
-Each scenario is an `async def` taking a `DriverEnv`: the golden model today
-(tests/driver/env.py, run by tests/driver/test_scenarios.py), the RTL through cocotb later.
-A scenario brings the driver up from nothing (probe, ethtool settings, open), uses only the
-driver's public API plus the env's MAC side (`send`), and reads payload only through the GPU
-accessor; every scenario ends by checking that the CPU never read device memory.
+Each scenario is an `async def` taking a `DriverEnv`: the golden model
+(tests/driver/env.py `ModelEnv`, run by tests/driver/test_scenarios.py) and the RTL through
+cocotb (`RtlEnv`, run by tests/driver/test_scenarios_rtl.py). A scenario brings the driver up
+from nothing (probe, ethtool settings, open), uses only the driver's public API plus the
+env's MAC side (`send`), and reads payload only through the GPU accessor; every scenario ends
+by checking that the CPU never read device memory.
 
-Scenarios that need more than the NIC has today say so: `Scenario.num_rxq` (RX queues in
-the NIC) and `Scenario.steering` (RSS and n-tuple steering in the NIC, plus the env hooks
-`steer_flow`/`rss_equal`). At run time `require` raises `Unsupported` when the NIC lacks a
-feature, which the runners turn into a skip.
+Scenarios that need more than a NIC may have say so: `Scenario.num_rxq` (RX queues in the
+NIC) and `Scenario.steering` (RSS and n-tuple steering, `env.steering`). At run time they
+raise `Unsupported` when the NIC lacks it, which the runners turn into a skip.
 """
 from __future__ import annotations
 
@@ -47,9 +47,9 @@ class DriverEnv(Protocol):
     """What a backend gives the scenarios.
 
     Optional members: `window_bytes: int` (how many bytes may be sent before the driver runs
-    NAPI; the RTL's frame FIFO may need a small one), `seed: int`, and for steering scenarios
-    `async steer_flow(netdev, flow, queue)` (an n-tuple rule) and `async rss_equal(netdev, n)`
-    (indirection table over queues 0 .. n-1).
+    NAPI; the RTL's frame FIFO may need a small one), `seed: int`, and `steering: bool` (the
+    NIC classifies frames with RSS and n-tuple rules; steering scenarios are Unsupported
+    without it).
     """
 
     @property
@@ -756,9 +756,11 @@ async def reorder_duplicates_fin(env: DriverEnv) -> None:
     await rig.finish()
 
 
-async def require_steering(netdev: Netdev) -> None:
-    """RSS and n-tuple steering: driver/ethtool.py and an RSS block in the NIC (RSS_KEY reads
-    back what was written)."""
+async def require_steering(env: DriverEnv, netdev: Netdev) -> None:
+    """RSS and n-tuple steering: the env says the NIC classifies frames, driver/ethtool.py is
+    there and the NIC has the RSS registers (RSS_KEY reads back what was written)."""
+    if not getattr(env, 'steering', False):
+        raise Unsupported('the NIC does not classify frames (RSS, n-tuple steering) here')
     if importlib.util.find_spec('driver.ethtool') is None:
         raise Unsupported('driver/ethtool.py is not there')
     from driver import regs
@@ -783,7 +785,7 @@ async def steered_devmem_flow_with_rss(env: DriverEnv, *, mtu: int = 1500,
     nq = 4
     rig = await Rig.create(env, rx_pending=32, channels=nq, num_rxq=nq, mtu=mtu)
     nd = rig.netdev
-    await require_steering(nd)
+    await require_steering(env, nd)
     from driver import ethtool
     await ethtool.set_rx_flow_hash(nd.hw, {'ip4', 'tcp4', 'udp4', 'ip6', 'tcp6', 'udp6'})
     await ethtool.set_rxfh(nd.hw, key=RSS_KEY, num_queues=nq)
