@@ -22,8 +22,9 @@ RTL_OVERRIDES = {
     'stream-sequence-wraparound': partial(devmem_stream, size=32 << 10, isn=0xFFFF_FFFF - 20_000),
 }
 BY_NAME: dict[str, Scenario] = {s.name: s for s in SCENARIOS}
-STEERING = os.environ.get('DRIVER_RTL_STEERING') == '1'
-"""nic_top classifies frames (RSS, n-tuple steering): set DRIVER_RTL_STEERING=1 once it does."""
+STEERING = os.environ.get('DRIVER_RTL_STEERING', '1') == '1'
+"""nic_top classifies frames (RSS, n-tuple steering); DRIVER_RTL_STEERING=0 for a build that
+does not."""
 
 
 @cocotb.test()

@@ -1,10 +1,10 @@
 """The driver scenarios on the RTL through cocotb (slow: builds nic_top and simulates).
 
 Run with `DRIVER_RTL=1 .venv/bin/python -m pytest tests/driver/test_scenarios_rtl.py`; without
-DRIVER_RTL=1 it is skipped, so the fast `tests/driver` suite stays fast. About 25 s of
+DRIVER_RTL=1 it is skipped, so the fast `tests/driver` suite stays fast. About 50 s of
 simulation per width after the build. `DRIVER_RTL_TESTS` picks cocotb tests by name, e.g.
-`run_scenario/name=token_pressure`. `DRIVER_RTL_STEERING=1` runs the steering scenarios too,
-once nic_top classifies frames.
+`run_scenario/name=token_pressure`. `DRIVER_RTL_STEERING=0` skips the steering scenarios
+(for an RTL that does not classify frames).
 """
 from __future__ import annotations
 
