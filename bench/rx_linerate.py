@@ -16,7 +16,7 @@ import time
 from tb.sim import BUILD_ROOT, rtl_file_list, run_rtl_test
 
 SIZES = [64, 65, 96, 128, 192, 256, 512, 1024, 1518, 4096, 9000]
-CONFIGS = [(64, 128), (512, 512)]
+CONFIGS = [(64, 128), (512, 512), (512, 1024)]
 
 
 def plot(doc: dict, path) -> None:

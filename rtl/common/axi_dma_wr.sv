@@ -87,7 +87,8 @@ module axi_dma_wr #(
     if (beats_left_q < {5'd0, burst_beats}) burst_beats = BW'(beats_left_q);
   end
 
-  assign cmd_ready = !aw_active_q;
+  // A new command is taken while the previous one issues its last burst: one command per cycle.
+  assign cmd_ready = !aw_active_q || (aw_fire && wq_in.last);
   assign total_bytes = {1'b0, cmd_len} + {{(18 - LW){1'b0}}, cmd_addr[LW-1:0]};
 
   assign m_awvalid = aw_active_q && wq_in_ready;

@@ -144,6 +144,11 @@ module rx_split_dma
   assign pos_next = pos_q + seg_len_q;
   assign last_seg = (pos_next == pay_end);
 
+  // The frame's last range must carry frame_end; a tail range is needed unless the last
+  // payload piece (non-empty) ended exactly at the frame's end.
+  logic need_tail;
+  assign need_tail = last_seg && !(seg_len_q != '0 && pos_next == meta.frame_len);
+
   // ---------------------------------------------------------------- completion record
   logic [7:0]  cpl_flags;
   logic [15:0] cq_mask;
@@ -236,6 +241,8 @@ module rx_split_dma
           rng_valid = cmd_ready;
           rng_end   = pos_q + seg_len;
           rng_emit  = 1'b1;
+          // No padding after the last piece: it ends the frame (no empty tail range).
+          rng_frame_end = (pos_q + seg_len == meta.frame_len);
           cmd_valid = rng_ready;
           cmd_addr  = ADDR_W'(pay_desc_addr[q]);
           cmd_len   = {1'b0, seg_len};
@@ -246,18 +253,20 @@ module rx_split_dma
         end
       end
       S_CPL: begin
-        // The completion's write command and record; with the last one, the frame's tail.
-        cmd_valid   = cpl_ready && (!last_seg || rng_ready);
+        // The completion's write command and record; with the last one, the frame's tail
+        // (the padding after the IP datagram, or the whole frame when the payload is empty),
+        // unless the last payload piece already ended the frame.
+        cmd_valid   = cpl_ready && (!need_tail || rng_ready);
         cmd_addr    = ADDR_W'(cq_addr);
         cmd_len     = 17'(CPL_BYTES);
         cmd_src_cpl = 1'b1;
-        cpl_valid   = cmd_ready && (!last_seg || rng_ready);
-        if (last_seg) begin
+        cpl_valid   = cmd_ready && (!need_tail || rng_ready);
+        if (need_tail) begin
           rng_valid     = cmd_ready && cpl_ready;
           rng_end       = meta.frame_len;
           rng_frame_end = 1'b1;
         end
-        if (cmd_ready && cpl_ready && (!last_seg || rng_ready)) begin
+        if (cmd_ready && cpl_ready && (!need_tail || rng_ready)) begin
           advance = 1'b1;
           if (last_seg) begin
             meta_ready = 1'b1;

@@ -14,7 +14,7 @@ module nic_top
   import nic_pkg::*;
 #(
   parameter int unsigned DATA_W      = 64,     // MAC stream width, 64..512
-  parameter int unsigned DMA_DATA_W  = (DATA_W < 512) ? 2 * DATA_W : DATA_W,  // DMA port width
+  parameter int unsigned DMA_DATA_W  = 2 * DATA_W, // DMA port width (AXI allows up to 1024)
   parameter int unsigned NUM_RXQ     = 8,      // RX queues, 1..8 (the register map has 8)
   parameter int unsigned ADDR_W      = 64,
   parameter int unsigned ID_W        = 4,
