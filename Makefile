@@ -59,8 +59,8 @@ waves: setup ## re-run the tests matching TEST=<pytest -k expr> with FST waves i
 	if [ -n "$$new" ]; then echo "waves: written (open with gtkwave or surfer):"; echo "$$new" | sed 's/^/  /'; \
 	else echo "waves: no waveform written (no RTL test matched TEST='$(TEST)'?)"; fi; exit $$rc
 
-bench: ## performance benchmarks (not yet available)
-	@echo "bench: not yet available"; exit 1
+bench: setup ## cycle-exact benchmarks: JSON and plots in build/bench/ (RX line rate per size and width)
+	@$(VENV_PY) -m bench.rx_linerate
 
 regress: ## long randomized regression (not yet available)
 	@echo "regress: not yet available"; exit 1

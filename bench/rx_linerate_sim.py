@@ -1,6 +1,7 @@
 """cocotb half of the RX line-rate benchmark (see bench/rx_linerate.py).
 
-For each frame size, a train of back-to-back TCP frames (no idle cycles, split on, buffers
+For each frame size, a train of back-to-back TCP frames (no idle cycles, split on, RSS and a
+flow-steering rule on, buffers
 posted in advance so the driver never has to keep up) goes into the RX port. Input and
 output are timed in clock cycles from simulation time: exact and repeatable.
 """
@@ -13,7 +14,7 @@ import cocotb
 from cocotb.triggers import Edge
 from cocotb.utils import get_sim_time
 
-from driver import regs
+from driver import ethtool, regs
 from driver.rx_queue import RxBuffer, RxQueue, RxQueueConfig
 from tb.frames import Flow, build, pattern
 from tb.nic_tb import CLK_NS, NicTb
@@ -47,6 +48,12 @@ async def run_linerate(dut) -> None:
         dmabuf = tb.dev.export_dmabuf(n * bufs_per_frame * 4096, chunk_size=64 * 4096)
         await rxq.post_pay_buffers([RxBuffer(dmabuf.offset_to_bus(4096 * i), i)
                                     for i in range(min(n * bufs_per_frame, 4096))])
+        # RSS (all hash types, a fixed non-zero key, every table entry on queue 0) and one steering
+        # rule matching the flow: the classifier works on every frame, as in real use.
+        await ethtool.set_rxfh(tb, key=bytes(range(7, 47)), indir=[0] * 128, num_queues=int(dut.NUM_RXQ.value))
+        await ethtool.set_rx_flow_hash(tb, {"ip4", "tcp4", "udp4", "ip6", "tcp6", "udp6"})
+        rules = ethtool.NtupleRules(tb, int(dut.NUM_RXQ.value))
+        await rules.add(ethtool.NtupleSpec("tcp4", action=0, dst_port=Flow().dport))
         await tb.delay(20_000)                    # let the prefetchers fill their caches
         payload = size - 54
         frames = [build(Flow(), pattern(payload, start=i)) for i in range(n)]
