@@ -1,8 +1,8 @@
 """cocotb half of the RX line-rate benchmark (see bench/rx_linerate.py).
 
 For each frame size, a train of back-to-back TCP frames (no idle cycles, split on, RSS and a
-flow-steering rule on, buffers
-posted in advance so the driver never has to keep up) goes into the RX port. Input and
+flow-steering rule on, buffers posted in advance so the driver never has to keep up) goes
+into the RX port. Input and
 output are timed in clock cycles from simulation time: exact and repeatable.
 """
 from __future__ import annotations
