@@ -1,0 +1,5 @@
+import sys
+
+from nicsim.cli import main
+
+sys.exit(main())

@@ -1,0 +1,345 @@
+"""The replay engine, written once for both backends (the golden model and the RTL).
+
+`replay(env, frames, cfg)` brings the reference driver up on `env` (anything with `hw`,
+`dev` and `send`, like tests/driver/env.py's ModelEnv and RtlEnv), programs RSS and n-tuple
+steering through driver/ethtool.py, binds dma-bufs to the devmem queues through the netlink
+`bind_rx`, listens on every TCP port a SYN in the capture goes to, and then sends the frames
+one at a time: after each it waits until the NIC has counted it (RX_FRAMES or one of the
+drop counters), runs NAPI, lets the socket layer take the data and drains every socket like
+ncdevmem does (recvmsg with MSG_SOCK_DEVMEM, payload read through the GPU accessor, tokens
+returned with SO_DEVMEM_DONTNEED). One frame in flight at a time makes every counter and
+completion attributable to its frame, so the per-frame record is exact on both backends.
+
+The register writes of the driver also go to a shadow `models.rss.Classifier`
+(tb/rx_env.MirrorHw), which tells whether a frame matched an n-tuple rule (`steered`; the
+completion does not carry it) and where a frame dropped after classification would have
+gone.
+"""
+from __future__ import annotations
+
+import errno
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from driver import ethtool
+from driver.errors import KernelError
+from driver.headers import AF_INET, AF_INET6, IPPROTO_TCP, HeaderError, TcpFlags, parse_headers
+from driver.kernel import Kernel
+from driver.netdev import COUNTERS, Netdev
+from driver.rx_queue import RxFrame
+from driver.socket import CMSG_SPACE, MSG_SOCK_DEVMEM, SOCK_STREAM, Socket
+from models.host_memory import PAGE_SIZE
+from models.rss import Classifier, RssType
+from models.rx_parser import parse_frame
+from tb.rx_env import MirrorHw
+
+ETH_MIN = 60
+DEFAULT_RSS_KEY = bytes.fromhex(
+    "6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b477cb2da38030f20c6a42b73bbeac01fa")
+"""The Toeplitz key of Microsoft's RSS specification (what many Linux drivers default to)."""
+ALL_FLOW_TYPES = {"ip4", "tcp4", "udp4", "ip6", "tcp6", "udp6"}
+SETTLE_NS = 100
+SETTLE_POLLS = 20000
+CMSG_BYTES = CMSG_SPACE(24)
+DEVMEM_PAGES = 512
+
+
+@dataclass
+class ReplayConfig:
+    rss_key: bytes | None = None
+    rss_equal: int | None = None
+    steer: list[dict[str, Any]] = field(default_factory=list)
+    devmem_queues: list[int] = field(default_factory=list)
+    mtu: int = 1500
+    pad: bool = True
+    dump_streams: str | None = None
+    rx_pending: int = 64
+
+    def to_json(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["rss_key"] = self.rss_key.hex() if self.rss_key else None
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> ReplayConfig:
+        d = dict(d)
+        d["rss_key"] = bytes.fromhex(d["rss_key"]) if d.get("rss_key") else None
+        return cls(**d)
+
+
+# ------------------------------------------------------------------------------- steer rules
+STEER_KEYS = {"proto", "flow-type", "src-ip", "dst-ip", "src-port", "dst-port", "queue",
+              "action", "ipv6", "loc"}
+
+
+def parse_steer(text: str) -> dict[str, Any]:
+    """`proto=tcp,dst-port=5201,queue=7` -> a dict `steer_spec` turns into an NtupleSpec.
+
+    Keys: proto (tcp|udp|ip), flow-type (tcp4|udp4|ip4|tcp6|udp6|ip6, instead of proto),
+    src-ip, dst-ip, src-port, dst-port, queue (or action), loc. Without flow-type the IP
+    version follows the addresses given (IPv4 when none is)."""
+    rule: dict[str, Any] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        if "=" not in part:
+            raise ValueError(f"steer rule {text!r}: {part!r} is not key=value")
+        k, v = (s.strip() for s in part.split("=", 1))
+        if k not in STEER_KEYS:
+            raise ValueError(f"steer rule {text!r}: unknown key {k!r} "
+                             f"(known: {', '.join(sorted(STEER_KEYS))})")
+        rule["queue" if k == "action" else k] = v
+    if "queue" not in rule:
+        raise ValueError(f"steer rule {text!r}: says no queue=N")
+    for k in ("queue", "src-port", "dst-port", "loc"):
+        if k in rule:
+            try:
+                rule[k] = int(rule[k], 0)
+            except ValueError:
+                raise ValueError(f"steer rule {text!r}: {k}={rule[k]!r} is not a number") from None
+    steer_spec(rule)   # validate now
+    return rule
+
+
+def steer_spec(rule: dict[str, Any]) -> ethtool.NtupleSpec:
+    ft = rule.get("flow-type")
+    if ft is None:
+        proto = rule.get("proto", "tcp")
+        if proto not in ("tcp", "udp", "ip"):
+            raise ValueError(f"proto={proto!r}: expected tcp, udp or ip")
+        v6 = any(":" in str(rule.get(k, "")) for k in ("src-ip", "dst-ip"))
+        ft = f"{proto}{6 if v6 else 4}"
+    if ft not in ALL_FLOW_TYPES:
+        raise ValueError(f"flow-type={ft!r}: expected one of {sorted(ALL_FLOW_TYPES)}")
+    return ethtool.NtupleSpec(ft, rule["queue"], src_ip=rule.get("src-ip"),
+                              dst_ip=rule.get("dst-ip"), src_port=rule.get("src-port"),
+                              dst_port=rule.get("dst-port"), loc=rule.get("loc"))
+
+
+# ---------------------------------------------------------------------------- the driver side
+class RecordingNetdev(Netdev):
+    """The reference driver, noting every frame NAPI takes off a completion ring."""
+
+    def __init__(self, *a: Any, **kw: Any) -> None:
+        super().__init__(*a, **kw)
+        self.polled: list[tuple[int, RxFrame]] = []
+
+    def _build_skb(self, q, frame):  # type: ignore[no-untyped-def]
+        self.polled.append((q.index, frame))
+        return super()._build_skb(q, frame)
+
+
+@dataclass
+class Conn:
+    """One accepted TCP connection direction and what the application read from it."""
+
+    sock: Socket
+    name: str
+    got: bytearray = field(default_factory=bytearray)
+    devmem_bytes: int = 0
+    linear_bytes: int = 0
+    tokens_returned: int = 0
+    eof: bool = False
+
+
+def conn_name(family: int, saddr: Any, sport: int, daddr: Any, dport: int) -> str:
+    return f"{saddr}_{sport}-{daddr}_{dport}"
+
+
+@dataclass
+class ReplayResult:
+    records: list[dict[str, Any]]
+    streams: dict[str, dict[str, Any]]
+    stats: dict[str, Any]
+
+
+async def replay(env: Any, frames: list[bytes | None], cfg: ReplayConfig,
+                 problems: list[str | None] | None = None,
+                 progress: Callable[[str], None] = print) -> ReplayResult:
+    """Replay `frames` (None = a capture record that cannot be replayed, reason in
+    `problems[i]`) through the driver on `env`; one record per frame."""
+    shadow = Classifier(8)
+    hw = MirrorHw(env.hw, shadow)
+    kernel = Kernel()
+    nd = RecordingNetdev(kernel, hw)
+    await nd.probe()
+    nq = nd.num_rx_queues
+    shadow = hw.classifier = Classifier(nq)   # probe only reads: nothing written yet
+    bad = [q for q in cfg.devmem_queues if not 0 <= q < nq]
+    if bad:
+        raise ValueError(f"--devmem-queues {bad}: the NIC has queues 0..{nq - 1}")
+    for rule in cfg.steer:
+        if not 0 <= rule["queue"] < nq:
+            raise ValueError(f"steer rule to queue {rule['queue']}: the NIC has queues 0..{nq - 1}")
+    await nd.set_ringparam(rx_pending=cfg.rx_pending, tcp_data_split=True, hds_thresh=0)
+    await nd.set_mtu(cfg.mtu)
+    await nd.open()
+    await ethtool.set_rx_flow_hash(hw, ALL_FLOW_TYPES)
+    await ethtool.set_rxfh(hw, key=cfg.rss_key or DEFAULT_RSS_KEY, num_queues=nq)
+    rss_n = cfg.rss_equal or (min(cfg.devmem_queues) if cfg.devmem_queues and min(cfg.devmem_queues) > 0 else nq)
+    await ethtool.set_rxfh_equal(hw, rss_n, nq)
+    rules = ethtool.NtupleRules(hw, nq)
+    await rules.clear()
+    for rule in cfg.steer:
+        await rules.add(steer_spec(rule))
+    nl = kernel.netlink_open()
+    dmabufs = {}
+    if cfg.devmem_queues:
+        dmabuf = env.dev.export_dmabuf(DEVMEM_PAGES * PAGE_SIZE, chunk_size=16 * PAGE_SIZE)
+        fd = kernel.dma_buf_fd(dmabuf)
+        bid = await nl.bind_rx(nd.ifindex, fd, sorted(set(cfg.devmem_queues)))
+        dmabufs[bid] = dmabuf
+    progress(f"replay: {nq} RX queues, RSS equal over queues 0..{rss_n - 1}, "
+             f"{len(cfg.steer)} steering rule(s), devmem queues {sorted(set(cfg.devmem_queues)) or 'none'}")
+
+    # Listen on every port a SYN goes to, so the socket layer accepts those connections.
+    listeners: dict[tuple[int, int], Socket] = {}
+    for f in frames:
+        h = _headers(f)
+        if h and h.protocol == IPPROTO_TCP and TcpFlags.SYN in h.flags and TcpFlags.ACK not in h.flags:
+            key = (h.family, h.dport)
+            if key not in listeners:
+                s = kernel.socket(h.family, SOCK_STREAM)
+                s.bind(("::" if h.family == AF_INET6 else "0.0.0.0", h.dport))
+                s.listen()
+                listeners[key] = s
+    conns: dict[str, Conn] = {}
+    conn_queues: dict[str, set[int]] = {}
+
+    def drain() -> None:
+        for ls in listeners.values():
+            while True:
+                try:
+                    s, _ = ls.accept()
+                except KernelError as e:
+                    if e.errno == errno.EAGAIN:
+                        break
+                    raise
+                sk = s.sk
+                name = conn_name(sk.family, sk.raddr, sk.rport, sk.laddr, sk.lport)
+                conns[name] = Conn(s, name)
+        for c in conns.values():
+            while not c.eof:
+                try:
+                    m = c.sock.recvmsg(1 << 20, 64 * CMSG_BYTES, MSG_SOCK_DEVMEM)
+                except KernelError as e:
+                    if e.errno in (errno.EAGAIN, errno.ECONNRESET):
+                        break
+                    raise
+                if m.nbytes == 0:
+                    c.eof = True
+                    break
+                if not m.cmsgs:
+                    c.got += m.data
+                    continue
+                pos, tokens = 0, []
+                for cm in m.cmsgs:
+                    d = cm.data
+                    if cm.is_linear:
+                        c.got += m.data[pos:pos + d.frag_size]
+                        pos += d.frag_size
+                        c.linear_bytes += d.frag_size
+                    else:    # device memory: through the GPU accessor only
+                        c.got += dmabufs[d.dmabuf_id].gpu_read(d.frag_offset, d.frag_size)
+                        c.devmem_bytes += d.frag_size
+                        tokens.append(d.frag_token)
+                for i in range(0, len(tokens), 128):
+                    c.tokens_returned += c.sock.dontneed(tokens[i:i + 128])
+
+    async def counters() -> dict[str, int]:
+        return await nd.hw_stats()
+
+    bound = set(cfg.devmem_queues)
+    records: list[dict[str, Any]] = []
+    before = await counters()
+    t0 = time.monotonic()
+    last_report = t0
+    max_frame = nd._frame_limit(cfg.mtu)
+    for i, frame in enumerate(frames):
+        rec: dict[str, Any] = {"frame": i, "status": "dropped", "drop_reason": None, "queue": None,
+                               "rss_hash": None, "rss_type": None, "steered": False,
+                               "hdr_len": None, "payload_len": None, "split": False,
+                               "payload_in": None, "len": len(frame) if frame else None}
+        records.append(rec)
+        if frame is None:
+            rec["drop_reason"] = (problems[i] if problems else None) or "not_replayed"
+            continue
+        wire = frame + bytes(ETH_MIN - len(frame)) if cfg.pad and len(frame) < ETH_MIN else frame
+        if len(wire) > max_frame:
+            progress(f"replay: frame {i}: {len(wire)} bytes is over the NIC's maximum frame of "
+                     f"{max_frame} bytes (MTU {cfg.mtu}): the NIC drops it (oversize)")
+        n_polled = len(nd.polled)
+        await env.send(wire)
+        after = before
+        for _ in range(SETTLE_POLLS):
+            after = await counters()
+            if sum(after[n] for n in COUNTERS) > sum(before[n] for n in COUNTERS):
+                break
+            await env.hw.delay(SETTLE_NS)
+        changed = [n for n in COUNTERS if after[n] != before[n]]
+        before = after
+        cls = None
+        if 60 <= len(wire) <= max_frame:
+            p = parse_frame(wire, nd.parse_bytes)
+            if not p.hdr_err:
+                cls = shadow.classify_frame(wire, p)
+        if "RX_FRAMES" in changed:
+            for _ in range(SETTLE_POLLS):
+                await nd.poll()
+                if len(nd.polled) > n_polled:
+                    break
+                await env.hw.delay(SETTLE_NS)
+            else:
+                raise RuntimeError(f"frame {i}: RX_FRAMES counted it but no completion came")
+            q, fr = nd.polled[n_polled]
+            c = fr.first
+            rec.update(status="delivered", queue=q, rss_hash=c.rss_hash,
+                       rss_type=RssType(c.rss_type).name.lower(),
+                       steered=bool(cls and cls.steered), hdr_len=fr.hdr_len,
+                       payload_len=fr.payload_len, split=fr.split,
+                       payload_in=("device" if q in bound else "host") if fr.payload_len else None)
+            h = _headers(wire)
+            if h and h.protocol == IPPROTO_TCP and fr.payload_len:
+                conn_queues.setdefault(conn_name(h.family, h.saddr, h.sport, h.daddr, h.dport),
+                                       set()).add(q)
+            drain()
+            await nd.poll()      # refill what the reader gave back
+        else:
+            drops = [n for n in changed if n.startswith("RX_DROP_") or n.endswith("_ERR")]
+            rec["drop_reason"] = drops[0].removeprefix("RX_DROP_").lower() if drops else "lost"
+            if cls is not None and rec["drop_reason"] in ("queue_off", "no_hdr_buf", "no_pay_buf", "cq_full"):
+                rec.update(queue=cls.queue, rss_hash=cls.rss_hash,
+                           rss_type=cls.rss_type.name.lower(), steered=cls.steered)
+        now = time.monotonic()
+        if now - last_report > 5 or i + 1 == len(frames):
+            last_report = now
+            progress(f"replay: {i + 1}/{len(frames)} frames ({(i + 1) / max(now - t0, 1e-9):.0f} frames/s)")
+    drain()
+
+    streams: dict[str, dict[str, Any]] = {}
+    for name, c in conns.items():
+        on_devmem = bool(conn_queues.get(name, set()) & bound)
+        streams[name] = {"bytes": len(c.got), "devmem_bytes": c.devmem_bytes,
+                         "linear_bytes": c.linear_bytes, "tokens_returned": c.tokens_returned,
+                         "eof": c.eof, "devmem_queue": on_devmem,
+                         "queues": sorted(conn_queues.get(name, set()))}
+        if cfg.dump_streams and on_devmem:
+            out = Path(cfg.dump_streams)
+            out.mkdir(parents=True, exist_ok=True)
+            (out / f"{name}.bin").write_bytes(bytes(c.got))
+            streams[name]["file"] = str(out / f"{name}.bin")
+    stats = {"hw": await counters(), "cpu_reads_of_device_memory": env.dev.cpu_reads,
+             "tcp": kernel.tcp.mib.as_dict(),
+             "queues": {q.index: q.stats.as_dict() for q in nd.rx_queues},
+             "num_rxq": nq, "rss_equal": rss_n}
+    return ReplayResult(records, streams, stats)
+
+
+def _headers(frame: bytes | None):  # type: ignore[no-untyped-def]
+    if not frame:
+        return None
+    try:
+        return parse_headers(frame)
+    except (HeaderError, IndexError, ValueError):
+        return None
