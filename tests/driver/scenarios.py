@@ -777,7 +777,7 @@ RSS_KEY = bytes(range(0x6D, 0x6D + 40))
 
 
 async def steered_devmem_flow_with_rss(env: DriverEnv, *, mtu: int = 1500,
-                                       ipv6: bool = False) -> None:
+                                       ipv6: bool = False, data: str = 'pattern') -> None:
     """Acceptance: the administrator's four steps (split on, threshold 0; an n-tuple rule
     for the devmem flow; RSS "equal N-1" off the devmem queue; bind), then a devmem flow on
     the bound queue while RSS spreads ordinary flows over the other queues: the devmem
@@ -807,7 +807,7 @@ async def steered_devmem_flow_with_rss(env: DriverEnv, *, mtu: int = 1500,
               for i in range(8)]
     olisten = rig.listen(6000, ipv6=ipv6)
     oreaders = [Reader(await rig.connect(p, olisten)) for p in others]
-    want = make_data('pattern', 256 << 10)
+    want = make_data(data, 256 << 10)
     peer.write(want)
     peer.shutdown()
     for i, p in enumerate(others):
@@ -836,7 +836,7 @@ class Scenario:
     num_rxq: int = 1
     """RX queues the NIC must have."""
     steering: bool = False
-    """Needs RSS and flow steering in the NIC (not in the model or RTL yet)."""
+    """Needs RSS and flow steering in the NIC (the model and the RTL both have them)."""
 
 
 SCENARIOS: list[Scenario] = [
@@ -865,5 +865,11 @@ SCENARIOS: list[Scenario] = [
              steering=True),
     Scenario('steered-devmem-flow-with-rss-ipv6-mtu9000',
              partial(steered_devmem_flow_with_rss, ipv6=True, mtu=9000), num_rxq=4,
+             steering=True),
+    Scenario('steered-devmem-flow-with-rss-mtu9000-random',
+             partial(steered_devmem_flow_with_rss, mtu=9000, data='random'), num_rxq=4,
+             steering=True),
+    Scenario('steered-devmem-flow-with-rss-ipv6-random',
+             partial(steered_devmem_flow_with_rss, ipv6=True, data='random'), num_rxq=4,
              steering=True),
 ]
