@@ -16,11 +16,11 @@ from driver import regs
 from driver.rx_queue import RxQueueConfig
 from models.formats import RxDesc
 from models.nic_model import FRAME_COUNTERS, INFO_COUNTERS
+from tb.corpus import mutate, odd_frames
 from tb.frames import Flow, build, pattern
 from tb.nic_tb import NicTb, TrafficProfile
 from tb.sim import pytest_test_name, rtl_file_list, run_rtl_test
 from tb.rx_env import bring_up, run_traffic
-from tests.rtl.test_rx_split import odd_frames
 
 SMALL_RINGS = dict(hdr_ring_log2=5, pay_ring_log2=5, cq_log2=6)
 
@@ -220,28 +220,6 @@ async def run_interrupts(dut) -> None:
     await tb.send(build(Flow(), pattern(41)))
     await tb.delay(3000)
     assert pulses == [1, 1], f"one interrupt per arm expected: {pulses}"
-
-
-def mutate(frame: bytes, rng: random.Random) -> tuple[bytes, bool]:
-    """One random corruption of a valid frame: flip header bytes, truncate, extend, rewrite a
-    length field, or flag the FCS bad."""
-    b = bytearray(frame)
-    kind = rng.randrange(6)
-    if kind == 0:
-        for _ in range(rng.randint(1, 4)):
-            b[rng.randrange(min(len(b), 80))] = rng.randrange(256)
-    elif kind == 1:
-        b = b[:rng.randint(1, len(b))]
-    elif kind == 2:
-        b += bytes(rng.randrange(256) for _ in range(rng.randint(1, 40)))
-    elif kind == 3 and len(b) > 20:
-        off = rng.choice([16, 18, 20, 22, 24])            # IPv4 total length / IPv6 payload length area
-        b[off] = rng.randrange(256)
-    elif kind == 4 and len(b) > 60:
-        b[rng.randrange(34, 60)] = rng.randrange(256)     # L4 header region
-    else:
-        return bytes(b), True
-    return bytes(b), False
 
 
 @cocotb.test()

@@ -9,6 +9,7 @@ import pytest
 
 from driver import regs
 from driver.rx_queue import RxQueueConfig
+from tb.corpus import odd_frames
 from tb.frames import Flow, build, pattern
 from tb.nic_tb import NicTb, TrafficProfile
 from tb.rx_env import bring_up, run_traffic
@@ -65,38 +66,6 @@ async def run_one_byte_payload(dut) -> None:
         pay_id = frame_got.fragments[0][0]
         assert tb.dev.gpu.read(sb.pay_bufs[pay_id], 1) == b"\x5a"
     assert tb.dev.cpu_reads == 0
-
-
-def odd_frames() -> list[tuple[str, bytes, bool]]:
-    """(name, frame, bad_fcs): frames the split rules treat specially (docs/rx-rules.md)."""
-    from scapy.layers.inet import ICMP, IP, TCP, UDP
-    from scapy.layers.inet6 import IPv6, IPv6ExtHdrFragment, IPv6ExtHdrHopByHop
-    from scapy.layers.l2 import ARP, Dot1AD, Dot1Q, Ether
-    from tb.frames import pad
-
-    eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
-    good = build(Flow(), pattern(100))
-    v4 = bytearray(build(Flow(), pattern(40)))
-    lying_len = bytes(v4[:16]) + (0x0400).to_bytes(2, "big") + bytes(v4[18:])
-    short_ihl = bytes(v4[:14]) + bytes([0x44]) + bytes(v4[15:])
-    bad_doff = bytes(v4[:46]) + bytes([0x30]) + bytes(v4[47:])
-    return [
-        ("arp", pad(bytes(eth / ARP())), False),
-        ("icmp", pad(bytes(eth / IP() / ICMP() / pattern(30))), False),
-        ("ipv4-options", pad(bytes(eth / IP(options=b"\x01" * 40) / TCP() / pattern(33))), False),
-        ("ipv4-fragment", pad(bytes(eth / IP(flags="MF") / UDP() / pattern(64))), False),
-        ("ipv4-later-fragment", pad(bytes(eth / IP(frag=100) / pattern(64))), False),
-        ("ipv6-hop-by-hop", pad(bytes(eth / IPv6() / IPv6ExtHdrHopByHop() / TCP() / pattern(20))), False),
-        ("ipv6-fragment", pad(bytes(eth / IPv6() / IPv6ExtHdrFragment() / UDP() / pattern(20))), False),
-        ("qinq-long-headers", pad(bytes(eth / Dot1AD(vlan=1) / Dot1Q(vlan=2) / IP(options=b"\x01" * 40)
-                                        / TCP(options=[("NOP", None)] * 40) / pattern(10))), False),
-        ("runt", bytes(eth / IP() / UDP() / b"x"), False),
-        ("bad-fcs", good, True),
-        ("oversize", build(Flow(), pattern(1600)), False),
-        ("ipv4-total-length-too-long", lying_len, False),
-        ("ipv4-ihl-4", short_ihl, False),
-        ("tcp-data-offset-3", bad_doff, False),
-    ]
 
 
 @cocotb.test()
