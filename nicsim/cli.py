@@ -1,0 +1,203 @@
+"""`nicsim`: the NIC's command line. Subcommands:
+
+  nicsim demo                  the devmem story on the RTL, with a report (docs/nicsim.md)
+  nicsim replay CAPTURE.pcap   replay a capture through the driver on the RTL or the model
+  nicsim waves FILE.fst        render named signal groups of a waveform to PNG or SVG
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+
+def _queues(text: str) -> list[int]:
+    out: list[int] = []
+    for part in filter(None, text.split(",")):
+        if "-" in part:
+            a, b = part.split("-", 1)
+            out += range(int(a), int(b) + 1)
+        else:
+            out.append(int(part))
+    return out
+
+
+def _rss_key(text: str) -> bytes:
+    try:
+        key = bytes.fromhex(text.replace(":", "").replace(" ", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not hex") from None
+    if len(key) != 40:
+        raise argparse.ArgumentTypeError(f"the RSS key is 40 bytes, got {len(key)}")
+    return key
+
+
+def _steer(text: str) -> dict:
+    from nicsim.engine import parse_steer
+    try:
+        return parse_steer(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _say(msg: str) -> None:
+    print(msg, flush=True)
+
+
+# ----------------------------------------------------------------------------------- replay
+def cmd_replay(args: argparse.Namespace) -> int:
+    from nicsim.engine import ReplayConfig
+    from nicsim.pcap import PcapError, read_pcap
+    try:
+        cap = read_pcap(args.capture)
+    except (PcapError, OSError) as e:
+        print(f"nicsim replay: {e}", file=sys.stderr)
+        return 2
+    for p in cap.problems:
+        print(f"nicsim replay: warning: {p}", file=sys.stderr)
+    frames = cap.frames
+    problems = [r.problem for r in cap.records]
+    _say(f"replay: {args.capture}: {len(frames)} frames "
+         f"({sum(f is None for f in frames)} not replayable) on the {args.backend}"
+         f" (DATA_W={args.data_width})")
+    cfg = ReplayConfig(rss_key=args.rss_key, rss_equal=args.rss_equal, steer=args.steer or [],
+                       devmem_queues=args.devmem_queues or [], mtu=args.mtu, pad=not args.no_pad,
+                       dump_streams=str(Path(args.dump_streams).resolve()) if args.dump_streams else None)
+    t0 = time.monotonic()
+    try:
+        if args.backend == "model":
+            if args.waves:
+                print("nicsim replay: --waves needs --backend rtl", file=sys.stderr)
+                return 2
+            from nicsim.backends import run_model
+            res = run_model(frames, cfg, problems, args.data_width, _say)
+        else:
+            from nicsim.backends import run_rtl
+            res = run_rtl(frames, cfg, problems, args.data_width,
+                          waves=str(Path(args.waves).resolve()) if args.waves else None,
+                          seed=args.seed)
+    except (ValueError, AssertionError) as e:
+        print(f"nicsim replay: {e}", file=sys.stderr)
+        return 1
+    wall = time.monotonic() - t0
+    if args.report:
+        Path(args.report).parent.mkdir(parents=True, exist_ok=True)
+        with open(args.report, "w") as fh:
+            for r in res.records:
+                fh.write(json.dumps(r) + "\n")
+    print_summary(res, wall)
+    if args.report:
+        _say(f"report: {args.report} ({len(res.records)} lines)")
+    for name, s in res.streams.items():
+        if "file" in s:
+            _say(f"stream: {s['file']} ({s['bytes']} bytes, {s['devmem_bytes']} via device memory)")
+    if args.waves:
+        _say(f"waves: {args.waves} (render with: nicsim waves {args.waves} -o waves.png)")
+    return 0
+
+
+def summarize(res) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+    from collections import Counter
+    recs = res.records
+    deliv = [r for r in recs if r["status"] == "delivered"]
+    drops = Counter(r["drop_reason"] for r in recs if r["status"] == "dropped")
+    perq = Counter(r["queue"] for r in deliv)
+    dev = sum(r["payload_len"] for r in deliv if r["payload_in"] == "device")
+    host_pay = sum(r["payload_len"] for r in deliv if r["payload_in"] == "host")
+    hdr = sum(r["hdr_len"] for r in deliv if r["split"])
+    rows = [
+        ("frames in / delivered / dropped", f"{len(recs)} / {len(deliv)} / {len(recs) - len(deliv)}"),
+        ("frames per queue", ", ".join(f"q{q}:{n}" for q, n in sorted(perq.items())) or "-"),
+        ("frames steered by n-tuple rules", str(sum(r["steered"] for r in deliv))),
+        ("frames split (header | payload)", str(sum(r["split"] for r in deliv))),
+        ("header bytes to host memory", str(hdr)),
+        ("payload bytes to device memory", str(dev)),
+        ("payload bytes to host memory", str(host_pay)),
+        ("drops by reason", ", ".join(f"{k}:{v}" for k, v in sorted(drops.items())) or "none"),
+        ("CPU reads of device memory", str(res.stats["cpu_reads_of_device_memory"])),
+        ("devmem tokens returned (dontneed)", str(sum(s["tokens_returned"] for s in res.streams.values()))),
+    ]
+    return rows
+
+
+def print_summary(res, wall: float) -> None:  # type: ignore[no-untyped-def]
+    rows = summarize(res) + [("wall time", f"{wall:.1f} s")]
+    w = max(len(k) for k, _ in rows)
+    print()
+    for k, v in rows:
+        print(f"  {k:<{w}}  {v}")
+    print(flush=True)
+
+
+# ------------------------------------------------------------------------------------ waves
+def cmd_waves(args: argparse.Namespace) -> int:
+    from nicsim.waves import WaveError, render
+    try:
+        out = render(args.file, args.output, groups=args.group, start=args.start, end=args.end,
+                     frame=args.frame, window=args.window, extra=args.signal)
+    except (WaveError, OSError) as e:
+        print(f"nicsim waves: {e}", file=sys.stderr)
+        return 2
+    _say(f"waves: wrote {out}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from nicsim.demo import main as demo_main
+    return demo_main(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="nicsim", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    d = sub.add_parser("demo", help="the end-to-end devmem story on the RTL, with a report")
+    d.add_argument("--data-width", type=int, default=64, choices=[64, 128, 256, 512])
+    d.add_argument("--frames-per-flow", type=int, default=16, help="frames of each ordinary flow (default 16)")
+    d.add_argument("--devmem-bytes", type=int, default=32 << 10, help="bytes of the devmem flow (default 32 KiB)")
+    d.add_argument("--out", default="build/demo", help="report folder (default build/demo)")
+    d.add_argument("--no-waves", action="store_true", help="no waveform, no waveform snapshot")
+    d.add_argument("--backend", choices=["rtl", "model"], default="rtl")
+    d.add_argument("--seed", type=int, default=None)
+    d.set_defaults(func=cmd_demo)
+
+    r = sub.add_parser("replay", help="replay a pcap capture through the NIC and the driver")
+    r.add_argument("capture", help="classic pcap file, Ethernet link type")
+    r.add_argument("--backend", choices=["rtl", "model"], default="rtl")
+    r.add_argument("--data-width", type=int, default=64, choices=[64, 128, 256, 512],
+                   help="MAC width in bits (DMA is twice that); default 64")
+    r.add_argument("--rss-key", type=_rss_key, default=None, help="40-byte Toeplitz key in hex")
+    r.add_argument("--rss-equal", type=int, default=None,
+                   help="spread RSS over queues 0..N-1 (default: the queues below the first devmem queue, else all)")
+    r.add_argument("--steer", type=_steer, action="append", metavar="RULE",
+                   help="n-tuple rule, e.g. proto=tcp,dst-port=5201,queue=7 (repeatable)")
+    r.add_argument("--devmem-queues", type=_queues, default=None, metavar="LIST",
+                   help="bind a dma-buf (device memory) to these queues, e.g. 7 or 6,7 or 4-7")
+    r.add_argument("--mtu", type=int, default=1500, help="MTU (frame limit = MTU + 22); default 1500")
+    r.add_argument("--no-pad", action="store_true", help="do not pad frames under 60 bytes as a MAC would")
+    r.add_argument("--report", metavar="FILE.jsonl", help="one JSON object per input frame")
+    r.add_argument("--dump-streams", metavar="DIR", help="TCP streams received on devmem queues, one .bin each")
+    r.add_argument("--waves", metavar="FILE.fst", help="record an FST waveform (rtl only)")
+    r.add_argument("--seed", type=int, default=None)
+    r.set_defaults(func=cmd_replay)
+
+    w = sub.add_parser("waves", help="render signal groups of an FST waveform to PNG or SVG")
+    w.add_argument("file", help="FST file (from --waves, make waves or WAVES=1)")
+    w.add_argument("-o", "--output", default=None, help="PNG or SVG (default: FILE.png)")
+    w.add_argument("--group", action="append", default=None,
+                   help="signal group (repeatable): rx, dma, csr, queues, all (default rx,dma,csr)")
+    w.add_argument("--signal", action="append", default=None, help="extra signal by (partial) name")
+    w.add_argument("--start", type=float, default=None, help="window start, ns")
+    w.add_argument("--end", type=float, default=None, help="window end, ns")
+    w.add_argument("--frame", type=int, default=None, help="centre on the Nth frame on the RX stream (0-based)")
+    w.add_argument("--window", type=float, default=None, help="window width in ns around --frame (default 600)")
+    w.set_defaults(func=cmd_waves)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
