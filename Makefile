@@ -19,6 +19,11 @@ LINT_FLAGS  ?=
 JOBS        ?= auto
 PYTEST_ARGS ?=
 TEST        ?=
+REGRESS_SEEDS ?= 3
+SHARD       ?= 1/1
+COVERAGE    ?= 1
+BUG         ?=
+REGRESS_K   ?=
 
 .PHONY: help setup test lint regs demo waves bench regress clean
 
@@ -26,6 +31,7 @@ help: ## list the targets (default)
 	@echo "devmem-nic: make TARGET [VAR=value]"
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z_-]*:.*## / {printf "  %-9s %s\n", $$1, $$2}' $(firstword $(MAKEFILE_LIST))
 	@echo "variables: LINT_TOP=$(LINT_TOP) JOBS=$(JOBS) PYTEST_ARGS='$(PYTEST_ARGS)' TEST=<pytest -k expression>"
+	@echo "regress:   REGRESS_SEEDS=$(REGRESS_SEEDS) SHARD=$(SHARD) COVERAGE=$(COVERAGE) BUG=<name of tests/bugs/*.patch> REGRESS_K=<pytest -k> (docs/verification.md)"
 
 setup: ## install apt packages, .venv and pinned Python deps if missing or changed (idempotent)
 	@scripts/setup.sh
@@ -62,8 +68,10 @@ waves: setup ## re-run the tests matching TEST=<pytest -k expr> with FST waves i
 bench: setup ## cycle-exact benchmarks: JSON and plots in build/bench/ (RX line rate per size and width)
 	@$(VENV_PY) -m bench.rx_linerate
 
-regress: ## long randomized regression (not yet available)
-	@echo "regress: not yet available"; exit 1
+# make regress [REGRESS_SEEDS=3] [SHARD=i/K] [JOBS=auto] [COVERAGE=1] [BUG=<tests/bugs/NAME.patch>] [REGRESS_K=<pytest -k>]
+regress: setup ## every RTL test x REGRESS_SEEDS seeds in parallel: JUnit, coverage, summary in build/regress/ (SHARD=i/K, BUG=, COVERAGE=0)
+	@REGRESS_SEEDS="$(REGRESS_SEEDS)" SHARD="$(SHARD)" JOBS="$(JOBS)" COVERAGE="$(COVERAGE)" BUG="$(BUG)" \
+	REGRESS_K="$(REGRESS_K)" $(VENV_PY) -m tb.regress
 
 clean: ## remove build/ (simulator builds, results, waves)
 	rm -rf build

@@ -67,7 +67,7 @@ venv_ok() { [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c '' 2>/dev/null; }
 #    liblz4-dev and zlib1g-dev are needed for FST waveforms (--trace-fst); ccache makes every
 #    simulator build after the first reuse the compiled Verilator runtime (~8 s -> <1 s).
 # ---------------------------------------------------------------------------------------------
-APT_PKGS=(make g++ perl liblz4-dev zlib1g-dev ccache)
+APT_PKGS=(make g++ perl liblz4-dev zlib1g-dev ccache lcov)
 
 PY=""
 if ! venv_ok; then

@@ -23,10 +23,11 @@ STALL_LIMIT_NS = 200_000
 MIN_FRAME = 60
 
 
-async def bring_up(tb: NicTb, qcfg: RxQueueConfig, queue: int = 0, hw=None) -> tuple[RxQueue, RxScoreboard]:
+async def bring_up(tb: NicTb, qcfg: RxQueueConfig, queue: int = 0, hw=None, *,
+                   pay_in_host: bool = False) -> tuple[RxQueue, RxScoreboard]:
     """Rings of RX queue `queue`, header buffers in host memory, payload buffers in a dma-buf
-    in device memory, and a scoreboard that owns those buffers. `hw` (default `tb`) is what
-    the driver writes registers through."""
+    in device memory (in host memory with `pay_in_host`), and a scoreboard that owns those
+    buffers. `hw` (default `tb`) is what the driver writes registers through."""
     rxq = RxQueue(hw or tb, queue, qcfg, dma_bytes=tb.dma_bytes)
     await rxq.alloc_rx_rings()
     cfg = PlacementConfig(enable=True, split_en=qcfg.tcp_data_split, hds_thresh=qcfg.hds_thresh,
@@ -35,8 +36,12 @@ async def bring_up(tb: NicTb, qcfg: RxQueueConfig, queue: int = 0, hw=None) -> t
     sb = RxScoreboard(tb.host, tb.dev, cfg, queue=queue, cq_size=rxq.cq_size)
     hdr_base = tb.host.alloc(N_HDR_BUFS * qcfg.hdr_buf_bytes)
     sb.hdr_bufs = {i: hdr_base + i * qcfg.hdr_buf_bytes for i in range(N_HDR_BUFS)}
-    dmabuf = tb.dev.export_dmabuf(N_PAY_BUFS * cfg.pay_buf_bytes, chunk_size=4 * 4096)
-    sb.pay_bufs = {0x100 + i: dmabuf.offset_to_bus(i * cfg.pay_buf_bytes) for i in range(N_PAY_BUFS)}
+    if pay_in_host:
+        pay_base = tb.host.alloc(N_PAY_BUFS * cfg.pay_buf_bytes)
+        sb.pay_bufs = {0x100 + i: pay_base + i * cfg.pay_buf_bytes for i in range(N_PAY_BUFS)}
+    else:
+        dmabuf = tb.dev.export_dmabuf(N_PAY_BUFS * cfg.pay_buf_bytes, chunk_size=4 * 4096)
+        sb.pay_bufs = {0x100 + i: dmabuf.offset_to_bus(i * cfg.pay_buf_bytes) for i in range(N_PAY_BUFS)}
     await rxq.enable()
     # Post as many as the rings hold; the rest stay with the scoreboard for later.
     await sb.post_hdr(rxq, list(sb.hdr_bufs)[:1 << qcfg.hdr_ring_log2])

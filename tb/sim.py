@@ -27,6 +27,15 @@ What it takes care of:
   Verilator's default warnings stay on and fatal in simulation builds: RTL must be
   lint-clean (`make lint` checks it with -Wall).
 
+Regression hooks (environment variables, used by tb/regress.py; unset = the behaviour above):
+- `SIM_RUN_TAG=<tag>`: appended to the test's run/results/waves names, so several seeds of
+  one test can run at once.
+- `SIM_COVERAGE=1`: build with Verilator line (incl. branch) and toggle coverage into its own
+  build folder; each run writes coverage.dat in its run folder.
+- `NIC_BUG=<name>`: build from a temporary copy of rtl/ patched with tests/bugs/<name>.patch
+  (build/bugs/<name>/), in its own build folder; rtl/ itself is never touched. The rerun
+  command printed on failure carries it.
+
 `test_name` must be unique per parametrization (it names the results and waves files); use
 `pytest_test_name()` to get the running pytest item's name, parameters included.
 """
@@ -203,7 +212,38 @@ def _rerun_command(seed: int) -> str:
     if not current:
         return ""
     nodeid = current.rsplit(" ", 1)[0]
-    return f"COCOTB_RANDOM_SEED={seed} WAVES=1 .venv/bin/python -m pytest -p no:xdist '{nodeid}'"
+    bug = os.environ.get("NIC_BUG", "").strip()
+    prefix = f"NIC_BUG={bug} " if bug else ""
+    return f"{prefix}COCOTB_RANDOM_SEED={seed} WAVES=1 .venv/bin/python -m pytest -p no:xdist '{nodeid}'"
+
+
+BUGS_DIR = REPO_ROOT / "tests" / "bugs"
+# Not plain --coverage: its expression coverage (--coverage-expr) crashes Verilator 5.048 on
+# the generated CSR block (STRUCTSEL internal error).
+COVERAGE_BUILD_ARGS = ["--coverage-line", "--coverage-toggle", "--coverage-user"]
+
+
+def patched_rtl_root(bug: str) -> Path:
+    """A copy of rtl/ with tests/bugs/<bug>.patch applied, at build/bugs/<bug>/rtl (redone
+    when the patch or any RTL file is newer than the copy). rtl/ itself is never modified."""
+    import subprocess
+
+    patch = BUGS_DIR / f"{bug}.patch"
+    if not patch.is_file():
+        known = sorted(p.stem for p in BUGS_DIR.glob("*.patch"))
+        raise FileNotFoundError(f"NIC_BUG={bug}: no {_rel(patch)} (known: {', '.join(known) or 'none'})")
+    top = BUILD_ROOT / "bugs" / _safe(bug)
+    top.mkdir(parents=True, exist_ok=True)
+    with open(top / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        stamp = top / ".applied"
+        newest = max([patch.stat().st_mtime] + [f.stat().st_mtime for f in (REPO_ROOT / "rtl").rglob("*") if f.is_file()])
+        if not stamp.is_file() or stamp.stat().st_mtime < newest:
+            shutil.rmtree(top / "rtl", ignore_errors=True)
+            shutil.copytree(REPO_ROOT / "rtl", top / "rtl")
+            subprocess.run(["patch", "-p1", "-s", "-d", str(top), "-i", str(patch)], check=True)
+            stamp.touch()
+    return top / "rtl"
 
 
 # --------------------------------------------------------------------------------------------
@@ -284,9 +324,22 @@ def run_rtl_test(
         seed = int(env_seed) if env_seed else random.SystemRandom().randrange(1, 2**31)
 
     src_paths = rtl(*sources)
+    tag = _safe(os.environ.get("SIM_RUN_TAG", "").strip()) if os.environ.get("SIM_RUN_TAG", "").strip() else ""
+    if tag:
+        name = f"{name}-{tag}"
+    build_args = list(build_args)
+    if _env_bool("SIM_COVERAGE"):
+        build_args += COVERAGE_BUILD_ARGS
+    bug = os.environ.get("NIC_BUG", "").strip()
+    if bug:
+        bug_rtl = patched_rtl_root(bug)
+        orig = REPO_ROOT / "rtl"
+        src_paths = [bug_rtl / p.relative_to(orig) if p.is_relative_to(orig) else p for p in src_paths]
     extra_key = ""
-    if build_args or includes or defines:
+    if build_args or includes or defines or bug:
         extra_key = repr((list(build_args), [str(i) for i in includes], sorted(defines.items())))
+        if bug:
+            extra_key += f"|bug={bug}:" + hashlib.sha1((BUGS_DIR / f"{bug}.patch").read_bytes()).hexdigest()
     # One build per top level and parameter set, shared by every test that simulates it (a
     # lock keeps parallel pytest workers from building the same folder at once); each test
     # runs in its own folder.
@@ -300,8 +353,8 @@ def run_rtl_test(
     if waves:
         wave_file.unlink(missing_ok=True)
 
-    shown = " ".join(f"{k}={v}" for k, v in params.items())
-    where = f"{name} ({toplevel}{' ' + shown if shown else ''})"
+    shown = " ".join(f"{k}={v}" for k, v in params.items()) + (f" BUG={bug}" if bug else "")
+    where = f"{name} ({toplevel}{' ' + shown.strip() if shown.strip() else ''})"
     print(f"sim: {where}: seed {seed} (repeat with COCOTB_RANDOM_SEED={seed})", flush=True)
 
     runner = get_runner("verilator")

@@ -1,0 +1,34 @@
+"""The traffic profile: every knob of the constrained-random RX traffic in one dataclass.
+A scenario (tb/uvm/scenarios/<name>.py) is a module-level `PROFILE = Profile(...)`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str = "default"
+    description: str = ""
+    frames: int = 200                       # frames per run (scaled by UVM_FRAMES_SCALE)
+    # protocol mix: relative weights
+    protocol_mix: dict[str, float] = field(default_factory=lambda: {
+        "ipv4/tcp": 4, "ipv4/udp": 2, "ipv6/tcp": 3, "ipv6/udp": 2, "ipv4/other": 0.5,
+        "ipv6/other": 0.5, "non_ip": 0.5})
+    payload_sizes: tuple[tuple[int, int, float], ...] = (   # (min, max, weight) payload bytes
+        (0, 0, 1), (1, 63, 3), (64, 511, 3), (512, 1400, 2))
+    flows: int = 16                         # distinct 5-tuples
+    vlan_mix: tuple[float, float, float] = (0.6, 0.25, 0.15)   # untagged, 802.1Q, QinQ
+    ip_options: float = 0.05                # IPv4 options / IPv6 extension header probability
+    malformed_rate: float = 0.0             # mutated frames (tests/rtl/test_rx_rules.mutate)
+    bad_fcs_rate: float = 0.0               # frames flagged with a bad FCS by the MAC
+    rx_idle: float = 0.0                    # MAC stream gaps: idle probability per beat
+    dma_stall: float = 0.0                  # DMA backpressure: not-ready probability per cycle
+    dma_error_rate: float = 0.0             # posted payload buffers that answer SLVERR
+    rss: bool = True                        # RSS over all queues (else everything to queue 0)
+    steered_flows: int = 0                  # flows pinned by n-tuple rules to the last queue
+    host_payload_queues: tuple[int, ...] = ()   # queues whose payload buffers are host memory
+    tcp_data_split: bool = True
+    hds_thresh: int = 0
+    max_frame_len: int = 1518
+    jumbo_rate: float = 0.0                 # payloads of 1500..8900 bytes (frame limit 9022)
