@@ -1,0 +1,221 @@
+"""`nicsim waves`: named signal groups of an FST waveform, rendered to PNG or SVG.
+
+The FST is read with pywellen. Groups (signal names are looked up by full hierarchical name,
+so they work on any nic_top waveform, whatever the test):
+
+  rx      the MAC RX stream handshake (s_axis_rx_*)
+  dma     DMA writes and descriptor reads (m_axi_aw*/w*/b*, ar*/r*)
+  csr     the register bus (s_axil_*)
+  queues  per-queue state: completion, header and payload ring indices, and RX_FRAMES
+
+The window is --start/--end in ns, or --window ns around the Nth frame on the RX stream
+(--frame N: the Nth beat accepted after a tlast), or by default the first frame's neighbourhood.
+1-bit signals are drawn as steps; buses as labelled segments with their value in hex.
+"""
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class WaveError(Exception):
+    pass
+
+
+GROUPS: dict[str, list[str]] = {
+    "rx": ["s_axis_rx_tvalid", "s_axis_rx_tready", "s_axis_rx_tlast", "s_axis_rx_tuser",
+           "s_axis_rx_tkeep", "s_axis_rx_tdata"],
+    "dma": ["m_axi_awvalid", "m_axi_awready", "m_axi_awaddr", "m_axi_awlen", "m_axi_wvalid",
+            "m_axi_wready", "m_axi_wlast", "m_axi_bvalid", "m_axi_arvalid", "m_axi_araddr",
+            "m_axi_rvalid", "m_axi_rlast"],
+    "csr": ["s_axil_awvalid", "s_axil_awaddr", "s_axil_wdata", "s_axil_arvalid",
+            "s_axil_araddr", "s_axil_rvalid", "s_axil_rdata"],
+    "queues": [*(f"hwif_in.RXQ.[{q}].CQ.HW_IDX.idx" for q in range(8)),
+               *(f"hwif_out.RXQ.[{q}].PAY_RING.SW_IDX.idx.value" for q in range(8)),
+               "hwif_in.RX_FRAMES.count"],
+}
+DEFAULT_GROUPS = ["rx", "dma", "csr"]
+COLORS = {"rx": "#1f77b4", "dma": "#2ca02c", "csr": "#9467bd", "queues": "#d62728", "extra": "#8c564b"}
+
+
+@dataclass
+class Trace:
+    name: str
+    width: int
+    times: list[int]      # ps
+    values: list[object]
+
+    def at(self, t: int) -> object:
+        i = bisect.bisect_right(self.times, t) - 1
+        return self.values[i] if i >= 0 else None
+
+
+class Wave:
+    def __init__(self, path: str | Path) -> None:
+        try:
+            import pywellen
+        except ImportError as e:  # pragma: no cover
+            raise WaveError("pywellen is not installed (run make setup)") from e
+        if not Path(path).is_file():
+            raise WaveError(f"{path}: no such file")
+        try:
+            self.w = pywellen.Waveform(str(path))
+        except Exception as e:
+            raise WaveError(f"{path}: cannot read it as FST/VCD ({e})") from None
+        self.vars = {v.full_name: v for v in self.w.all_vars()}
+        ts = self.w.timescale
+        self.ps_per_unit = 1   # Verilator FST here: 1ps; a coarser timescale is scaled below
+        unit = str(getattr(ts, "unit", "ps")).lower()
+        factor = int(getattr(ts, "factor", 1) or 1)
+        for suffix, scale in (("fs", 0.001), ("ps", 1), ("ns", 1000), ("us", 1_000_000)):
+            if unit.endswith(suffix) or unit == suffix:
+                self.ps_per_unit = scale * factor
+        self.end_ps = 0
+
+    def find(self, pattern: str) -> str | None:
+        """The full name ending in `pattern` (top-level ports first, then the shortest)."""
+        for pref in ("$rootio.", "nic_top."):
+            if pref + pattern in self.vars:
+                return pref + pattern
+        hits = [n for n in self.vars if n.endswith("." + pattern) or n.endswith(pattern)]
+        return min(hits, key=len) if hits else None
+
+    def trace(self, full: str) -> Trace:
+        v = self.vars[full]
+        times, values = [], []
+        for t, val in v.tv:
+            times.append(int(t * self.ps_per_unit))
+            values.append(val)
+        if times:
+            self.end_ps = max(self.end_ps, times[-1])
+        return Trace(full.replace("$rootio.", ""), v.bitwidth or 1, times, values)
+
+
+def _as_int(v: object) -> int | None:
+    if isinstance(v, int):
+        return v
+    try:
+        return int(str(v), 2)
+    except (TypeError, ValueError):
+        return None
+
+
+def frame_starts(wave: Wave) -> list[int]:
+    """Times (ps) of the first accepted beat of every frame on the RX stream."""
+    names = [wave.find(n) for n in ("clk", "s_axis_rx_tvalid", "s_axis_rx_tready", "s_axis_rx_tlast")]
+    if None in names:
+        return []
+    clk, valid, ready, last = (wave.trace(n) for n in names)   # type: ignore[arg-type]
+    starts, in_frame = [], False
+    # only the edges where valid is high can accept a beat
+    for i, t in enumerate(clk.times):
+        if _as_int(clk.values[i]) != 1:
+            continue
+        tt = t - 1
+        if _as_int(valid.at(tt)) == 1 and _as_int(ready.at(tt)) == 1:
+            if not in_frame:
+                starts.append(t)
+            in_frame = _as_int(last.at(tt)) != 1
+    return starts
+
+
+def render(path: str | Path, output: str | Path | None = None, *, groups: list[str] | None = None,
+           start: float | None = None, end: float | None = None, frame: int | None = None,
+           window: float | None = None, extra: list[str] | None = None) -> Path:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    wave = Wave(path)
+    groups = [g for spec in (groups or DEFAULT_GROUPS) for g in spec.split(",") if g]
+    if "all" in groups:
+        groups = list(GROUPS)
+    unknown = [g for g in groups if g not in GROUPS]
+    if unknown:
+        raise WaveError(f"unknown group(s) {unknown}; known: {', '.join(GROUPS)}, all")
+    rows: list[tuple[str, Trace]] = []
+    for g in groups:
+        for pat in GROUPS[g]:
+            full = wave.find(pat)
+            if full:
+                rows.append((g, wave.trace(full)))
+    for pat in extra or []:
+        full = wave.find(pat)
+        if not full:
+            raise WaveError(f"no signal named like {pat!r} in {path}")
+        rows.append(("extra", wave.trace(full)))
+    if not rows:
+        raise WaveError(f"{path}: none of the signals of groups {groups} is in this waveform")
+    if groups == ["queues"] or "queues" in groups:   # drop queues that never moved
+        rows = [(g, tr) for g, tr in rows if g != "queues" or len(set(map(str, tr.values))) > 1
+                or "RX_FRAMES" in tr.name]
+
+    if start is None or end is None:
+        starts = frame_starts(wave) if (frame is not None or start is None) else []
+        if frame is not None:
+            if frame >= len(starts):
+                raise WaveError(f"--frame {frame}: the waveform has {len(starts)} frames on the RX stream")
+            centre = starts[frame] / 1000
+            half = (window or 600) / 2
+            start, end = centre - half / 3, centre + half * 5 / 3
+        else:
+            t0 = starts[0] / 1000 - 50 if starts else 0.0
+            start = t0 if start is None else start
+            end = start + (window or 800) if end is None else end
+    if end <= start:
+        raise WaveError(f"empty window {start}..{end} ns")
+    s_ps, e_ps = int(start * 1000), int(end * 1000)
+
+    fig_h = 0.42 * len(rows) + 1.2
+    fig, ax = plt.subplots(figsize=(16, fig_h))
+    ax.set_xlim(start, end)
+    ax.set_ylim(-0.5, len(rows) - 0.3)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([tr.name.replace("nic_top.", "") for _, tr in reversed(rows)], fontsize=8)
+    for lbl, (g, _) in zip(ax.get_yticklabels(), list(reversed(rows))):
+        lbl.set_color(COLORS.get(g, "black"))
+    span_ns = end - start
+    for k, (g, tr) in enumerate(reversed(rows)):
+        y = k
+        col = COLORS.get(g, "black")
+        # change points inside the window, plus the value at its start
+        i0 = max(bisect.bisect_right(tr.times, s_ps) - 1, 0)
+        i1 = bisect.bisect_right(tr.times, e_ps)
+        pts = [(max(tr.times[i], s_ps) / 1000, tr.values[i]) for i in range(i0, i1)] if tr.times else []
+        if not pts:
+            continue
+        pts.append((end, pts[-1][1]))
+        if tr.width == 1:
+            xs, ys = [], []
+            for (t, v), (tn, _) in zip(pts, pts[1:]):
+                iv = _as_int(v)
+                lvl = y - 0.25 + 0.5 * (iv if iv in (0, 1) else 0.5)
+                xs += [t, tn]
+                ys += [lvl, lvl]
+                if iv == 1:
+                    ax.fill_between([t, tn], y - 0.25, y + 0.25, color=col, alpha=0.15, lw=0)
+            ax.plot(xs, ys, color=col, lw=1.2)
+        else:
+            for (t, v), (tn, _) in zip(pts, pts[1:]):
+                if tn <= t:
+                    continue
+                d = min(span_ns * 0.002, (tn - t) / 3)
+                ax.fill([t, t + d, tn - d, tn, tn - d, t + d], [y, y + 0.3, y + 0.3, y, y - 0.3, y - 0.3],
+                        facecolor=col, alpha=0.12, edgecolor=col, lw=0.8)
+                iv = _as_int(v)
+                text = (f"{iv:x}" if iv is not None else str(v))
+                room = (tn - t) / span_ns * 16 * 72 / 5.5    # characters that fit at 7 pt
+                if room >= 3:
+                    if len(text) > room - 1:
+                        text = text[:max(int(room) - 2, 1)] + "…"
+                    ax.text((t + tn) / 2, y, text, ha="center", va="center", fontsize=7, family="monospace")
+    ax.set_xlabel("time (ns)")
+    ax.grid(axis="x", color="#dddddd", lw=0.6)
+    ax.set_title(f"{Path(path).name}: {', '.join(groups)}  [{start:.0f} .. {end:.0f} ns]", fontsize=10)
+    fig.tight_layout()
+    out = Path(output) if output else Path(path).with_suffix(".png")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
