@@ -157,6 +157,24 @@ if [ "$FORCE" -eq 1 ] || [ "$WANT" != "$HAVE" ]; then
     CHANGED=1
 fi
 
+# ---------------------------------------------------------------------------------------------
+# 4. The `nicsim` command: a launcher in .venv/bin that runs `python -m nicsim` with the repo
+#    root on sys.path (the repo's packages are not pip-installed). Rewritten only if it differs.
+# ---------------------------------------------------------------------------------------------
+LAUNCHER="$VENV/bin/nicsim"
+WANT_LAUNCHER="#!$VENV/bin/python
+# nicsim launcher written by scripts/setup.sh: the repo's packages are not installed.
+import sys
+sys.path.insert(0, '$ROOT')
+from nicsim.cli import main
+sys.exit(main())"
+if [ "$(cat "$LAUNCHER" 2>/dev/null || true)" != "$WANT_LAUNCHER" ]; then
+    printf '%s\n' "$WANT_LAUNCHER" >"$LAUNCHER"
+    chmod +x "$LAUNCHER"
+    say "nicsim: wrote $LAUNCHER"
+    CHANGED=1
+fi
+
 if [ "${CHANGED:-0}" -eq 1 ]; then
     say "done in $((SECONDS - START)) s ($("$VENV/bin/python" -c 'import sys; print("Python " + sys.version.split()[0])'), .venv ready)"
 else
