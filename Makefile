@@ -53,17 +53,19 @@ lint: setup ## Verilator -Wall lint of rtl/files.f with the waivers (LINT_TOP=ni
 regs: setup ## regenerate the CSR RTL, driver/regs.py and docs/registers.md from rtl/csr/nic_csr.rdl
 	@$(VENV_PY) scripts/gen_regs.py
 
-demo: setup ## run the demo (python -m tb.demo)
-	@[ -f tb/demo.py ] || [ -f tb/demo/__main__.py ] || { echo "demo: tb/demo is not written yet"; exit 1; }
-	@$(VENV_PY) -m tb.demo
+demo: setup ## the devmem story on the RTL with a report in build/demo/ (nicsim demo)
+	@.venv/bin/nicsim demo
 
-waves: setup ## re-run the tests matching TEST=<pytest -k expr> with FST waves into build/waves/
+waves: setup ## re-run TEST=<pytest -k expr> with FST waves; GTKWave if a display, else PNGs
 	@[ -n "$(TEST)" ] || { echo "waves: say which test, e.g. make waves TEST=rx_parser"; exit 1; }
 	@mkdir -p build/waves; touch build/.waves-start; rc=0; \
 	WAVES=1 $(VENV_PY) -m pytest -p no:xdist -k "$(TEST)" $(PYTEST_ARGS) || rc=$$?; \
 	new=$$(find build/waves -name '*.fst' -newer build/.waves-start | sort); \
-	if [ -n "$$new" ]; then echo "waves: written (open with gtkwave or surfer):"; echo "$$new" | sed 's/^/  /'; \
-	else echo "waves: no waveform written (no RTL test matched TEST='$(TEST)'?)"; fi; exit $$rc
+	if [ -z "$$new" ]; then echo "waves: no waveform written (no RTL test matched TEST='$(TEST)'?)"; exit $$rc; fi; \
+	echo "waves: written:"; echo "$$new" | sed 's/^/  /'; \
+	if [ -n "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ] && command -v gtkwave >/dev/null; then \
+	  for f in $$new; do gtkwave --save=scripts/nic_top.gtkw "$$f" & done; \
+	else for f in $$new; do .venv/bin/nicsim waves "$$f" -o "$${f%.fst}.png" || true; done; fi; exit $$rc
 
 bench: setup ## cycle-exact benchmarks: JSON and plots in build/bench/ (RX line rate per size and width)
 	@$(VENV_PY) -m bench.rx_linerate
