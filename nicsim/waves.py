@@ -6,7 +6,8 @@ so they work on any nic_top waveform, whatever the test):
   rx      the MAC RX stream handshake (s_axis_rx_*)
   dma     DMA writes and descriptor reads (m_axi_aw*/w*/b*, ar*/r*)
   csr     the register bus (s_axil_*)
-  queues  per-queue state: completion, header and payload ring indices, and RX_FRAMES
+  queues  per-queue state: completion ring producer (NIC) and consumer (driver) indices of
+          every queue that moved in the file, and the RX_FRAMES counter
 
 The window is --start/--end in ns, or --window ns around the Nth frame on the RX stream
 (--frame N: the Nth beat accepted after a tlast), or by default the first frame's neighbourhood.
@@ -31,9 +32,9 @@ GROUPS: dict[str, list[str]] = {
             "m_axi_rvalid", "m_axi_rlast"],
     "csr": ["s_axil_awvalid", "s_axil_awaddr", "s_axil_wdata", "s_axil_arvalid",
             "s_axil_araddr", "s_axil_rvalid", "s_axil_rdata"],
-    "queues": [*(f"hwif_in.RXQ.[{q}].CQ.HW_IDX.idx" for q in range(8)),
-               *(f"hwif_out.RXQ.[{q}].PAY_RING.SW_IDX.idx.value" for q in range(8)),
-               "hwif_in.RX_FRAMES.count"],
+    "queues": [*(n for q in range(8) for n in (f"hwif_in.RXQ.[{q}].CQ.HW_IDX.idx.next",
+                                               f"hwif_out.RXQ.[{q}].CQ.SW_IDX.idx.value")),
+               "field_storage.RX_FRAMES.count.value"],
 }
 DEFAULT_GROUPS = ["rx", "dma", "csr"]
 COLORS = {"rx": "#1f77b4", "dma": "#2ca02c", "csr": "#9467bd", "queues": "#d62728", "extra": "#8c564b"}
@@ -127,6 +128,7 @@ def render(path: str | Path, output: str | Path | None = None, *, groups: list[s
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    matplotlib.rcParams["svg.fonttype"] = "none"     # SVG text stays text (searchable)
     wave = Wave(path)
     groups = [g for spec in (groups or DEFAULT_GROUPS) for g in spec.split(",") if g]
     if "all" in groups:
