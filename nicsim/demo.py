@@ -45,13 +45,14 @@ def build_traffic(frames_per_flow: int, devmem_bytes: int, seed: int) -> tuple[l
     out: list[bytes] = []
     oi = 0
     per = max(1, len(other) // max(len(dm_frames), 1))
+    todo = list(bad)
     for j, f in enumerate(dm_frames):
         out.append(f)
         out += other[oi:oi + per]
         oi += per
-        if j in (2, 5, 8):
-            out.append(bad[(j - 2) // 3])
-    out += other[oi:]
+        if j % 3 == 2 and todo:
+            out.append(todo.pop(0))
+    out += other[oi:] + todo
     return out, want
 
 
