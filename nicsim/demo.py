@@ -154,7 +154,7 @@ def write_report(out_dir: Path, res, rows, waves: str | None) -> Path:  # type: 
     if waves and Path(waves).is_file():
         from nicsim.waves import render
         first_dm = next((r["frame"] for r in recs if r["payload_in"] == "device"), 0)
-        snap = render(waves, out_dir / "waves.png", groups=["rx", "dma"], frame=first_dm, window=900)
+        snap = render(waves, out_dir / "waves.png", groups=["rx", "dma"], frame=first_dm)
     md = ["# nicsim demo: RSS and a steered devmem flow", "", "| | |", "|---|---|"]
     md += [f"| {k} | {v} |" for k, v in rows]
     md += ["", "![frames per queue](queues.png)", "", "![bytes per memory](memory.png)", "",

@@ -10,7 +10,8 @@ so they work on any nic_top waveform, whatever the test):
           every queue that moved in the file, and the RX_FRAMES counter
 
 The window is --start/--end in ns, or --window ns around the Nth frame on the RX stream
-(--frame N: the Nth beat accepted after a tlast), or by default the first frame's neighbourhood.
+(--frame N: the Nth frame accepted; without --window, from just before its first beat to
+600 ns after its last, which shows its DMA writes), or by default 800 ns from the first frame.
 1-bit signals are drawn as steps; buses as labelled segments with their value in hex.
 """
 from __future__ import annotations
@@ -104,21 +105,28 @@ def _as_int(v: object) -> int | None:
 
 def frame_starts(wave: Wave) -> list[int]:
     """Times (ps) of the first accepted beat of every frame on the RX stream."""
+    return [s for s, _ in frame_spans(wave)]
+
+
+def frame_spans(wave: Wave) -> list[tuple[int, int]]:
+    """(first beat, last beat) times (ps) of every frame accepted on the RX stream."""
     names = [wave.find(n) for n in ("clk", "s_axis_rx_tvalid", "s_axis_rx_tready", "s_axis_rx_tlast")]
     if None in names:
         return []
     clk, valid, ready, last = (wave.trace(n) for n in names)   # type: ignore[arg-type]
-    starts, in_frame = [], False
-    # only the edges where valid is high can accept a beat
+    spans: list[tuple[int, int]] = []
+    in_frame, first = False, 0
     for i, t in enumerate(clk.times):
         if _as_int(clk.values[i]) != 1:
             continue
         tt = t - 1
         if _as_int(valid.at(tt)) == 1 and _as_int(ready.at(tt)) == 1:
             if not in_frame:
-                starts.append(t)
+                first = t
             in_frame = _as_int(last.at(tt)) != 1
-    return starts
+            if not in_frame:
+                spans.append((first, t))
+    return spans
 
 
 def render(path: str | Path, output: str | Path | None = None, *, groups: list[str] | None = None,
@@ -154,13 +162,16 @@ def render(path: str | Path, output: str | Path | None = None, *, groups: list[s
                 or "RX_FRAMES" in tr.name]
 
     if start is None or end is None:
-        starts = frame_starts(wave) if (frame is not None or start is None) else []
+        spans = frame_spans(wave) if (frame is not None or start is None) else []
+        starts = [a for a, _ in spans]
         if frame is not None:
-            if frame >= len(starts):
-                raise WaveError(f"--frame {frame}: the waveform has {len(starts)} frames on the RX stream")
-            centre = starts[frame] / 1000
-            half = (window or 600) / 2
-            start, end = centre - half / 3, centre + half * 5 / 3
+            if frame >= len(spans):
+                raise WaveError(f"--frame {frame}: the waveform has {len(spans)} frames on the RX stream")
+            first, last = spans[frame][0] / 1000, spans[frame][1] / 1000
+            if window:   # a fixed width, a sixth of it before the frame
+                start, end = first - window / 6, first + window * 5 / 6
+            else:        # the whole frame and the DMA writes after it
+                start, end = first - 100, last + 600
         else:
             t0 = starts[0] / 1000 - 50 if starts else 0.0
             start = t0 if start is None else start
