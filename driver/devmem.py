@@ -193,7 +193,8 @@ def net_devmem_bind_dmabuf(kernel: Kernel, dev: Netdev, dmabuf_fd: int) -> NetDe
 async def net_devmem_bind_dmabuf_to_queue(dev: Netdev, rxq_idx: int,
                                           binding: NetDevmemDmabufBinding) -> None:
     """Checks of one queue, then restart it with the binding as its memory provider."""
-    if rxq_idx >= dev.real_num_rx_queues:
+    # The netlink attribute is a u32: a negative index is as out of range as a large one.
+    if not isinstance(rxq_idx, int) or rxq_idx < 0 or rxq_idx >= dev.real_num_rx_queues:
         raise KernelError(errno.ERANGE, 'rx queue index out of range')
     if not dev.hds_enabled:
         raise KernelError(errno.EINVAL, 'tcp-data-split is disabled')
@@ -290,7 +291,7 @@ class NetlinkSocket:
         dev = self.kernel.dev_get_by_index(ifindex)
         if dev is None:
             raise KernelError(errno.ENODEV, f'no device with ifindex {ifindex}')
-        if qtype != QueueType.RX or qid >= dev.real_num_rx_queues:
+        if qtype != QueueType.RX or not 0 <= qid < dev.real_num_rx_queues:
             raise KernelError(errno.EINVAL, 'no such queue')
         mp = dev.rx_queue(qid).mp_params
         return QueueInfo(ifindex, qtype, qid, mp.id if mp is not None else None)

@@ -160,9 +160,17 @@ class RxQueue:
         await self.hw.write32(self._reg(regs.RXQ_CTRL), ctrl)
         self.enabled = True
 
-    async def disable(self) -> None:
+    async def disable(self, timeout_ns: int = 1_000_000) -> None:
+        """Stop the queue and wait until the NIC has no write for it planned or in flight
+        (STATUS.busy), so its buffers and rings may be reused; RuntimeError on a timeout."""
         await self.hw.write32(self._reg(regs.RXQ_CTRL), 0)
         self.enabled = False
+        waited = 0
+        while regs.RXQ_STATUS_BUSY.get(await self.hw.read32(self._reg(regs.RXQ_STATUS))):
+            if waited >= timeout_ns:
+                raise RuntimeError(f"rx queue {self.index}: still busy {timeout_ns} ns after disable")
+            await self.hw.delay(100)
+            waited += 100
         for ring_off, ring in ((regs.RXQ_HDR_RING, self._hdr), (regs.RXQ_PAY_RING, self._pay), (regs.RXQ_CQ, self._cq)):
             if ring is not None:
                 ring.sw_idx = 0

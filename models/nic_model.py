@@ -202,7 +202,7 @@ def expected_placement(frame: bytes, cfg: PlacementConfig, bad_fcs: bool = False
 
     Section 1 (ingress): bad FCS, then runt (< 60 bytes), then oversize
     (> `max_frame_len`); the FIFO never overflows in the model. Section 2: parse, header
-    error. Section 3: queue (always `queue`, 0 in this release) and split: a frame is split
+    error. Section 3: queue (`queue`, as the classifier chose it) and split: a frame is split
     when `split_en`, it is IPv4/IPv6 and its length is greater than `hds_thresh`; then
     `hdr_len = pay_off` unless that exceeds the header buffer or the parse window
     (HDR_OVERFLOW, delivered whole). A split frame's payload is `[hdr_len, ip_end)` (no
@@ -402,9 +402,9 @@ class NicModel:
       fetched, at most one ring's worth ahead of `HW_IDX`) when the doorbell is written
       through `mmio_write` and again at the start of each `receive`. A descriptor with a DMA
       read error (`RX_DMA_RD_ERR`) or a misaligned `addr` (`RX_DESC_ERR`) is counted when
-      fetched; it is consumed (`HW_IDX` passes it) as soon as every descriptor before it has
-      been consumed, since `HW_IDX` counts in ring order. A frame needs that many *good*
-      fetched descriptors, so a bad one can turn into `RX_DROP_NO_*_BUF`.
+      fetched, and counted as consumed at once: `HW_IDX` is the number of descriptors consumed
+      (used or skipped), not a position in ring order (registers.md). A frame needs that many
+      *good* fetched descriptors, so a bad one can turn into `RX_DROP_NO_*_BUF`.
     - DMA bursts: each write (header, each payload buffer, each completion) is cut at 4 KiB
       boundaries and at `max_burst_bytes` (default 256 beats of `dma_bytes`); each failing
       piece counts once in `RX_DMA_WR_ERR`, and the frame carries on.
@@ -481,21 +481,17 @@ class NicModel:
                 if desc.addr % self.dma_bytes:
                     self._count('RX_DESC_ERR')
                     desc = None
-            ring.prefetched.append((idx, desc))
             ring.fetch_idx = (idx + 1) & IDX_MASK
-        self._retire_bad(ring)
-
-    @staticmethod
-    def _retire_bad(ring: RingState) -> None:
-        while ring.prefetched and ring.prefetched[0][1] is None:
-            idx, _ = ring.prefetched.popleft()
-            ring.hw_idx = (idx + 1) & IDX_MASK
+            if desc is None:
+                # A skipped descriptor counts as consumed at once (HW_IDX is a count).
+                ring.hw_idx = (ring.hw_idx + 1) & IDX_MASK
+            else:
+                ring.prefetched.append((idx, desc))
 
     def _take(self, ring: RingState) -> RxDesc:
-        idx, desc = ring.prefetched.popleft()
+        _, desc = ring.prefetched.popleft()
         assert desc is not None
-        ring.hw_idx = (idx + 1) & IDX_MASK
-        self._retire_bad(ring)
+        ring.hw_idx = (ring.hw_idx + 1) & IDX_MASK
         return desc
 
     def _count_properties(self, parse: ParseResult) -> None:
@@ -732,7 +728,7 @@ class NicModel:
             return
         ring, roff = ring_reg
         if roff == regs.RING_BASE_LO:
-            ring.base = (ring.base & ~0xFFFFFFFF) | value
+            ring.base = (ring.base & ~0xFFFFFFFF) | (value & ~0xF)   # 16-byte aligned
         elif roff == regs.RING_BASE_HI:
             ring.base = (ring.base & 0xFFFFFFFF) | (value << 32)
         elif roff == regs.RING_SIZE:

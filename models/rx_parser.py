@@ -89,8 +89,10 @@ def parse_frame(frame: bytes, parse_bytes: int = DEFAULT_PARSE_BYTES) -> ParseRe
     """
     if not MIN_PARSE_BYTES <= parse_bytes <= 255:
         raise ValueError(f'parse_bytes={parse_bytes} out of range {MIN_PARSE_BYTES}..255')
-    frame = bytes(frame)
     length = len(frame)
+    # Header fields are read from the parse window, where bytes past the frame's end read as
+    # zero (rx-rules.md section 2); lengths are checked against the real frame length.
+    frame = bytes(frame).ljust(parse_bytes, b'\0')
     res = ParseResult()
 
     # --- L2: up to two VLAN tags ---------------------------------------------------------

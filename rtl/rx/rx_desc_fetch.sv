@@ -84,9 +84,15 @@ module rx_desc_fetch #(
   assign to_4k      = (16'h1000 - {4'd0, entry_addr[11:0]}) >> 4;
   assign room       = 16'(CACHE_DEPTH) - 16'(cache_count);
 
+  // Never fetch more than one ring ahead of what the engine has consumed, whatever SW_IDX says.
+  logic [15:0] ahead, ring_room;
+  assign ahead     = fetch_idx_q - hw_idx_q;
+  assign ring_room = (ahead >= mask + 16'd1) ? 16'd0 : (mask + 16'd1) - ahead;
+
   always_comb begin
     k16 = 16'(MAX_BATCH);
     if (pending < k16) k16 = pending;
+    if (ring_room < k16) k16 = ring_room;
     if (in_ring < k16) k16 = in_ring;
     if (to_4k < k16)   k16 = to_4k;
     if (room < k16)    k16 = room;

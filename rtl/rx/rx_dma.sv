@@ -81,7 +81,8 @@ module rx_dma
   output logic                          ev_drop_cq_full,
   output logic                          ev_hdr_overflow,
   output logic                          ev_wr_err,
-  output logic [NUM_RXQ-1:0]            q_wr_err
+  output logic [NUM_RXQ-1:0]            q_wr_err,
+  output logic [NUM_RXQ-1:0]            q_busy       // the queue has writes planned or in flight
 );
   localparam int unsigned DB        = DATA_W / 8;
   localparam int unsigned LW        = $clog2(DB);
@@ -95,6 +96,7 @@ module rx_dma
   end
 
   // ---------------------------------------------------------------- planner
+  logic [NUM_RXQ-1:0] plan_busy;
   logic              rng_valid, rng_ready, rng_emit, rng_frame_end;
   logic [15:0]       rng_end;
   logic              pcmd_valid, pcmd_ready, pcmd_src_cpl;
@@ -117,7 +119,7 @@ module rx_dma
     .cmd_src_cpl (pcmd_src_cpl), .cmd_queue (pcmd_queue),
     .cpl_valid (pcpl_valid), .cpl_ready (pcpl_ready), .cpl_data (pcpl_data),
     .ev_frame, .ev_drop_hdr_err, .ev_drop_queue_off, .ev_drop_no_hdr_buf, .ev_drop_no_pay_buf,
-    .ev_drop_cq_full, .ev_hdr_overflow
+    .ev_drop_cq_full, .ev_hdr_overflow, .plan_busy
   );
 
   // ---------------------------------------------------------------- queues
@@ -281,6 +283,28 @@ module rx_dma
   end
 
   logic wr_idle;
+  // ---------------------------------------------------------------- busy
+  // Per queue: write commands planned and not yet fed to the bus, and bursts whose write
+  // response has not come back. A queue that was disabled may have its buffers reused once
+  // it is no longer busy (the driver polls STATUS.busy).
+  logic [NUM_RXQ-1:0][7:0] cmd_cnt_q, bur_cnt_q;
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      cmd_cnt_q <= '0;
+      bur_cnt_q <= '0;
+    end else begin
+      for (int i = 0; i < NUM_RXQ; i++) begin
+        cmd_cnt_q[i] <= cmd_cnt_q[i] + 8'(pcmd_valid && pcmd_ready && pcmd_queue == QW'(i))
+                                     - 8'(pl_ready && pl_out.qid == QW'(i));
+        bur_cnt_q[i] <= bur_cnt_q[i] + 8'(m_awvalid && m_awready && m_awid == ID_W'(i))
+                                     - 8'(m_bvalid && m_bready && m_bid == ID_W'(i));
+      end
+    end
+  end
+  always_comb begin
+    for (int i = 0; i < NUM_RXQ; i++) q_busy[i] = plan_busy[i] || cmd_cnt_q[i] != '0 || bur_cnt_q[i] != '0;
+  end
+
   logic unused;
   assign unused = ^{rng_done, wr_idle};
 endmodule

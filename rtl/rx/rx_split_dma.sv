@@ -14,7 +14,11 @@
 //
 // Descriptors are popped and completion-ring slots reserved at planning time; the ring checks
 // therefore count what is planned, not yet written. Every write of queue q carries AXI ID q,
-// so a queue's completions never overtake its data.
+// so a queue's completions never overtake its data. The queue's settings are captured when a
+// frame is accepted, so register writes during a frame do not change where it goes. If the
+// queue is disabled while its frame is being planned, the rest of the frame is discarded and
+// counted in RX_DROP_QUEUE_OFF (completions already planned stay, without EOP); `busy` in
+// rx_dma tells the driver when the queue's last planned write has gone out.
 // Reset: synchronous, active high. A disabled queue's completion index is held at zero.
 module rx_split_dma
   import nic_pkg::*;
@@ -79,7 +83,8 @@ module rx_split_dma
   output logic                          ev_drop_no_hdr_buf,
   output logic                          ev_drop_no_pay_buf,
   output logic                          ev_drop_cq_full,
-  output logic                          ev_hdr_overflow
+  output logic                          ev_hdr_overflow,
+  output logic [NUM_RXQ-1:0]            plan_busy
 );
   initial begin
     if (DATA_W < 64 || (DATA_W & (DATA_W - 1)) != 0) $fatal(1, "rx_split_dma: DATA_W must be a power of two >= 64");
@@ -89,12 +94,25 @@ module rx_split_dma
   typedef enum logic [1:0] {
     S_IDLE,     // decide; push the drop range, or the first data command
     S_SEG,      // push the next payload piece
-    S_CPL       // push the completion of the piece just planned (and the tail, if last)
+    S_CPL,      // push the completion of the piece just planned (and the tail, if last)
+    S_ABORT     // the queue went off mid-frame: discard the rest of the frame
   } state_e;
 
   state_e      state_q;
-  logic [QW-1:0] q;                 // the frame's queue
+  logic [QW-1:0] q;                 // the frame's queue (as classified; used while deciding)
   logic        q_ok;                // classification named an existing queue
+
+  // The frame's decision, captured when it is accepted (used in S_SEG, S_CPL, S_ABORT).
+  typedef struct packed {
+    logic [QW-1:0] q;
+    logic          split;
+    logic          ovf;
+    logic [15:0]   hdr_len;
+    logic [15:0]   pay_end;
+    logic [3:0]    log2;
+  } frame_t;
+  frame_t      fr_q;
+  logic        fe_sent_q;           // a range with frame_end was already pushed
 
   assign q_ok = {25'd0, cls.qid} < 32'(NUM_RXQ);
   assign q    = q_ok ? QW'(cls.qid) : '0;
@@ -118,7 +136,8 @@ module rx_split_dma
     n_pay        = ({1'b0, pay_len} + buf_bytes - 17'd1) >> pay_buf_log2[q];
     n_cpl        = (n_pay == '0) ? 17'd1 : n_pay;
     cq_used      = {1'b0, cq_idx_q[q] - cq_sw_idx[q]};
-    cq_room      = (17'd1 << cq_log2[q]) - cq_used;
+    // A consumer index ahead of the producer (a driver bug) leaves no room rather than wrapping.
+    cq_room      = (cq_used > (17'd1 << cq_log2[q])) ? 17'd0 : (17'd1 << cq_log2[q]) - cq_used;
 
     drop_hdr_err   = meta.hdr_err;
     drop_queue_off = !drop_hdr_err && !enable[q];
@@ -140,14 +159,22 @@ module rx_split_dma
   logic        last_seg;
   logic [15:0] pos_next;
 
-  assign seg_len  = ({1'b0, pay_end - pos_q} > buf_bytes) ? buf_bytes[15:0] : (pay_end - pos_q);
+  logic [16:0] fr_buf_bytes;
+  assign fr_buf_bytes = 17'd1 << fr_q.log2;
+  assign seg_len  = ({1'b0, fr_q.pay_end - pos_q} > fr_buf_bytes) ? fr_buf_bytes[15:0] : (fr_q.pay_end - pos_q);
   assign pos_next = pos_q + seg_len_q;
-  assign last_seg = (pos_next == pay_end);
+  assign last_seg = (pos_next == fr_q.pay_end);
 
   // The frame's last range must carry frame_end; a tail range is needed unless the last
   // payload piece (non-empty) ended exactly at the frame's end.
   logic need_tail;
   assign need_tail = last_seg && !(seg_len_q != '0 && pos_next == meta.frame_len);
+
+  // A frame of queue i is being planned (rx_dma folds this into the queue's busy status).
+  always_comb begin
+    plan_busy = '0;
+    if (state_q != S_IDLE) plan_busy[fr_q.q] = 1'b1;
+  end
 
   // ---------------------------------------------------------------- completion record
   logic [7:0]  cpl_flags;
@@ -155,22 +182,22 @@ module rx_split_dma
   logic [63:0] cq_addr;
   logic        gen;
 
-  assign cq_mask = (16'd1 << cq_log2[q]) - 16'd1;
-  assign cq_addr = cq_base[q] + {44'd0, cq_idx_q[q] & cq_mask, 4'd0};
-  assign gen     = !cq_idx_q[q][cq_log2[q]];
+  assign cq_mask = (16'd1 << cq_log2[fr_q.q]) - 16'd1;
+  assign cq_addr = cq_base[fr_q.q] + {44'd0, cq_idx_q[fr_q.q] & cq_mask, 4'd0};
+  assign gen     = !cq_idx_q[fr_q.q][cq_log2[fr_q.q]];
 
   always_comb begin
     cpl_flags = '0;
     cpl_flags[CPL_SOP]          = first_q;
     cpl_flags[CPL_EOP]          = last_seg;
-    cpl_flags[CPL_SPLIT]        = split;
-    cpl_flags[CPL_HDR_VALID]    = split;
+    cpl_flags[CPL_SPLIT]        = fr_q.split;
+    cpl_flags[CPL_HDR_VALID]    = fr_q.split;
     cpl_flags[CPL_PAY_VALID]    = (seg_len_q != '0);
-    cpl_flags[CPL_HDR_OVERFLOW] = hdr_overflow;
-    cpl_data = pack_cpl((seg_len_q != '0) ? pay_id_q : 16'd0, seg_len_q, split ? hdr_id_q : 16'd0,
-                        hdr_len, cls.rss_hash, {4'd0, cls.rss_type},
+    cpl_flags[CPL_HDR_OVERFLOW] = fr_q.ovf;
+    cpl_data = pack_cpl((seg_len_q != '0) ? pay_id_q : 16'd0, seg_len_q, fr_q.split ? hdr_id_q : 16'd0,
+                        fr_q.hdr_len, cls.rss_hash, {4'd0, cls.rss_type},
                         {1'b0, meta.vlan_tags, meta.ip_frag, meta.l4_type, meta.l3_type},
-                        cpl_flags, 7'(q), gen);
+                        cpl_flags, 7'(fr_q.q), gen);
   end
 
   // ---------------------------------------------------------------- control
@@ -235,7 +262,9 @@ module rx_split_dma
         end
       end
       S_SEG: begin
-        if (seg_len == '0) begin
+        if (!enable[fr_q.q] || (seg_len != '0 && !pay_desc_valid[fr_q.q])) begin
+          advance = 1'b1;                   // queue switched off (its cache emptied): abort
+        end else if (seg_len == '0) begin
           advance = 1'b1;                   // empty payload: one completion, no buffer
         end else begin
           rng_valid = cmd_ready;
@@ -244,18 +273,22 @@ module rx_split_dma
           // No padding after the last piece: it ends the frame (no empty tail range).
           rng_frame_end = (pos_q + seg_len == meta.frame_len);
           cmd_valid = rng_ready;
-          cmd_addr  = ADDR_W'(pay_desc_addr[q]);
+          cmd_addr  = ADDR_W'(pay_desc_addr[fr_q.q]);
           cmd_len   = {1'b0, seg_len};
+          cmd_queue = fr_q.q;
           if (rng_ready && cmd_ready) begin
-            advance         = 1'b1;
-            pay_desc_pop[q] = 1'b1;
+            advance              = 1'b1;
+            pay_desc_pop[fr_q.q] = 1'b1;
           end
         end
       end
-      S_CPL: begin
+      S_CPL: if (!enable[fr_q.q]) begin
+        advance = 1'b1;                     // queue switched off: no completion, abort
+      end else begin
         // The completion's write command and record; with the last one, the frame's tail
         // (the padding after the IP datagram, or the whole frame when the payload is empty),
         // unless the last payload piece already ended the frame.
+        cmd_queue   = fr_q.q;
         cmd_valid   = cpl_ready && (!need_tail || rng_ready);
         cmd_addr    = ADDR_W'(cq_addr);
         cmd_len     = 17'(CPL_BYTES);
@@ -274,6 +307,17 @@ module rx_split_dma
           end
         end
       end
+      S_ABORT: begin
+        // Discard what is left of the frame (nothing, if its last range was already pushed).
+        rng_valid     = !fe_sent_q;
+        rng_end       = meta.frame_len;
+        rng_frame_end = 1'b1;
+        if (fe_sent_q || rng_ready) begin
+          advance           = 1'b1;
+          meta_ready        = 1'b1;
+          ev_drop_queue_off = 1'b1;
+        end
+      end
       default: ;
     endcase
   end
@@ -287,26 +331,45 @@ module rx_split_dma
       hdr_id_q  <= '0;
       pay_id_q  <= '0;
       cq_idx_q  <= '0;
+      fr_q      <= '0;
+      fe_sent_q <= 1'b0;
     end else begin
+      if (rng_valid && rng_ready && rng_frame_end) fe_sent_q <= 1'b1;
       if (advance) begin
         unique case (state_q)
           S_IDLE: begin
-            state_q <= drop_any ? S_IDLE : S_SEG;
-            pos_q   <= hdr_len;
-            first_q <= 1'b1;
+            state_q      <= drop_any ? S_IDLE : S_SEG;
+            pos_q        <= hdr_len;
+            first_q      <= 1'b1;
+            fe_sent_q    <= 1'b0;
+            fr_q.q       <= q;
+            fr_q.split   <= split;
+            fr_q.ovf     <= hdr_overflow;
+            fr_q.hdr_len <= hdr_len;
+            fr_q.pay_end <= pay_end;
+            fr_q.log2    <= pay_buf_log2[q];
             if (split) hdr_id_q <= hdr_desc_id[q];
           end
           S_SEG: begin
-            state_q   <= S_CPL;
-            seg_len_q <= seg_len;
-            pay_id_q  <= pay_desc_id[q];
+            if (!enable[fr_q.q] || (seg_len != '0 && !pay_desc_valid[fr_q.q])) begin
+              state_q <= S_ABORT;
+            end else begin
+              state_q   <= S_CPL;
+              seg_len_q <= seg_len;
+              pay_id_q  <= pay_desc_id[fr_q.q];
+            end
           end
           S_CPL: begin
-            state_q     <= last_seg ? S_IDLE : S_SEG;
-            pos_q       <= pos_next;
-            first_q     <= 1'b0;
-            cq_idx_q[q] <= cq_idx_q[q] + 1'b1;
+            if (!enable[fr_q.q]) begin
+              state_q <= S_ABORT;
+            end else begin
+              state_q          <= last_seg ? S_IDLE : S_SEG;
+              pos_q            <= pos_next;
+              first_q          <= 1'b0;
+              cq_idx_q[fr_q.q] <= cq_idx_q[fr_q.q] + 1'b1;
+            end
           end
+          S_ABORT: state_q <= S_IDLE;
           default: state_q <= S_IDLE;
         endcase
       end

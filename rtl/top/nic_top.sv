@@ -146,9 +146,9 @@ module nic_top
     assign q_hds_thresh[q]    = hwif_out.RXQ[q].HDS_THRESH.bytes.value;
     assign q_hdr_buf_bytes[q] = hwif_out.RXQ[q].BUF_SIZE.hdr_buf_bytes.value;
     assign q_pay_buf_log2[q]  = hwif_out.RXQ[q].BUF_SIZE.pay_buf_log2.value;
-    assign hdr_ring_base[q]   = {hwif_out.RXQ[q].HDR_RING.BASE_HI.addr.value, hwif_out.RXQ[q].HDR_RING.BASE_LO.addr.value};
-    assign pay_ring_base[q]   = {hwif_out.RXQ[q].PAY_RING.BASE_HI.addr.value, hwif_out.RXQ[q].PAY_RING.BASE_LO.addr.value};
-    assign cq_base[q]         = {hwif_out.RXQ[q].CQ.BASE_HI.addr.value, hwif_out.RXQ[q].CQ.BASE_LO.addr.value};
+    assign hdr_ring_base[q]   = {hwif_out.RXQ[q].HDR_RING.BASE_HI.addr.value, hwif_out.RXQ[q].HDR_RING.BASE_LO.addr.value, 4'd0};
+    assign pay_ring_base[q]   = {hwif_out.RXQ[q].PAY_RING.BASE_HI.addr.value, hwif_out.RXQ[q].PAY_RING.BASE_LO.addr.value, 4'd0};
+    assign cq_base[q]         = {hwif_out.RXQ[q].CQ.BASE_HI.addr.value, hwif_out.RXQ[q].CQ.BASE_LO.addr.value, 4'd0};
     assign hdr_ring_log2[q]   = hwif_out.RXQ[q].HDR_RING.SIZE.log2_entries.value;
     assign pay_ring_log2[q]   = hwif_out.RXQ[q].PAY_RING.SIZE.log2_entries.value;
     assign cq_log2[q]         = hwif_out.RXQ[q].CQ.SIZE.log2_entries.value;
@@ -162,7 +162,7 @@ module nic_top
   logic ev_no_hdr, ev_no_pay, ev_cq_full, ev_wr_err, ev_hdr_overflow;
   logic ev_steer_bad_queue, ev_rss_bad_queue;
   logic [NRD-1:0]     ev_rd_err, ev_desc_err;
-  logic [NUM_RXQ-1:0] q_wr_err, irq_fire;
+  logic [NUM_RXQ-1:0] q_wr_err, q_busy, irq_fire;
   logic               meta_in_valid;
   rx_meta_t           meta_in;
 
@@ -201,6 +201,7 @@ module nic_top
       hwif_in.RXQ[q].CQ.HW_IDX.idx.next       = cq_hw_idx[q];
       hwif_in.RXQ[q].IRQ.arm.hwclr            = irq_fire[q];
       hwif_in.RXQ[q].STATUS.dma_wr_err.hwset  = q_wr_err[q];
+      hwif_in.RXQ[q].STATUS.busy.next         = q_busy[q];
     end
   end
 
@@ -505,7 +506,8 @@ module nic_top
     .ev_drop_cq_full    (ev_cq_full),
     .ev_hdr_overflow,
     .ev_wr_err,
-    .q_wr_err
+    .q_wr_err,
+    .q_busy
   );
 
   assign m_axi_awlock  = 1'b0;

@@ -16,15 +16,38 @@ from driver import regs
 from tb.nic_tb import NicTb
 from tb.sim import REPO_ROOT, pytest_test_name, rtl_file_list, run_rtl_test
 
-# Every RW field the driver programs, with a value that is not the reset value.
+# Per-queue RW registers the driver programs, with values that are not the reset value and
+# that set every writable bit somewhere (enable stays 0 so the queue does not start).
 RXQ_RW = [
+    (regs.RXQ_CTRL, regs.RXQ_CTRL_SPLIT_EN.put(1)),
     (regs.RXQ_HDS_THRESH, 0x0000_1234),
     (regs.RXQ_BUF_SIZE, 0x000A_0400),
+    (regs.RXQ_IRQ, regs.RXQ_IRQ_ARM.put(1)),
     (regs.RXQ_HDR_RING + regs.RING_BASE_LO, 0xDEAD_BEE0),
     (regs.RXQ_HDR_RING + regs.RING_BASE_HI, 0x0000_0042),
     (regs.RXQ_HDR_RING + regs.RING_SIZE, 0x0000_0007),
+    (regs.RXQ_HDR_RING + regs.RING_SW_IDX, 0x0000_0101),
+    (regs.RXQ_PAY_RING + regs.RING_BASE_LO, 0x0BAD_F000),
+    (regs.RXQ_PAY_RING + regs.RING_BASE_HI, 0xFFFF_FFFF),
+    (regs.RXQ_PAY_RING + regs.RING_SIZE, 0x0000_000F),
     (regs.RXQ_PAY_RING + regs.RING_SW_IDX, 0x0000_ABCD),
     (regs.RXQ_CQ + regs.RING_BASE_LO, 0x1234_5670),
+    (regs.RXQ_CQ + regs.RING_BASE_HI, 0x0000_0001),
+    (regs.RXQ_CQ + regs.RING_SIZE, 0x0000_0001),
+    (regs.RXQ_CQ + regs.RING_SW_IDX, 0x0000_FFFF),
+]
+
+# RSS and steering registers, absolute address and value.
+GLOBAL_RW = [
+    (regs.RSS_CTRL, 0x0000_003F),
+    (regs.RSS_KEY_BASE, 0x6D5A_56DA),
+    (regs.RSS_KEY_BASE + 9 * regs.RSS_KEY_STRIDE, 0x6A42_B73B),
+    (regs.RSS_INDIR_BASE, 0x0302_0100),
+    (regs.RSS_INDIR_BASE + 31 * regs.RSS_INDIR_STRIDE, 0x0706_0504),
+    (regs.STEER_BASE + regs.STEER_CTRL, 0xFF06_F601),
+    (regs.STEER_BASE + 31 * regs.STEER_STRIDE + regs.STEER_QUEUE, 0x0000_0007),
+    (regs.STEER_BASE + 31 * regs.STEER_STRIDE + regs.STEER_PORTS, 0x1451_9C41),
+    (regs.STEER_BASE + 31 * regs.STEER_STRIDE + regs.STEER_SRC_ADDR + 12, 0x2001_0DB8),
 ]
 
 
@@ -55,9 +78,15 @@ async def run_csr_map(dut) -> None:
             got = await tb.read32(regs.rxq_reg(q, off))
             assert got == val, f"RXQ[{q}]+0x{off:02x}: wrote 0x{val:08x}, read 0x{got:08x}"
 
-    # Hardware indices are read-only: writes are ignored.
-    await tb.write32(regs.rxq_reg(0, regs.RXQ_CQ + regs.RING_HW_IDX), 0x55)
-    assert await tb.read32(regs.rxq_reg(0, regs.RXQ_CQ + regs.RING_HW_IDX)) == 0
+    for addr, val in GLOBAL_RW:
+        await tb.write32(addr, val)
+    for addr, val in GLOBAL_RW:
+        got = await tb.read32(addr)
+        assert got == val, f"0x{addr:04x}: wrote 0x{val:08x}, read 0x{got:08x}"
+
+    # Ring bases are 16-byte aligned: the low four bits read as zero whatever is written.
+    await tb.write32(regs.rxq_reg(1, regs.RXQ_CQ + regs.RING_BASE_LO), 0x1234_567F)
+    assert await tb.read32(regs.rxq_reg(1, regs.RXQ_CQ + regs.RING_BASE_LO)) == 0x1234_5670
 
     # Counters start at zero.
     for name in ("RX_FRAMES", "RX_DROP_RUNT", "RX_DROP_FCS", "RX_DESC_ERR"):

@@ -617,7 +617,7 @@ module nic_csr (
             struct {
                 struct {
                     struct {
-                        logic [31:0] next;
+                        logic [27:0] next;
                         logic load_next;
                     } addr;
                 } BASE_LO;
@@ -643,7 +643,7 @@ module nic_csr (
             struct {
                 struct {
                     struct {
-                        logic [31:0] next;
+                        logic [27:0] next;
                         logic load_next;
                     } addr;
                 } BASE_LO;
@@ -669,7 +669,7 @@ module nic_csr (
             struct {
                 struct {
                     struct {
-                        logic [31:0] next;
+                        logic [27:0] next;
                         logic load_next;
                     } addr;
                 } BASE_LO;
@@ -971,7 +971,7 @@ module nic_csr (
             struct {
                 struct {
                     struct {
-                        logic [31:0] value;
+                        logic [27:0] value;
                     } addr;
                 } BASE_LO;
                 struct {
@@ -993,7 +993,7 @@ module nic_csr (
             struct {
                 struct {
                     struct {
-                        logic [31:0] value;
+                        logic [27:0] value;
                     } addr;
                 } BASE_LO;
                 struct {
@@ -1015,7 +1015,7 @@ module nic_csr (
             struct {
                 struct {
                     struct {
-                        logic [31:0] value;
+                        logic [27:0] value;
                     } addr;
                 } BASE_LO;
                 struct {
@@ -1923,12 +1923,12 @@ module nic_csr (
         end
         // Field: nic_csr.RXQ[].HDR_RING.BASE_LO.addr
         always_comb begin
-            automatic logic [31:0] next_c;
+            automatic logic [27:0] next_c;
             automatic logic load_next_c;
             next_c = field_storage.RXQ[i0].HDR_RING.BASE_LO.addr.value;
             load_next_c = '0;
             if(decoded_reg_strb.RXQ[i0].HDR_RING.BASE_LO && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RXQ[i0].HDR_RING.BASE_LO.addr.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+                next_c = (field_storage.RXQ[i0].HDR_RING.BASE_LO.addr.value & ~decoded_wr_biten[31:4]) | (decoded_wr_data[31:4] & decoded_wr_biten[31:4]);
                 load_next_c = '1;
             end
             field_combo.RXQ[i0].HDR_RING.BASE_LO.addr.next = next_c;
@@ -1936,7 +1936,7 @@ module nic_csr (
         end
         always_ff @(posedge clk) begin
             if(rst) begin
-                field_storage.RXQ[i0].HDR_RING.BASE_LO.addr.value <= 32'h0;
+                field_storage.RXQ[i0].HDR_RING.BASE_LO.addr.value <= 28'h0;
             end else begin
                 if(field_combo.RXQ[i0].HDR_RING.BASE_LO.addr.load_next) begin
                     field_storage.RXQ[i0].HDR_RING.BASE_LO.addr.value <= field_combo.RXQ[i0].HDR_RING.BASE_LO.addr.next;
@@ -2015,12 +2015,12 @@ module nic_csr (
         assign hwif_out.RXQ[i0].HDR_RING.SW_IDX.idx.value = field_storage.RXQ[i0].HDR_RING.SW_IDX.idx.value;
         // Field: nic_csr.RXQ[].PAY_RING.BASE_LO.addr
         always_comb begin
-            automatic logic [31:0] next_c;
+            automatic logic [27:0] next_c;
             automatic logic load_next_c;
             next_c = field_storage.RXQ[i0].PAY_RING.BASE_LO.addr.value;
             load_next_c = '0;
             if(decoded_reg_strb.RXQ[i0].PAY_RING.BASE_LO && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RXQ[i0].PAY_RING.BASE_LO.addr.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+                next_c = (field_storage.RXQ[i0].PAY_RING.BASE_LO.addr.value & ~decoded_wr_biten[31:4]) | (decoded_wr_data[31:4] & decoded_wr_biten[31:4]);
                 load_next_c = '1;
             end
             field_combo.RXQ[i0].PAY_RING.BASE_LO.addr.next = next_c;
@@ -2028,7 +2028,7 @@ module nic_csr (
         end
         always_ff @(posedge clk) begin
             if(rst) begin
-                field_storage.RXQ[i0].PAY_RING.BASE_LO.addr.value <= 32'h0;
+                field_storage.RXQ[i0].PAY_RING.BASE_LO.addr.value <= 28'h0;
             end else begin
                 if(field_combo.RXQ[i0].PAY_RING.BASE_LO.addr.load_next) begin
                     field_storage.RXQ[i0].PAY_RING.BASE_LO.addr.value <= field_combo.RXQ[i0].PAY_RING.BASE_LO.addr.next;
@@ -2107,12 +2107,12 @@ module nic_csr (
         assign hwif_out.RXQ[i0].PAY_RING.SW_IDX.idx.value = field_storage.RXQ[i0].PAY_RING.SW_IDX.idx.value;
         // Field: nic_csr.RXQ[].CQ.BASE_LO.addr
         always_comb begin
-            automatic logic [31:0] next_c;
+            automatic logic [27:0] next_c;
             automatic logic load_next_c;
             next_c = field_storage.RXQ[i0].CQ.BASE_LO.addr.value;
             load_next_c = '0;
             if(decoded_reg_strb.RXQ[i0].CQ.BASE_LO && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RXQ[i0].CQ.BASE_LO.addr.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+                next_c = (field_storage.RXQ[i0].CQ.BASE_LO.addr.value & ~decoded_wr_biten[31:4]) | (decoded_wr_data[31:4] & decoded_wr_biten[31:4]);
                 load_next_c = '1;
             end
             field_combo.RXQ[i0].CQ.BASE_LO.addr.next = next_c;
@@ -2120,7 +2120,7 @@ module nic_csr (
         end
         always_ff @(posedge clk) begin
             if(rst) begin
-                field_storage.RXQ[i0].CQ.BASE_LO.addr.value <= 32'h0;
+                field_storage.RXQ[i0].CQ.BASE_LO.addr.value <= 28'h0;
             end else begin
                 if(field_combo.RXQ[i0].CQ.BASE_LO.addr.load_next) begin
                     field_storage.RXQ[i0].CQ.BASE_LO.addr.value <= field_combo.RXQ[i0].CQ.BASE_LO.addr.next;
@@ -2907,9 +2907,10 @@ module nic_csr (
             end
             if(rd_mux_addr == 16'h1010 + (16)'(i0) * 16'h100) begin
                 readback_data_var[0] = field_storage.RXQ[i0].STATUS.dma_wr_err.value;
+                readback_data_var[1] = hwif_in.RXQ[i0].STATUS.busy.next;
             end
             if(rd_mux_addr == 16'h1020 + (16)'(i0) * 16'h100) begin
-                readback_data_var[31:0] = field_storage.RXQ[i0].HDR_RING.BASE_LO.addr.value;
+                readback_data_var[31:4] = field_storage.RXQ[i0].HDR_RING.BASE_LO.addr.value;
             end
             if(rd_mux_addr == 16'h1024 + (16)'(i0) * 16'h100) begin
                 readback_data_var[31:0] = field_storage.RXQ[i0].HDR_RING.BASE_HI.addr.value;
@@ -2924,7 +2925,7 @@ module nic_csr (
                 readback_data_var[15:0] = hwif_in.RXQ[i0].HDR_RING.HW_IDX.idx.next;
             end
             if(rd_mux_addr == 16'h1040 + (16)'(i0) * 16'h100) begin
-                readback_data_var[31:0] = field_storage.RXQ[i0].PAY_RING.BASE_LO.addr.value;
+                readback_data_var[31:4] = field_storage.RXQ[i0].PAY_RING.BASE_LO.addr.value;
             end
             if(rd_mux_addr == 16'h1044 + (16)'(i0) * 16'h100) begin
                 readback_data_var[31:0] = field_storage.RXQ[i0].PAY_RING.BASE_HI.addr.value;
@@ -2939,7 +2940,7 @@ module nic_csr (
                 readback_data_var[15:0] = hwif_in.RXQ[i0].PAY_RING.HW_IDX.idx.next;
             end
             if(rd_mux_addr == 16'h1060 + (16)'(i0) * 16'h100) begin
-                readback_data_var[31:0] = field_storage.RXQ[i0].CQ.BASE_LO.addr.value;
+                readback_data_var[31:4] = field_storage.RXQ[i0].CQ.BASE_LO.addr.value;
             end
             if(rd_mux_addr == 16'h1064 + (16)'(i0) * 16'h100) begin
                 readback_data_var[31:0] = field_storage.RXQ[i0].CQ.BASE_HI.addr.value;

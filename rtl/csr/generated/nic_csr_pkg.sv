@@ -219,7 +219,12 @@ package nic_csr_pkg;
     } nic_csr__rxq_t__STATUS__dma_wr_err__in_t;
 
     typedef struct {
+        logic next;
+    } nic_csr__rxq_t__STATUS__busy__in_t;
+
+    typedef struct {
         nic_csr__rxq_t__STATUS__dma_wr_err__in_t dma_wr_err;
+        nic_csr__rxq_t__STATUS__busy__in_t busy;
     } nic_csr__rxq_t__STATUS__in_t;
 
     typedef struct {
@@ -320,7 +325,7 @@ package nic_csr_pkg;
     } nic_csr__rxq_t__IRQ__out_t;
 
     typedef struct {
-        logic [31:0] value;
+        logic [27:0] value;
     } nic_csr__ring_t__BASE_LO__addr__out_t;
 
     typedef struct {
