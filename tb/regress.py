@@ -31,7 +31,7 @@ from tb import vcov
 from tb.uvm import coverage as fcov
 
 REPO = Path(__file__).resolve().parents[1]
-OUT = REPO / "build" / "regress"
+OUT = Path(os.environ.get("REGRESS_OUT") or REPO / "build" / "regress").resolve()
 PY = ".venv/bin/python"
 
 
@@ -46,10 +46,11 @@ class Job:
     cocotb_failed: int = 0
     message: str = ""
     run_dirs: list[Path] = field(default_factory=list)
+    bug: str = ""
 
     @property
-    def tag(self) -> str:
-        return f"s{self.seed}"
+    def tag(self) -> str:     # names the run folders: concurrent regressions must not share them
+        return f"{self.bug}-s{self.seed}" if self.bug else f"s{self.seed}"
 
     @property
     def safe(self) -> str:
@@ -92,7 +93,7 @@ def run_job(job: Job, args: argparse.Namespace) -> Job:
     env.update({
         "COCOTB_RANDOM_SEED": str(job.seed),
         "SIM_RUN_TAG": job.tag,
-        "SIM_COVERAGE": "1" if args.coverage else "0",
+        "SIM_COVERAGE": ("toggle" if args.toggle else "1") if args.coverage else "0",
         "FCOV_DIR": str(OUT / "fcov"),
         "WAVES": "0",
         "PYTHONWARNINGS": "ignore",
@@ -101,6 +102,9 @@ def run_job(job: Job, args: argparse.Namespace) -> Job:
         env["NIC_BUG"] = args.bug
     else:
         env.pop("NIC_BUG", None)
+    # make's variables must not leak: cocotb reads COVERAGE as "collect Python coverage".
+    for var in ("COVERAGE", "BUG", "SHARD", "REGRESS_SEEDS", "REGRESS_K", "REGRESS_SEED_BASE", "JOBS"):
+        env.pop(var, None)
     for d in (REPO / "build" / "run").glob(f"*-{job.tag}"):
         (d / "coverage.dat").unlink(missing_ok=True)
     t0 = time.monotonic()
@@ -172,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bug", default=os.environ.get("BUG", ""), help="tests/bugs/<name>.patch to build from")
     ap.add_argument("--no-coverage", dest="coverage", action="store_false",
                     default=os.environ.get("COVERAGE", "1") not in ("0", "no", "off", ""))
+    ap.add_argument("--toggle", action="store_true", default=os.environ.get("COVERAGE", "") == "toggle",
+                    help="toggle coverage too (slow: ~30x at 512 bits)")
     ap.add_argument("-k", dest="expr", default=os.environ.get("REGRESS_K", ""), help="pytest -k filter")
     args = ap.parse_args(argv)
     m = re.fullmatch(r"(\d+)/(\d+)", args.shard.strip())
@@ -189,8 +195,10 @@ def main(argv: list[str] | None = None) -> int:
         (OUT / d).mkdir(parents=True, exist_ok=True)
     nodeids = collect(args.expr)
     jobs = plan(nodeids, args.seeds, args.seed_base, shard)
+    for j in jobs:
+        j.bug = args.bug
     print(f"regress: {len(nodeids)} RTL tests x {args.seeds} seeds, shard {shard[0]}/{shard[1]}: "
-          f"{len(jobs)} jobs on {jobs_n} workers; coverage {'on' if args.coverage else 'off'}"
+          f"{len(jobs)} jobs on {jobs_n} workers; coverage {('line+branch+toggle' if args.toggle else 'line+branch') if args.coverage else 'off'}"
           f"{'; BUG=' + args.bug if args.bug else ''}", flush=True)
     done: list[Job] = []
     with cf.ThreadPoolExecutor(max_workers=jobs_n) as pool:
@@ -210,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     fc_lines: list[str] = []
     if fc is not None:
         fcov.write_reports(fc, OUT / "functional_coverage")
-        fc_lines = fcov.summary_lines(fc)
+        fc_lines = fcov.summary_lines(fc, str(OUT / "functional_coverage"))
 
     # Verilator code coverage.
     cov_lines: list[str] = []
@@ -219,8 +227,8 @@ def main(argv: list[str] | None = None) -> int:
         if dats:
             res = vcov.convert(dats, OUT / "coverage")
             cov_lines = [f"  code coverage ({len(dats)} runs merged): " + res.summary(),
-                         f"    lcov: {res.info.relative_to(REPO)}; "
-                         + (f"html: {res.html.relative_to(REPO)}/index.html" if res.html else "html: genhtml not installed (apt-get install lcov)")]
+                         f"    lcov: {res.info}; "
+                         + (f"html: {res.html}/index.html" if res.html else "html: genhtml not installed (apt-get install lcov)")]
         else:
             cov_lines = ["  code coverage: no coverage.dat written"]
 
@@ -234,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
              f"seed base {args.seed_base}); passed {len(done) - len(failed)}, failed {len(failed)}",
              f"  cocotb tests run: {cocotb_total}; sim time per job: "
              f"max {max((j.seconds for j in done), default=0):.0f} s",
-             f"  junit: {junit.relative_to(REPO)} (+ junit-cocotb.xml); logs: build/regress/logs/",
+             f"  junit: {junit} (+ junit-cocotb.xml); logs: {OUT}/logs/",
              *cov_lines, *fc_lines]
     if failed:
         lines.append("  failures (each line: the command that reruns it with waves):")

@@ -200,7 +200,7 @@ def write_reports(g: CoverGroup, stem: Path) -> tuple[Path, Path]:
     return txt, js
 
 
-def summary_lines(g: CoverGroup) -> list[str]:
+def summary_lines(g: CoverGroup, where: str = "build/regress/functional_coverage") -> list[str]:
     pct = g.percent()
     pts = ", ".join(f"{n} {pct[n]:.0f}%" for n in g.points)
     main = "proto_split_queue_error"
@@ -209,4 +209,4 @@ def summary_lines(g: CoverGroup) -> list[str]:
             f"    cross protocol x split x queue kind x error: {pct[main]:.1f}% "
             f"({len(c.all_bins()) - len(c.holes)}/{len(c.all_bins())} bins); "
             + ", ".join(f"{n} {pct[n]:.0f}%" for n in g.crosses if n != main),
-            "    report: build/regress/functional_coverage.txt (.json)"]
+            f"    report: {where}.txt (.json)"]
