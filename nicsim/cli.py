@@ -65,6 +65,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
     cfg = ReplayConfig(rss_key=args.rss_key, rss_equal=args.rss_equal, steer=args.steer or [],
                        devmem_queues=args.devmem_queues or [], mtu=args.mtu, pad=not args.no_pad,
                        dump_streams=str(Path(args.dump_streams).resolve()) if args.dump_streams else None)
+    from nicsim.engine import validate
+    try:
+        validate(cfg)
+    except ValueError as e:
+        print(f"nicsim replay: {e}", file=sys.stderr)
+        return 2
     t0 = time.monotonic()
     try:
         if args.backend == "model":

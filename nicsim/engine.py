@@ -154,6 +154,20 @@ class ReplayResult:
     stats: dict[str, Any]
 
 
+def validate(cfg: ReplayConfig, nq: int = 8) -> None:
+    """Raise ValueError for settings the NIC (`nq` RX queues) cannot take."""
+    bad = [q for q in cfg.devmem_queues if not 0 <= q < nq]
+    if bad:
+        raise ValueError(f"--devmem-queues {bad}: the NIC has queues 0..{nq - 1}")
+    for rule in cfg.steer:
+        if not 0 <= rule["queue"] < nq:
+            raise ValueError(f"steer rule to queue {rule['queue']}: the NIC has queues 0..{nq - 1}")
+    if cfg.rss_equal is not None and not 1 <= cfg.rss_equal <= nq:
+        raise ValueError(f"--rss-equal {cfg.rss_equal}: between 1 and {nq}")
+    if not 68 <= cfg.mtu <= 9216:
+        raise ValueError(f"--mtu {cfg.mtu}: between 68 and 9216")
+
+
 async def replay(env: Any, frames: list[bytes | None], cfg: ReplayConfig,
                  problems: list[str | None] | None = None,
                  progress: Callable[[str], None] = print) -> ReplayResult:
@@ -166,12 +180,7 @@ async def replay(env: Any, frames: list[bytes | None], cfg: ReplayConfig,
     await nd.probe()
     nq = nd.num_rx_queues
     shadow = hw.classifier = Classifier(nq)   # probe only reads: nothing written yet
-    bad = [q for q in cfg.devmem_queues if not 0 <= q < nq]
-    if bad:
-        raise ValueError(f"--devmem-queues {bad}: the NIC has queues 0..{nq - 1}")
-    for rule in cfg.steer:
-        if not 0 <= rule["queue"] < nq:
-            raise ValueError(f"steer rule to queue {rule['queue']}: the NIC has queues 0..{nq - 1}")
+    validate(cfg, nq)
     await nd.set_ringparam(rx_pending=cfg.rx_pending, tcp_data_split=True, hds_thresh=0)
     await nd.set_mtu(cfg.mtu)
     await nd.open()

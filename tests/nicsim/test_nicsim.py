@@ -133,6 +133,15 @@ def test_bad_captures(tcp_capture: Path, tmp_path: Path, capsys: pytest.CaptureF
         p.write_bytes(body)
         assert main(["replay", str(p), "--backend", "model"]) == 2
         assert msg in capsys.readouterr().err
+    # settings the NIC cannot take are refused before anything runs
+    for bad, msg in ((["--rss-equal", "9"], "--rss-equal 9"), (["--devmem-queues", "8"], "queues 0..7"),
+                     (["--steer", "proto=tcp,queue=9"], "steer rule to queue 9")):
+        assert main(["replay", str(tcp_capture), *bad]) == 2
+        assert msg in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["replay", str(tcp_capture), "--steer", "proto=tcp,bogus=1,queue=1"])
+    with pytest.raises(SystemExit):
+        main(["replay", str(tcp_capture), "--rss-key", "00" * 39])
 
 
 def test_waves_png_and_svg(tmp_path: Path) -> None:
