@@ -16,6 +16,8 @@ class MacRxDriver(uvm_driver):
     """Sends frames, keeping at most `max_in_flight` unresolved (sent, not yet delivered or
     dropped) so the posted buffers never run out because of the testbench."""
 
+    STALL_LIMIT_NS = 300_000
+
     def build_phase(self) -> None:
         self.tb = ConfigDB().get(self, "", "tb")
         self.intent: deque[RxFrameItem] = ConfigDB().get(self, "", "mac_rx_intent")
@@ -26,8 +28,13 @@ class MacRxDriver(uvm_driver):
     async def run_phase(self) -> None:
         while True:
             item = await self.seq_item_port.get_next_item()
+            waited = 0
             while self.sent - self.resolved() >= self.max_in_flight:
                 await Timer(200, unit="ns")
+                waited += 200
+                assert waited < self.STALL_LIMIT_NS, (
+                    f"MAC RX driver: {self.max_in_flight} frames sent and none delivered or dropped "
+                    f"for {self.STALL_LIMIT_NS} ns (NIC stuck?); {self.sent} sent so far")
             self.intent.append(item)
             await self.tb.send(item.frame, item.bad_fcs)
             self.sent += 1
