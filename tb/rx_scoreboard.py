@@ -43,6 +43,7 @@ class RxScoreboard:
     expected: deque[_Expected] = field(default_factory=deque)
     cq_idx: int = 0
     cq_size: int = 0
+    cq_base: int | None = None      # when set, completions are also compared byte for byte
     checked: int = 0
     dropped: dict[str, int] = field(default_factory=dict)
     hdr_bytes_to_host: int = 0
@@ -114,6 +115,11 @@ class RxScoreboard:
             f"{where}: {len(got.completions)} completions, model says {len(want)}"
         for i, (g, w) in enumerate(zip(got.completions, want)):
             assert g == w, f"{where}: completion {i} differs\n  rtl:   {g}\n  model: {w}"
+            if self.cq_base is not None:
+                # Byte for byte, reserved bits included (the decoded compare ignores them).
+                idx = (self.cq_idx - len(want) + i) % self.cq_size
+                raw = self.host.read(self.cq_base + CPL_BYTES * idx, CPL_BYTES)
+                assert raw == w.pack(), f"{where}: completion {i} bytes {raw.hex()} != model {w.pack().hex()}"
 
         if p.split:
             addr = self.hdr_bufs[hdr_id]

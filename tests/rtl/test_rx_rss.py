@@ -125,13 +125,18 @@ async def run_steering(dut) -> None:
     last_q = env.queues[nq - 1][1]
     assert last_q.checked == 8 and all(f.first.queue == nq - 1 for f in last_q.delivered)
 
-    # Churn: add and remove unrelated rules while the other flows keep arriving.
-    churn = []
-    for i in range(6):
-        churn.append(await rules.add(ethtool.NtupleSpec("udp4", action=i % nq, dst_port=9000 + i)))
-        await env.run([build(f, pattern(30, start=i)) for f in others[:4]])
-    for r in churn:
-        await rules.delete(r)
+    # Churn: rules (UDP, so they never match the TCP flows) are added and removed by a
+    # concurrent task while the other flows keep arriving; each frame must still land where
+    # the model says, and none on the steered queue.
+    async def churn() -> None:
+        for i in range(8):
+            r = await rules.add(ethtool.NtupleSpec("udp4", action=i % nq, dst_port=9000 + i))
+            await tb.delay(200)
+            await rules.delete(r)
+
+    churner = cocotb.start_soon(churn())
+    await env.run([build(f, pattern(30, start=i)) for i in range(6) for f in others[:4]])
+    await churner
     assert env.queues[nq - 1][1].checked == 8, "churn moved other flows onto the steered queue"
 
     # Removing the rule returns the flow to RSS (never the last queue, by the table above).
