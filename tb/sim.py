@@ -253,13 +253,16 @@ def patched_rtl_root(bug: str) -> Path:
 # Results
 # --------------------------------------------------------------------------------------------
 def _read_results(xml: Path) -> tuple[int, list[str]]:
-    """(number of cocotb tests, ["name: message", ...] for each failure or error)."""
+    """(number of cocotb tests, ["name: message", ...] for each failure, error or skip).
+
+    A skipped cocotb test counts as a failure: a check that did not run must never be
+    reported as passed."""
     root = ElementTree.parse(xml).getroot()
     total = 0
     failures: list[str] = []
     for case in root.iter("testcase"):
         total += 1
-        for tag in ("failure", "error"):
+        for tag in ("failure", "error", "skipped"):
             for bad in case.findall(tag):
                 msg = (bad.get("message") or bad.text or tag).strip().splitlines()
                 failures.append(f"{case.get('name')}: {msg[0] if msg else tag}")

@@ -2,8 +2,7 @@
 tests/driver/test_scenarios.py runs on the golden model, here on nic_top under Verilator
 (about 50 s of simulation per width after the build). `-m "not rtl"` leaves it out for a fast
 model-only run. `DRIVER_RTL_TESTS` picks cocotb tests by name, e.g.
-`run_scenario/name=token_pressure`. `DRIVER_RTL_STEERING=0` skips the steering scenarios
-(for an RTL that does not classify frames).
+`run_scenario/name=token_pressure`.
 """
 from __future__ import annotations
 
