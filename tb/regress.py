@@ -121,7 +121,9 @@ def run_job(job: Job, args: argparse.Namespace) -> Job:
     else:
         job.cocotb_total = sum(int(x) for x in re.findall(r"(\d+) cocotb tests passed", text))
     if job.rc != 0:
-        lines = [ln for ln in text.splitlines() if re.search(r"AssertionError|failed|Error", ln)]
+        # The cocotb failure detail (indented under tb/sim.py's AssertionError), else any error line.
+        detail = [m[1] for m in re.finditer(r"(?m)^E {5,}(\S.*)$", text) if "reproduce" not in m[1] and not m[1].startswith("AssertionError")]
+        lines = detail or [ln for ln in text.splitlines() if re.search(r"AssertionError|failed|Error", ln)]
         job.message = (lines[0].strip() if lines else f"pytest exit code {job.rc}")[:200]
     job.run_dirs = sorted((REPO / "build" / "run").glob(f"*-{job.tag}"))
     return job

@@ -20,7 +20,7 @@ class Profile:
     flows: int = 16                         # distinct 5-tuples
     vlan_mix: tuple[float, float, float] = (0.6, 0.25, 0.15)   # untagged, 802.1Q, QinQ
     ip_options: float = 0.05                # IPv4 options / IPv6 extension header probability
-    malformed_rate: float = 0.0             # mutated frames (tests/rtl/test_rx_rules.mutate)
+    malformed_rate: float = 0.0             # mutated frames (tb/corpus.mutate)
     bad_fcs_rate: float = 0.0               # frames flagged with a bad FCS by the MAC
     rx_idle: float = 0.0                    # MAC stream gaps: idle probability per beat
     dma_stall: float = 0.0                  # DMA backpressure: not-ready probability per cycle

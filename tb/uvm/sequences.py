@@ -16,7 +16,7 @@ from tb.frames import pad, pattern
 from tb.uvm.csr_agent import SeqHw
 from tb.uvm.profiles import Profile
 from tb.uvm.seq_items import RxFrameItem
-from tests.rtl.test_rx_rules import mutate
+from tb.corpus import mutate
 
 MUTATION_KINDS = ["byte_flip", "truncate", "extend", "len_field", "l4_field", "bad_fcs"]
 ALL_HASH_TYPES = {"ip4", "tcp4", "udp4", "ip6", "tcp6", "udp6"}
