@@ -160,8 +160,10 @@ def merge_junit(jobs: list[Job]) -> Path:
     ET.ElementTree(suites).write(out, encoding="utf-8", xml_declaration=True)
     # The cocotb-level results (one testcase per cocotb test) of the same runs, merged too.
     csuites = ET.Element("testsuites", name="regress-cocotb")
-    for job in jobs:
-        for f in sorted((REPO / "build" / "results").glob(f"*-{job.tag}.xml")):
+    # Jobs of one test file share seeds (and so run-folder tags): each results file once.
+    files = sorted({f for job in jobs for f in (REPO / "build" / "results").glob(f"*-{job.tag}.xml")})
+    for f in files:
+        if True:
             for suite in ET.parse(f).getroot().iter("testsuite"):
                 suite.set("name", f"{f.stem}")
                 csuites.append(suite)
