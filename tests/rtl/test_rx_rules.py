@@ -207,9 +207,10 @@ async def run_disable_under_load(dut) -> None:
     writes = len(tb.space.writes)
     await tb.delay(20_000)
     assert len(tb.space.writes) == writes, "DMA writes after the queue reported idle"
-    frames = await tb.read32(regs.RX_FRAMES)
-    off = await tb.read32(regs.RX_DROP_QUEUE_OFF)
-    assert frames + off == 3 and off >= 1, (frames, off)
+    # Every frame is accounted for exactly once (the slow DMA side may also have made the
+    # third one find the FIFO full), and the frame in progress was cut off.
+    counts = await counters(tb, FRAME_COUNTERS)
+    assert sum(counts.values()) == 3 and counts["RX_DROP_QUEUE_OFF"] >= 1, counts
     # A fresh start on the same queue works exactly.
     tb.space.writes.clear()
     rxq2, sb2 = await bring_up(tb, RxQueueConfig(**SMALL_RINGS, pay_buf_log2=10))
