@@ -230,7 +230,7 @@ def expected_placement(frame: bytes, cfg: PlacementConfig, bad_fcs: bool = False
     split = overflow = False
     if cfg.split_en and parse.is_ip and length > cfg.hds_thresh:
         pay_off = parse.pay_off
-        if (parse.window_overflow or pay_off is None or pay_off > cfg.hdr_buf_bytes
+        if (pay_off is None or pay_off > cfg.hdr_buf_bytes
                 or pay_off > cfg.parse_bytes):
             overflow = True
         else:

@@ -51,8 +51,8 @@ class ParseResult:
     `l3_type`, `l4_type`, `ip_frag`, `vlan_tags` go into every completion. `pay_off` is the
     header length of a split. `proto` is the IPv4 protocol or the IPv6 next header after the
     extension headers walked; `ipv4_options`, `ipv6_ext` and `vlan_tags` feed the RX_*
-    information counters. `window_overflow` is kept for callers and always False: a TCP or
-    UDP header that does not fit the window is parsed as "other L4" instead.
+    information counters. A TCP or UDP header that does not fit the window is parsed as
+    "other L4".
     """
 
     l3_type: L3Type = L3Type.NONE
@@ -65,7 +65,6 @@ class ParseResult:
     ip_end: int | None = None
     hdr_err: bool = False
     hdr_err_reason: str = ''
-    window_overflow: bool = False
     proto: int | None = None
     ipv4_options: bool = False
     ipv6_ext: bool = False

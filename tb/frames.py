@@ -35,10 +35,6 @@ class Flow:
     def max_payload(self, mtu: int = 1500) -> int:
         return mtu - self.l3_l4_header_bytes
 
-    def describe(self) -> str:
-        tags = ["", "+vlan", "+qinq"][self.vlan_tags]
-        return f"{'ipv6' if self.ipv6 else 'ipv4'}/{self.proto}{tags}"
-
 
 def pad(frame: bytes) -> bytes:
     """Pad to the Ethernet minimum (without FCS) as the sending MAC would."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, RisingEdge, Timer
+from cocotb.triggers import ClockCycles, Timer
 from cocotbext.axi import (AxiBus, AxiLiteBus, AxiLiteMaster, AxiSlave, AxiStreamBus,
                            AxiStreamFrame, AxiStreamSource)
 
@@ -132,9 +132,3 @@ class NicTb:
     async def wait_rx_idle(self) -> None:
         """Wait until every queued frame has gone into the NIC."""
         await self.rx.wait()
-
-    async def cycles(self, n: int) -> None:
-        await ClockCycles(self.dut.clk, n)
-
-    async def edge(self) -> None:
-        await RisingEdge(self.dut.clk)
