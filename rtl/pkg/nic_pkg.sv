@@ -66,6 +66,18 @@ package nic_pkg;
     logic        steered;     // a flow-steering rule chose the queue (else RSS or queue 0)
   } rx_class_t;
 
+  // One RX queue's settings, as the register block holds them (docs/registers.md, RXQ[q]).
+  typedef struct packed {
+    logic        enable;         // CTRL.enable
+    logic        split_en;       // CTRL.split_en
+    logic [15:0] hds_thresh;     // HDS_THRESH.bytes
+    logic [15:0] hdr_buf_bytes;  // BUF_SIZE.hdr_buf_bytes
+    logic [3:0]  pay_buf_log2;   // BUF_SIZE.pay_buf_log2
+    logic [63:0] cq_base;        // CQ.BASE_HI/LO
+    logic [3:0]  cq_log2;        // CQ.SIZE
+    logic [15:0] cq_sw_idx;      // CQ.SW_IDX
+  } rxq_cfg_t;
+
   localparam int unsigned CPL_BYTES  = 16;
 
   // Completion flag bits (byte 14).

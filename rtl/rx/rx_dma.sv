@@ -35,14 +35,7 @@ module rx_dma
   output logic                          ff_ready,
   input  logic [DATA_W-1:0]             ff_data,
   // per-queue configuration and state
-  input  logic [NUM_RXQ-1:0]            enable,
-  input  logic [NUM_RXQ-1:0]            split_en,
-  input  logic [NUM_RXQ-1:0][15:0]      hds_thresh,
-  input  logic [NUM_RXQ-1:0][15:0]      hdr_buf_bytes,
-  input  logic [NUM_RXQ-1:0][3:0]       pay_buf_log2,
-  input  logic [NUM_RXQ-1:0][63:0]      cq_base,
-  input  logic [NUM_RXQ-1:0][3:0]       cq_log2,
-  input  logic [NUM_RXQ-1:0][15:0]      cq_sw_idx,
+  input  rxq_cfg_t [NUM_RXQ-1:0]        qcfg,         // per-queue settings
   output logic [NUM_RXQ-1:0][15:0]      cq_hw_idx,
   input  logic [NUM_RXQ-1:0]            hdr_desc_valid,
   output logic [NUM_RXQ-1:0]            hdr_desc_pop,
@@ -111,7 +104,7 @@ module rx_dma
   ) u_plan (
     .clk, .rst,
     .meta_valid, .meta_ready, .meta, .cls,
-    .enable, .split_en, .hds_thresh, .hdr_buf_bytes, .pay_buf_log2, .cq_base, .cq_log2, .cq_sw_idx,
+    .qcfg,
     .hdr_desc_valid, .hdr_desc_pop, .hdr_desc_addr, .hdr_desc_id, .hdr_posted,
     .pay_desc_valid, .pay_desc_pop, .pay_desc_addr, .pay_desc_id, .pay_posted, .pay_cached,
     .rng_valid, .rng_ready, .rng_end, .rng_emit, .rng_frame_end,
@@ -250,7 +243,7 @@ module rx_dma
     end else begin
       if (wr_in_valid && wr_in_ready) beat_q <= last_beat ? '0 : beat_q + 1'b1;
       for (int i = 0; i < NUM_RXQ; i++) begin
-        if (!enable[i]) begin
+        if (!qcfg[i].enable) begin
           cq_hw_idx[i] <= '0;
         end else if (cplq_ready && pl_out.qid == QW'(i)) begin
           cq_hw_idx[i] <= cq_hw_idx[i] + 1'b1;

@@ -39,14 +39,7 @@ module rx_split_dma
   input  rx_meta_t                      meta,
   input  rx_class_t                     cls,
   // per-queue configuration
-  input  logic [NUM_RXQ-1:0]            enable,
-  input  logic [NUM_RXQ-1:0]            split_en,
-  input  logic [NUM_RXQ-1:0][15:0]      hds_thresh,
-  input  logic [NUM_RXQ-1:0][15:0]      hdr_buf_bytes,
-  input  logic [NUM_RXQ-1:0][3:0]       pay_buf_log2,
-  input  logic [NUM_RXQ-1:0][63:0]      cq_base,
-  input  logic [NUM_RXQ-1:0][3:0]       cq_log2,
-  input  logic [NUM_RXQ-1:0][15:0]      cq_sw_idx,
+  input  rxq_cfg_t [NUM_RXQ-1:0]        qcfg,         // per-queue settings
   // per-queue descriptor caches
   input  logic [NUM_RXQ-1:0]            hdr_desc_valid,
   output logic [NUM_RXQ-1:0]            hdr_desc_pop,
@@ -126,21 +119,21 @@ module rx_split_dma
   logic [NUM_RXQ-1:0][15:0] cq_idx_q;  // next completion slot of each queue (planned)
 
   always_comb begin
-    split_cand   = split_en[q] && (meta.l3_type != L3_NONE) && (meta.frame_len > hds_thresh[q]);
-    hdr_overflow = split_cand && ((meta.pay_off > hdr_buf_bytes[q]) || (meta.pay_off > 16'(PARSE_BYTES)));
+    split_cand   = qcfg[q].split_en && (meta.l3_type != L3_NONE) && (meta.frame_len > qcfg[q].hds_thresh);
+    hdr_overflow = split_cand && ((meta.pay_off > qcfg[q].hdr_buf_bytes) || (meta.pay_off > 16'(PARSE_BYTES)));
     split        = split_cand && !hdr_overflow;
     hdr_len      = split ? meta.pay_off : 16'd0;
     pay_end      = split ? meta.ip_end : meta.frame_len;
     pay_len      = pay_end - hdr_len;
-    buf_bytes    = 17'd1 << pay_buf_log2[q];
-    n_pay        = ({1'b0, pay_len} + buf_bytes - 17'd1) >> pay_buf_log2[q];
+    buf_bytes    = 17'd1 << qcfg[q].pay_buf_log2;
+    n_pay        = ({1'b0, pay_len} + buf_bytes - 17'd1) >> qcfg[q].pay_buf_log2;
     n_cpl        = (n_pay == '0) ? 17'd1 : n_pay;
-    cq_used      = {1'b0, cq_idx_q[q] - cq_sw_idx[q]};
+    cq_used      = {1'b0, cq_idx_q[q] - qcfg[q].cq_sw_idx};
     // A consumer index ahead of the producer (a driver bug) leaves no room rather than wrapping.
-    cq_room      = (cq_used > (17'd1 << cq_log2[q])) ? 17'd0 : (17'd1 << cq_log2[q]) - cq_used;
+    cq_room      = (cq_used > (17'd1 << qcfg[q].cq_log2)) ? 17'd0 : (17'd1 << qcfg[q].cq_log2) - cq_used;
 
     drop_hdr_err   = meta.hdr_err;
-    drop_queue_off = !drop_hdr_err && !enable[q];
+    drop_queue_off = !drop_hdr_err && !qcfg[q].enable;
     drop_no_hdr    = !drop_hdr_err && !drop_queue_off && split && (hdr_posted[q] == '0);
     drop_no_pay    = !drop_hdr_err && !drop_queue_off && !drop_no_hdr &&
                      ((n_pay > {1'b0, pay_posted[q]}) || (n_pay > 17'(CACHE_DEPTH)));
@@ -182,9 +175,9 @@ module rx_split_dma
   logic [63:0] cq_addr;
   logic        gen;
 
-  assign cq_mask = (16'd1 << cq_log2[fr_q.q]) - 16'd1;
-  assign cq_addr = cq_base[fr_q.q] + {44'd0, cq_idx_q[fr_q.q] & cq_mask, 4'd0};
-  assign gen     = !cq_idx_q[fr_q.q][cq_log2[fr_q.q]];
+  assign cq_mask = (16'd1 << qcfg[fr_q.q].cq_log2) - 16'd1;
+  assign cq_addr = qcfg[fr_q.q].cq_base + {44'd0, cq_idx_q[fr_q.q] & cq_mask, 4'd0};
+  assign gen     = !cq_idx_q[fr_q.q][qcfg[fr_q.q].cq_log2];
 
   always_comb begin
     cpl_flags = '0;
@@ -262,7 +255,7 @@ module rx_split_dma
         end
       end
       S_SEG: begin
-        if (!enable[fr_q.q] || (seg_len != '0 && !pay_desc_valid[fr_q.q])) begin
+        if (!qcfg[fr_q.q].enable || (seg_len != '0 && !pay_desc_valid[fr_q.q])) begin
           advance = 1'b1;                   // queue switched off (its cache emptied): abort
         end else if (seg_len == '0) begin
           advance = 1'b1;                   // empty payload: one completion, no buffer
@@ -282,7 +275,7 @@ module rx_split_dma
           end
         end
       end
-      S_CPL: if (!enable[fr_q.q]) begin
+      S_CPL: if (!qcfg[fr_q.q].enable) begin
         advance = 1'b1;                     // queue switched off: no completion, abort
       end else begin
         // The completion's write command and record; with the last one, the frame's tail
@@ -347,11 +340,11 @@ module rx_split_dma
             fr_q.ovf     <= hdr_overflow;
             fr_q.hdr_len <= hdr_len;
             fr_q.pay_end <= pay_end;
-            fr_q.log2    <= pay_buf_log2[q];
+            fr_q.log2    <= qcfg[q].pay_buf_log2;
             if (split) hdr_id_q <= hdr_desc_id[q];
           end
           S_SEG: begin
-            if (!enable[fr_q.q] || (seg_len != '0 && !pay_desc_valid[fr_q.q])) begin
+            if (!qcfg[fr_q.q].enable || (seg_len != '0 && !pay_desc_valid[fr_q.q])) begin
               state_q <= S_ABORT;
             end else begin
               state_q   <= S_CPL;
@@ -360,7 +353,7 @@ module rx_split_dma
             end
           end
           S_CPL: begin
-            if (!enable[fr_q.q]) begin
+            if (!qcfg[fr_q.q].enable) begin
               state_q <= S_ABORT;
             end else begin
               state_q          <= last_seg ? S_IDLE : S_SEG;
@@ -374,7 +367,7 @@ module rx_split_dma
         endcase
       end
       for (int i = 0; i < NUM_RXQ; i++) begin
-        if (!enable[i]) cq_idx_q[i] <= '0;
+        if (!qcfg[i].enable) cq_idx_q[i] <= '0;
       end
     end
   end

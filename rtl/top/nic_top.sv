@@ -139,6 +139,8 @@ module nic_top
   logic [NUM_RXQ-1:0][15:0] hdr_sw_idx, pay_sw_idx, cq_sw_idx;
   logic [NUM_RXQ-1:0][15:0] hdr_hw_idx, pay_hw_idx, cq_hw_idx;
 
+  rxq_cfg_t [NUM_RXQ-1:0]   qcfg;
+
   for (genvar q = 0; q < NUM_RXQ; q++) begin : g_qcfg
     assign q_enable[q]        = hwif_out.RXQ[q].CTRL.enable.value;
     assign q_split_en[q]      = hwif_out.RXQ[q].CTRL.split_en.value;
@@ -155,6 +157,9 @@ module nic_top
     assign hdr_sw_idx[q]      = hwif_out.RXQ[q].HDR_RING.SW_IDX.idx.value;
     assign pay_sw_idx[q]      = hwif_out.RXQ[q].PAY_RING.SW_IDX.idx.value;
     assign cq_sw_idx[q]       = hwif_out.RXQ[q].CQ.SW_IDX.idx.value;
+    assign qcfg[q] = '{enable: q_enable[q], split_en: q_split_en[q], hds_thresh: q_hds_thresh[q],
+                       hdr_buf_bytes: q_hdr_buf_bytes[q], pay_buf_log2: q_pay_buf_log2[q],
+                       cq_base: cq_base[q], cq_log2: cq_log2[q], cq_sw_idx: cq_sw_idx[q]};
   end
 
   // Events counted by the register block.
@@ -485,12 +490,8 @@ module nic_top
     .ff_valid      (ff_rd_valid),
     .ff_ready      (ff_rd_ready),
     .ff_data       (ff_rd_data),
-    .enable        (q_enable),
-    .split_en      (q_split_en),
-    .hds_thresh    (q_hds_thresh),
-    .hdr_buf_bytes (q_hdr_buf_bytes),
-    .pay_buf_log2  (q_pay_buf_log2),
-    .cq_base, .cq_log2, .cq_sw_idx, .cq_hw_idx,
+    .qcfg,
+    .cq_hw_idx,
     .hdr_desc_valid, .hdr_desc_pop, .hdr_desc_addr, .hdr_desc_id, .hdr_posted,
     .pay_desc_valid, .pay_desc_pop, .pay_desc_addr, .pay_desc_id, .pay_posted, .pay_cached,
     .m_awid (m_axi_awid), .m_awaddr (m_axi_awaddr), .m_awlen (m_axi_awlen), .m_awsize (m_axi_awsize),
