@@ -35,8 +35,14 @@ CAPS_DATA_BYTES = Field(0, 8)
 CAPS_DMA_BYTES = Field(8, 8)
 CAPS_NUM_RXQ = Field(16, 8)
 CAPS_PARSE_BYTES = Field(24, 8)
+TX_CAPS = 0x000C
+TX_CAPS_NUM_TXQ = Field(0, 8)
+TX_CAPS_MAX_SEGS = Field(8, 8)
+TX_CAPS_FIFO_KIB = Field(16, 8)
 RX_FRAME_LIMIT = 0x0010
 RX_FRAME_LIMIT_MAX_FRAME_LEN = Field(0, 16)
+TX_FRAME_LIMIT = 0x0014
+TX_FRAME_LIMIT_MAX_FRAME_LEN = Field(0, 16)
 RX_FRAMES = 0x0100
 RX_FRAMES_COUNT = Field(0, 32)
 RX_DROP_RUNT = 0x0104
@@ -81,6 +87,20 @@ RX_STEER_BAD_QUEUE = 0x015C
 RX_STEER_BAD_QUEUE_COUNT = Field(0, 32)
 RX_RSS_BAD_QUEUE = 0x0160
 RX_RSS_BAD_QUEUE_COUNT = Field(0, 32)
+TX_FRAMES = 0x0180
+TX_FRAMES_COUNT = Field(0, 32)
+TX_BYTES = 0x0184
+TX_BYTES_COUNT = Field(0, 32)
+TX_ERR_BAD_SEG = 0x0188
+TX_ERR_BAD_SEG_COUNT = Field(0, 32)
+TX_ERR_BAD_LEN = 0x018C
+TX_ERR_BAD_LEN_COUNT = Field(0, 32)
+TX_ERR_BAD_CSUM = 0x0190
+TX_ERR_BAD_CSUM_COUNT = Field(0, 32)
+TX_DMA_RD_ERR = 0x0194
+TX_DMA_RD_ERR_COUNT = Field(0, 32)
+TX_DESC_RD_ERR = 0x0198
+TX_DESC_RD_ERR_COUNT = Field(0, 32)
 RSS_CTRL = 0x2000
 RSS_CTRL_IPV4 = Field(0, 1)
 RSS_CTRL_TCP_IPV4 = Field(1, 1)
@@ -126,6 +146,19 @@ RSS_INDIR_ENTRY0 = Field(0, 8)
 RSS_INDIR_ENTRY1 = Field(8, 8)
 RSS_INDIR_ENTRY2 = Field(16, 8)
 RSS_INDIR_ENTRY3 = Field(24, 8)
+
+TXQ_BASE = 0x3000
+TXQ_STRIDE = 0x100
+TXQ_MAX = 8
+TXQ_CTRL = 0x00
+TXQ_CTRL_ENABLE = Field(0, 1)
+TXQ_IRQ = 0x0C
+TXQ_IRQ_ARM = Field(0, 1)
+TXQ_STATUS = 0x10
+TXQ_STATUS_DMA_WR_ERR = Field(0, 1)
+TXQ_STATUS_BUSY = Field(1, 1)
+TXQ_DESC_RING = 0x20
+TXQ_CQ = 0x40
 
 STEER_BASE = 0x4000
 STEER_STRIDE = 0x80
@@ -181,6 +214,13 @@ def rss_indir_reg(index: int) -> int:
     if not 0 <= index < RSS_INDIR_MAX:
         raise ValueError(f'rss_indir index {index} out of range 0..{RSS_INDIR_MAX - 1}')
     return RSS_INDIR_BASE + index * RSS_INDIR_STRIDE
+
+
+def txq_reg(index: int, offset: int) -> int:
+    """Absolute address of a register of TXQ[index]."""
+    if not 0 <= index < TXQ_MAX:
+        raise ValueError(f'txq index {index} out of range 0..{TXQ_MAX - 1}')
+    return TXQ_BASE + index * TXQ_STRIDE + offset
 
 
 def steer_reg(index: int, offset: int) -> int:

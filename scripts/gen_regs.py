@@ -171,6 +171,10 @@ def gen_python(top: AddrmapNode, out: Path) -> None:
             continue
         for reg in child.children():
             rname = f"{name}_{reg.inst_name}"
+            if isinstance(reg, RegfileNode):
+                # A ring inside a queue: its offset; the ring registers are the RING_* above.
+                lines.append(f"{rname} = 0x{reg.raw_address_offset:02X}")
+                continue
             lines += _py_reg_lines(reg, rname, f"0x{reg.raw_address_offset:02X}")
             if reg.is_array:
                 lines.append(f"{rname}_STRIDE = 0x{reg.array_stride:X}")
@@ -239,7 +243,11 @@ def gen_markdown(top: AddrmapNode, out: Path) -> None:
         lines.append(f"## {child.inst_name} registers (element i at {where})")
         lines.append("")
         for reg in child.children():
-            if reg.is_array:
+            if isinstance(reg, RegfileNode):
+                for inner in reg.children():
+                    emit(inner, f"{child.inst_name}[i].{reg.inst_name}.{inner.inst_name}",
+                         f"+0x{reg.address_offset + inner.address_offset:02X}")
+            elif reg.is_array:
                 emit(reg, f"{child.inst_name}[i].{reg.inst_name}[w]",
                      f"+0x{reg.raw_address_offset:02X} + w * 0x{reg.array_stride:X}, "
                      f"w < {reg.array_dimensions[0]}")

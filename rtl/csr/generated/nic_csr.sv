@@ -228,7 +228,9 @@ module nic_csr (
         logic ID;
         logic VERSION;
         logic CAPS;
+        logic TX_CAPS;
         logic RX_FRAME_LIMIT;
+        logic TX_FRAME_LIMIT;
         logic RX_FRAMES;
         logic RX_DROP_RUNT;
         logic RX_DROP_FCS;
@@ -251,6 +253,13 @@ module nic_csr (
         logic RX_HDR_OVERFLOW;
         logic RX_STEER_BAD_QUEUE;
         logic RX_RSS_BAD_QUEUE;
+        logic TX_FRAMES;
+        logic TX_BYTES;
+        logic TX_ERR_BAD_SEG;
+        logic TX_ERR_BAD_LEN;
+        logic TX_ERR_BAD_CSUM;
+        logic TX_DMA_RD_ERR;
+        logic TX_DESC_RD_ERR;
         struct {
             logic CTRL;
             logic HDS_THRESH;
@@ -284,6 +293,25 @@ module nic_csr (
         logic RSS_INDIR[32];
         struct {
             logic CTRL;
+            logic IRQ;
+            logic STATUS;
+            struct {
+                logic BASE_LO;
+                logic BASE_HI;
+                logic SIZE;
+                logic SW_IDX;
+                logic HW_IDX;
+            } DESC_RING;
+            struct {
+                logic BASE_LO;
+                logic BASE_HI;
+                logic SIZE;
+                logic SW_IDX;
+                logic HW_IDX;
+            } CQ;
+        } TXQ[8];
+        struct {
+            logic CTRL;
             logic QUEUE;
             logic PORTS;
             logic PORT_MASK;
@@ -309,7 +337,9 @@ module nic_csr (
         decoded_reg_strb.ID = cpuif_req_masked & (cpuif_addr == 16'h0) & !cpuif_req_is_wr;
         decoded_reg_strb.VERSION = cpuif_req_masked & (cpuif_addr == 16'h4) & !cpuif_req_is_wr;
         decoded_reg_strb.CAPS = cpuif_req_masked & (cpuif_addr == 16'h8) & !cpuif_req_is_wr;
+        decoded_reg_strb.TX_CAPS = cpuif_req_masked & (cpuif_addr == 16'hc) & !cpuif_req_is_wr;
         decoded_reg_strb.RX_FRAME_LIMIT = cpuif_req_masked & (cpuif_addr == 16'h10);
+        decoded_reg_strb.TX_FRAME_LIMIT = cpuif_req_masked & (cpuif_addr == 16'h14);
         decoded_reg_strb.RX_FRAMES = cpuif_req_masked & (cpuif_addr == 16'h100) & !cpuif_req_is_wr;
         decoded_reg_strb.RX_DROP_RUNT = cpuif_req_masked & (cpuif_addr == 16'h104) & !cpuif_req_is_wr;
         decoded_reg_strb.RX_DROP_FCS = cpuif_req_masked & (cpuif_addr == 16'h108) & !cpuif_req_is_wr;
@@ -332,6 +362,13 @@ module nic_csr (
         decoded_reg_strb.RX_HDR_OVERFLOW = cpuif_req_masked & (cpuif_addr == 16'h158) & !cpuif_req_is_wr;
         decoded_reg_strb.RX_STEER_BAD_QUEUE = cpuif_req_masked & (cpuif_addr == 16'h15c) & !cpuif_req_is_wr;
         decoded_reg_strb.RX_RSS_BAD_QUEUE = cpuif_req_masked & (cpuif_addr == 16'h160) & !cpuif_req_is_wr;
+        decoded_reg_strb.TX_FRAMES = cpuif_req_masked & (cpuif_addr == 16'h180) & !cpuif_req_is_wr;
+        decoded_reg_strb.TX_BYTES = cpuif_req_masked & (cpuif_addr == 16'h184) & !cpuif_req_is_wr;
+        decoded_reg_strb.TX_ERR_BAD_SEG = cpuif_req_masked & (cpuif_addr == 16'h188) & !cpuif_req_is_wr;
+        decoded_reg_strb.TX_ERR_BAD_LEN = cpuif_req_masked & (cpuif_addr == 16'h18c) & !cpuif_req_is_wr;
+        decoded_reg_strb.TX_ERR_BAD_CSUM = cpuif_req_masked & (cpuif_addr == 16'h190) & !cpuif_req_is_wr;
+        decoded_reg_strb.TX_DMA_RD_ERR = cpuif_req_masked & (cpuif_addr == 16'h194) & !cpuif_req_is_wr;
+        decoded_reg_strb.TX_DESC_RD_ERR = cpuif_req_masked & (cpuif_addr == 16'h198) & !cpuif_req_is_wr;
         for(int i0=0; i0<8; i0++) begin
             decoded_reg_strb.RXQ[i0].CTRL = cpuif_req_masked & (cpuif_addr == 16'h1000 + (16)'(i0) * 16'h100);
             decoded_reg_strb.RXQ[i0].HDS_THRESH = cpuif_req_masked & (cpuif_addr == 16'h1004 + (16)'(i0) * 16'h100);
@@ -360,6 +397,21 @@ module nic_csr (
         end
         for(int i0=0; i0<32; i0++) begin
             decoded_reg_strb.RSS_INDIR[i0] = cpuif_req_masked & (cpuif_addr == 16'h2100 + (16)'(i0) * 16'h4);
+        end
+        for(int i0=0; i0<8; i0++) begin
+            decoded_reg_strb.TXQ[i0].CTRL = cpuif_req_masked & (cpuif_addr == 16'h3000 + (16)'(i0) * 16'h100);
+            decoded_reg_strb.TXQ[i0].IRQ = cpuif_req_masked & (cpuif_addr == 16'h300c + (16)'(i0) * 16'h100);
+            decoded_reg_strb.TXQ[i0].STATUS = cpuif_req_masked & (cpuif_addr == 16'h3010 + (16)'(i0) * 16'h100);
+            decoded_reg_strb.TXQ[i0].DESC_RING.BASE_LO = cpuif_req_masked & (cpuif_addr == 16'h3020 + (16)'(i0) * 16'h100);
+            decoded_reg_strb.TXQ[i0].DESC_RING.BASE_HI = cpuif_req_masked & (cpuif_addr == 16'h3024 + (16)'(i0) * 16'h100);
+            decoded_reg_strb.TXQ[i0].DESC_RING.SIZE = cpuif_req_masked & (cpuif_addr == 16'h3028 + (16)'(i0) * 16'h100);
+            decoded_reg_strb.TXQ[i0].DESC_RING.SW_IDX = cpuif_req_masked & (cpuif_addr == 16'h302c + (16)'(i0) * 16'h100);
+            decoded_reg_strb.TXQ[i0].DESC_RING.HW_IDX = cpuif_req_masked & (cpuif_addr == 16'h3030 + (16)'(i0) * 16'h100) & !cpuif_req_is_wr;
+            decoded_reg_strb.TXQ[i0].CQ.BASE_LO = cpuif_req_masked & (cpuif_addr == 16'h3040 + (16)'(i0) * 16'h100);
+            decoded_reg_strb.TXQ[i0].CQ.BASE_HI = cpuif_req_masked & (cpuif_addr == 16'h3044 + (16)'(i0) * 16'h100);
+            decoded_reg_strb.TXQ[i0].CQ.SIZE = cpuif_req_masked & (cpuif_addr == 16'h3048 + (16)'(i0) * 16'h100);
+            decoded_reg_strb.TXQ[i0].CQ.SW_IDX = cpuif_req_masked & (cpuif_addr == 16'h304c + (16)'(i0) * 16'h100);
+            decoded_reg_strb.TXQ[i0].CQ.HW_IDX = cpuif_req_masked & (cpuif_addr == 16'h3050 + (16)'(i0) * 16'h100) & !cpuif_req_is_wr;
         end
         for(int i0=0; i0<32; i0++) begin
             decoded_reg_strb.STEER[i0].CTRL = cpuif_req_masked & (cpuif_addr == 16'h4000 + (16)'(i0) * 16'h80);
@@ -399,6 +451,12 @@ module nic_csr (
                 logic load_next;
             } max_frame_len;
         } RX_FRAME_LIMIT;
+        struct {
+            struct {
+                logic [15:0] next;
+                logic load_next;
+            } max_frame_len;
+        } TX_FRAME_LIMIT;
         struct {
             struct {
                 logic [31:0] next;
@@ -575,6 +633,62 @@ module nic_csr (
                 logic overflow;
             } count;
         } RX_RSS_BAD_QUEUE;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+                logic incrthreshold;
+                logic overflow;
+            } count;
+        } TX_FRAMES;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+                logic incrthreshold;
+                logic overflow;
+            } count;
+        } TX_BYTES;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+                logic incrthreshold;
+                logic overflow;
+            } count;
+        } TX_ERR_BAD_SEG;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+                logic incrthreshold;
+                logic overflow;
+            } count;
+        } TX_ERR_BAD_LEN;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+                logic incrthreshold;
+                logic overflow;
+            } count;
+        } TX_ERR_BAD_CSUM;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+                logic incrthreshold;
+                logic overflow;
+            } count;
+        } TX_DMA_RD_ERR;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+                logic incrthreshold;
+                logic overflow;
+            } count;
+        } TX_DESC_RD_ERR;
         struct {
             struct {
                 struct {
@@ -749,6 +863,78 @@ module nic_csr (
                     logic next;
                     logic load_next;
                 } enable;
+            } CTRL;
+            struct {
+                struct {
+                    logic next;
+                    logic load_next;
+                } arm;
+            } IRQ;
+            struct {
+                struct {
+                    logic next;
+                    logic load_next;
+                } dma_wr_err;
+            } STATUS;
+            struct {
+                struct {
+                    struct {
+                        logic [27:0] next;
+                        logic load_next;
+                    } addr;
+                } BASE_LO;
+                struct {
+                    struct {
+                        logic [31:0] next;
+                        logic load_next;
+                    } addr;
+                } BASE_HI;
+                struct {
+                    struct {
+                        logic [3:0] next;
+                        logic load_next;
+                    } log2_entries;
+                } SIZE;
+                struct {
+                    struct {
+                        logic [15:0] next;
+                        logic load_next;
+                    } idx;
+                } SW_IDX;
+            } DESC_RING;
+            struct {
+                struct {
+                    struct {
+                        logic [27:0] next;
+                        logic load_next;
+                    } addr;
+                } BASE_LO;
+                struct {
+                    struct {
+                        logic [31:0] next;
+                        logic load_next;
+                    } addr;
+                } BASE_HI;
+                struct {
+                    struct {
+                        logic [3:0] next;
+                        logic load_next;
+                    } log2_entries;
+                } SIZE;
+                struct {
+                    struct {
+                        logic [15:0] next;
+                        logic load_next;
+                    } idx;
+                } SW_IDX;
+            } CQ;
+        } TXQ[8];
+        struct {
+            struct {
+                struct {
+                    logic next;
+                    logic load_next;
+                } enable;
                 struct {
                     logic [3:0] next;
                     logic load_next;
@@ -826,6 +1012,11 @@ module nic_csr (
                 logic [15:0] value;
             } max_frame_len;
         } RX_FRAME_LIMIT;
+        struct {
+            struct {
+                logic [15:0] value;
+            } max_frame_len;
+        } TX_FRAME_LIMIT;
         struct {
             struct {
                 logic [31:0] value;
@@ -936,6 +1127,41 @@ module nic_csr (
                 logic [31:0] value;
             } count;
         } RX_RSS_BAD_QUEUE;
+        struct {
+            struct {
+                logic [31:0] value;
+            } count;
+        } TX_FRAMES;
+        struct {
+            struct {
+                logic [31:0] value;
+            } count;
+        } TX_BYTES;
+        struct {
+            struct {
+                logic [31:0] value;
+            } count;
+        } TX_ERR_BAD_SEG;
+        struct {
+            struct {
+                logic [31:0] value;
+            } count;
+        } TX_ERR_BAD_LEN;
+        struct {
+            struct {
+                logic [31:0] value;
+            } count;
+        } TX_ERR_BAD_CSUM;
+        struct {
+            struct {
+                logic [31:0] value;
+            } count;
+        } TX_DMA_RD_ERR;
+        struct {
+            struct {
+                logic [31:0] value;
+            } count;
+        } TX_DESC_RD_ERR;
         struct {
             struct {
                 struct {
@@ -1074,6 +1300,67 @@ module nic_csr (
                 logic [7:0] value;
             } entry3;
         } RSS_INDIR[32];
+        struct {
+            struct {
+                struct {
+                    logic value;
+                } enable;
+            } CTRL;
+            struct {
+                struct {
+                    logic value;
+                } arm;
+            } IRQ;
+            struct {
+                struct {
+                    logic value;
+                } dma_wr_err;
+            } STATUS;
+            struct {
+                struct {
+                    struct {
+                        logic [27:0] value;
+                    } addr;
+                } BASE_LO;
+                struct {
+                    struct {
+                        logic [31:0] value;
+                    } addr;
+                } BASE_HI;
+                struct {
+                    struct {
+                        logic [3:0] value;
+                    } log2_entries;
+                } SIZE;
+                struct {
+                    struct {
+                        logic [15:0] value;
+                    } idx;
+                } SW_IDX;
+            } DESC_RING;
+            struct {
+                struct {
+                    struct {
+                        logic [27:0] value;
+                    } addr;
+                } BASE_LO;
+                struct {
+                    struct {
+                        logic [31:0] value;
+                    } addr;
+                } BASE_HI;
+                struct {
+                    struct {
+                        logic [3:0] value;
+                    } log2_entries;
+                } SIZE;
+                struct {
+                    struct {
+                        logic [15:0] value;
+                    } idx;
+                } SW_IDX;
+            } CQ;
+        } TXQ[8];
         struct {
             struct {
                 struct {
@@ -1160,6 +1447,29 @@ module nic_csr (
         end
     end
     assign hwif_out.RX_FRAME_LIMIT.max_frame_len.value = field_storage.RX_FRAME_LIMIT.max_frame_len.value;
+    // Field: nic_csr.TX_FRAME_LIMIT.max_frame_len
+    always_comb begin
+        automatic logic [15:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.TX_FRAME_LIMIT.max_frame_len.value;
+        load_next_c = '0;
+        if(decoded_reg_strb.TX_FRAME_LIMIT && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage.TX_FRAME_LIMIT.max_frame_len.value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
+            load_next_c = '1;
+        end
+        field_combo.TX_FRAME_LIMIT.max_frame_len.next = next_c;
+        field_combo.TX_FRAME_LIMIT.max_frame_len.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.TX_FRAME_LIMIT.max_frame_len.value <= 16'h5f2;
+        end else begin
+            if(field_combo.TX_FRAME_LIMIT.max_frame_len.load_next) begin
+                field_storage.TX_FRAME_LIMIT.max_frame_len.value <= field_combo.TX_FRAME_LIMIT.max_frame_len.next;
+            end
+        end
+    end
+    assign hwif_out.TX_FRAME_LIMIT.max_frame_len.value = field_storage.TX_FRAME_LIMIT.max_frame_len.value;
     // Field: nic_csr.RX_FRAMES.count
     always_comb begin
         automatic logic [31:0] next_c;
@@ -1751,6 +2061,195 @@ module nic_csr (
         end else begin
             if(field_combo.RX_RSS_BAD_QUEUE.count.load_next) begin
                 field_storage.RX_RSS_BAD_QUEUE.count.value <= field_combo.RX_RSS_BAD_QUEUE.count.next;
+            end
+        end
+    end
+    // Field: nic_csr.TX_FRAMES.count
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.TX_FRAMES.count.value;
+        load_next_c = '0;
+        
+        if(hwif_in.TX_FRAMES.count.incr) begin // increment
+            field_combo.TX_FRAMES.count.overflow = (((33)'(next_c) + 32'h1) > 33'hffffffff);
+            next_c = next_c + 32'h1;
+            load_next_c = '1;
+        end else begin
+            field_combo.TX_FRAMES.count.overflow = '0;
+        end
+        field_combo.TX_FRAMES.count.incrthreshold = (field_storage.TX_FRAMES.count.value >= 32'hffffffff);
+        field_combo.TX_FRAMES.count.next = next_c;
+        field_combo.TX_FRAMES.count.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.TX_FRAMES.count.value <= 32'h0;
+        end else begin
+            if(field_combo.TX_FRAMES.count.load_next) begin
+                field_storage.TX_FRAMES.count.value <= field_combo.TX_FRAMES.count.next;
+            end
+        end
+    end
+    // Field: nic_csr.TX_BYTES.count
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.TX_BYTES.count.value;
+        load_next_c = '0;
+        
+        if(hwif_in.TX_BYTES.count.incr) begin // increment
+            field_combo.TX_BYTES.count.overflow = (((33)'(next_c) + 32'h1) > 33'hffffffff);
+            next_c = next_c + 32'h1;
+            load_next_c = '1;
+        end else begin
+            field_combo.TX_BYTES.count.overflow = '0;
+        end
+        field_combo.TX_BYTES.count.incrthreshold = (field_storage.TX_BYTES.count.value >= 32'hffffffff);
+        field_combo.TX_BYTES.count.next = next_c;
+        field_combo.TX_BYTES.count.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.TX_BYTES.count.value <= 32'h0;
+        end else begin
+            if(field_combo.TX_BYTES.count.load_next) begin
+                field_storage.TX_BYTES.count.value <= field_combo.TX_BYTES.count.next;
+            end
+        end
+    end
+    // Field: nic_csr.TX_ERR_BAD_SEG.count
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.TX_ERR_BAD_SEG.count.value;
+        load_next_c = '0;
+        
+        if(hwif_in.TX_ERR_BAD_SEG.count.incr) begin // increment
+            field_combo.TX_ERR_BAD_SEG.count.overflow = (((33)'(next_c) + 32'h1) > 33'hffffffff);
+            next_c = next_c + 32'h1;
+            load_next_c = '1;
+        end else begin
+            field_combo.TX_ERR_BAD_SEG.count.overflow = '0;
+        end
+        field_combo.TX_ERR_BAD_SEG.count.incrthreshold = (field_storage.TX_ERR_BAD_SEG.count.value >= 32'hffffffff);
+        field_combo.TX_ERR_BAD_SEG.count.next = next_c;
+        field_combo.TX_ERR_BAD_SEG.count.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.TX_ERR_BAD_SEG.count.value <= 32'h0;
+        end else begin
+            if(field_combo.TX_ERR_BAD_SEG.count.load_next) begin
+                field_storage.TX_ERR_BAD_SEG.count.value <= field_combo.TX_ERR_BAD_SEG.count.next;
+            end
+        end
+    end
+    // Field: nic_csr.TX_ERR_BAD_LEN.count
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.TX_ERR_BAD_LEN.count.value;
+        load_next_c = '0;
+        
+        if(hwif_in.TX_ERR_BAD_LEN.count.incr) begin // increment
+            field_combo.TX_ERR_BAD_LEN.count.overflow = (((33)'(next_c) + 32'h1) > 33'hffffffff);
+            next_c = next_c + 32'h1;
+            load_next_c = '1;
+        end else begin
+            field_combo.TX_ERR_BAD_LEN.count.overflow = '0;
+        end
+        field_combo.TX_ERR_BAD_LEN.count.incrthreshold = (field_storage.TX_ERR_BAD_LEN.count.value >= 32'hffffffff);
+        field_combo.TX_ERR_BAD_LEN.count.next = next_c;
+        field_combo.TX_ERR_BAD_LEN.count.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.TX_ERR_BAD_LEN.count.value <= 32'h0;
+        end else begin
+            if(field_combo.TX_ERR_BAD_LEN.count.load_next) begin
+                field_storage.TX_ERR_BAD_LEN.count.value <= field_combo.TX_ERR_BAD_LEN.count.next;
+            end
+        end
+    end
+    // Field: nic_csr.TX_ERR_BAD_CSUM.count
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.TX_ERR_BAD_CSUM.count.value;
+        load_next_c = '0;
+        
+        if(hwif_in.TX_ERR_BAD_CSUM.count.incr) begin // increment
+            field_combo.TX_ERR_BAD_CSUM.count.overflow = (((33)'(next_c) + 32'h1) > 33'hffffffff);
+            next_c = next_c + 32'h1;
+            load_next_c = '1;
+        end else begin
+            field_combo.TX_ERR_BAD_CSUM.count.overflow = '0;
+        end
+        field_combo.TX_ERR_BAD_CSUM.count.incrthreshold = (field_storage.TX_ERR_BAD_CSUM.count.value >= 32'hffffffff);
+        field_combo.TX_ERR_BAD_CSUM.count.next = next_c;
+        field_combo.TX_ERR_BAD_CSUM.count.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.TX_ERR_BAD_CSUM.count.value <= 32'h0;
+        end else begin
+            if(field_combo.TX_ERR_BAD_CSUM.count.load_next) begin
+                field_storage.TX_ERR_BAD_CSUM.count.value <= field_combo.TX_ERR_BAD_CSUM.count.next;
+            end
+        end
+    end
+    // Field: nic_csr.TX_DMA_RD_ERR.count
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.TX_DMA_RD_ERR.count.value;
+        load_next_c = '0;
+        
+        if(hwif_in.TX_DMA_RD_ERR.count.incr) begin // increment
+            field_combo.TX_DMA_RD_ERR.count.overflow = (((33)'(next_c) + 32'h1) > 33'hffffffff);
+            next_c = next_c + 32'h1;
+            load_next_c = '1;
+        end else begin
+            field_combo.TX_DMA_RD_ERR.count.overflow = '0;
+        end
+        field_combo.TX_DMA_RD_ERR.count.incrthreshold = (field_storage.TX_DMA_RD_ERR.count.value >= 32'hffffffff);
+        field_combo.TX_DMA_RD_ERR.count.next = next_c;
+        field_combo.TX_DMA_RD_ERR.count.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.TX_DMA_RD_ERR.count.value <= 32'h0;
+        end else begin
+            if(field_combo.TX_DMA_RD_ERR.count.load_next) begin
+                field_storage.TX_DMA_RD_ERR.count.value <= field_combo.TX_DMA_RD_ERR.count.next;
+            end
+        end
+    end
+    // Field: nic_csr.TX_DESC_RD_ERR.count
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.TX_DESC_RD_ERR.count.value;
+        load_next_c = '0;
+        
+        if(hwif_in.TX_DESC_RD_ERR.count.incr) begin // increment
+            field_combo.TX_DESC_RD_ERR.count.overflow = (((33)'(next_c) + 32'h1) > 33'hffffffff);
+            next_c = next_c + 32'h1;
+            load_next_c = '1;
+        end else begin
+            field_combo.TX_DESC_RD_ERR.count.overflow = '0;
+        end
+        field_combo.TX_DESC_RD_ERR.count.incrthreshold = (field_storage.TX_DESC_RD_ERR.count.value >= 32'hffffffff);
+        field_combo.TX_DESC_RD_ERR.count.next = next_c;
+        field_combo.TX_DESC_RD_ERR.count.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.TX_DESC_RD_ERR.count.value <= 32'h0;
+        end else begin
+            if(field_combo.TX_DESC_RD_ERR.count.load_next) begin
+                field_storage.TX_DESC_RD_ERR.count.value <= field_combo.TX_DESC_RD_ERR.count.next;
             end
         end
     end
@@ -2455,6 +2954,266 @@ module nic_csr (
         end
         assign hwif_out.RSS_INDIR[i0].entry3.value = field_storage.RSS_INDIR[i0].entry3.value;
     end
+    for(genvar i0=0; i0<8; i0++) begin
+        // Field: nic_csr.TXQ[].CTRL.enable
+        always_comb begin
+            automatic logic [0:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.TXQ[i0].CTRL.enable.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.TXQ[i0].CTRL && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.TXQ[i0].CTRL.enable.value & ~decoded_wr_biten[0:0]) | (decoded_wr_data[0:0] & decoded_wr_biten[0:0]);
+                load_next_c = '1;
+            end
+            field_combo.TXQ[i0].CTRL.enable.next = next_c;
+            field_combo.TXQ[i0].CTRL.enable.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.TXQ[i0].CTRL.enable.value <= 1'h0;
+            end else begin
+                if(field_combo.TXQ[i0].CTRL.enable.load_next) begin
+                    field_storage.TXQ[i0].CTRL.enable.value <= field_combo.TXQ[i0].CTRL.enable.next;
+                end
+            end
+        end
+        assign hwif_out.TXQ[i0].CTRL.enable.value = field_storage.TXQ[i0].CTRL.enable.value;
+        // Field: nic_csr.TXQ[].IRQ.arm
+        always_comb begin
+            automatic logic [0:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.TXQ[i0].IRQ.arm.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.TXQ[i0].IRQ && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.TXQ[i0].IRQ.arm.value & ~decoded_wr_biten[0:0]) | (decoded_wr_data[0:0] & decoded_wr_biten[0:0]);
+                load_next_c = '1;
+            end else if(hwif_in.TXQ[i0].IRQ.arm.hwclr) begin // HW Clear
+                next_c = '0;
+                load_next_c = '1;
+            end
+            field_combo.TXQ[i0].IRQ.arm.next = next_c;
+            field_combo.TXQ[i0].IRQ.arm.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.TXQ[i0].IRQ.arm.value <= 1'h0;
+            end else begin
+                if(field_combo.TXQ[i0].IRQ.arm.load_next) begin
+                    field_storage.TXQ[i0].IRQ.arm.value <= field_combo.TXQ[i0].IRQ.arm.next;
+                end
+            end
+        end
+        assign hwif_out.TXQ[i0].IRQ.arm.value = field_storage.TXQ[i0].IRQ.arm.value;
+        // Field: nic_csr.TXQ[].STATUS.dma_wr_err
+        always_comb begin
+            automatic logic [0:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.TXQ[i0].STATUS.dma_wr_err.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.TXQ[i0].STATUS && decoded_req_is_wr) begin // SW write 1 clear
+                next_c = field_storage.TXQ[i0].STATUS.dma_wr_err.value & ~(decoded_wr_data[0:0] & decoded_wr_biten[0:0]);
+                load_next_c = '1;
+            end else if(hwif_in.TXQ[i0].STATUS.dma_wr_err.hwset) begin // HW Set
+                next_c = '1;
+                load_next_c = '1;
+            end
+            field_combo.TXQ[i0].STATUS.dma_wr_err.next = next_c;
+            field_combo.TXQ[i0].STATUS.dma_wr_err.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.TXQ[i0].STATUS.dma_wr_err.value <= 1'h0;
+            end else begin
+                if(field_combo.TXQ[i0].STATUS.dma_wr_err.load_next) begin
+                    field_storage.TXQ[i0].STATUS.dma_wr_err.value <= field_combo.TXQ[i0].STATUS.dma_wr_err.next;
+                end
+            end
+        end
+        // Field: nic_csr.TXQ[].DESC_RING.BASE_LO.addr
+        always_comb begin
+            automatic logic [27:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.TXQ[i0].DESC_RING.BASE_LO.addr.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.TXQ[i0].DESC_RING.BASE_LO && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.TXQ[i0].DESC_RING.BASE_LO.addr.value & ~decoded_wr_biten[31:4]) | (decoded_wr_data[31:4] & decoded_wr_biten[31:4]);
+                load_next_c = '1;
+            end
+            field_combo.TXQ[i0].DESC_RING.BASE_LO.addr.next = next_c;
+            field_combo.TXQ[i0].DESC_RING.BASE_LO.addr.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.TXQ[i0].DESC_RING.BASE_LO.addr.value <= 28'h0;
+            end else begin
+                if(field_combo.TXQ[i0].DESC_RING.BASE_LO.addr.load_next) begin
+                    field_storage.TXQ[i0].DESC_RING.BASE_LO.addr.value <= field_combo.TXQ[i0].DESC_RING.BASE_LO.addr.next;
+                end
+            end
+        end
+        assign hwif_out.TXQ[i0].DESC_RING.BASE_LO.addr.value = field_storage.TXQ[i0].DESC_RING.BASE_LO.addr.value;
+        // Field: nic_csr.TXQ[].DESC_RING.BASE_HI.addr
+        always_comb begin
+            automatic logic [31:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.TXQ[i0].DESC_RING.BASE_HI.addr.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.TXQ[i0].DESC_RING.BASE_HI && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.TXQ[i0].DESC_RING.BASE_HI.addr.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+                load_next_c = '1;
+            end
+            field_combo.TXQ[i0].DESC_RING.BASE_HI.addr.next = next_c;
+            field_combo.TXQ[i0].DESC_RING.BASE_HI.addr.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.TXQ[i0].DESC_RING.BASE_HI.addr.value <= 32'h0;
+            end else begin
+                if(field_combo.TXQ[i0].DESC_RING.BASE_HI.addr.load_next) begin
+                    field_storage.TXQ[i0].DESC_RING.BASE_HI.addr.value <= field_combo.TXQ[i0].DESC_RING.BASE_HI.addr.next;
+                end
+            end
+        end
+        assign hwif_out.TXQ[i0].DESC_RING.BASE_HI.addr.value = field_storage.TXQ[i0].DESC_RING.BASE_HI.addr.value;
+        // Field: nic_csr.TXQ[].DESC_RING.SIZE.log2_entries
+        always_comb begin
+            automatic logic [3:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.TXQ[i0].DESC_RING.SIZE.log2_entries.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.TXQ[i0].DESC_RING.SIZE && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.TXQ[i0].DESC_RING.SIZE.log2_entries.value & ~decoded_wr_biten[3:0]) | (decoded_wr_data[3:0] & decoded_wr_biten[3:0]);
+                load_next_c = '1;
+            end
+            field_combo.TXQ[i0].DESC_RING.SIZE.log2_entries.next = next_c;
+            field_combo.TXQ[i0].DESC_RING.SIZE.log2_entries.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.TXQ[i0].DESC_RING.SIZE.log2_entries.value <= 4'h0;
+            end else begin
+                if(field_combo.TXQ[i0].DESC_RING.SIZE.log2_entries.load_next) begin
+                    field_storage.TXQ[i0].DESC_RING.SIZE.log2_entries.value <= field_combo.TXQ[i0].DESC_RING.SIZE.log2_entries.next;
+                end
+            end
+        end
+        assign hwif_out.TXQ[i0].DESC_RING.SIZE.log2_entries.value = field_storage.TXQ[i0].DESC_RING.SIZE.log2_entries.value;
+        // Field: nic_csr.TXQ[].DESC_RING.SW_IDX.idx
+        always_comb begin
+            automatic logic [15:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.TXQ[i0].DESC_RING.SW_IDX.idx.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.TXQ[i0].DESC_RING.SW_IDX && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.TXQ[i0].DESC_RING.SW_IDX.idx.value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
+                load_next_c = '1;
+            end
+            field_combo.TXQ[i0].DESC_RING.SW_IDX.idx.next = next_c;
+            field_combo.TXQ[i0].DESC_RING.SW_IDX.idx.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.TXQ[i0].DESC_RING.SW_IDX.idx.value <= 16'h0;
+            end else begin
+                if(field_combo.TXQ[i0].DESC_RING.SW_IDX.idx.load_next) begin
+                    field_storage.TXQ[i0].DESC_RING.SW_IDX.idx.value <= field_combo.TXQ[i0].DESC_RING.SW_IDX.idx.next;
+                end
+            end
+        end
+        assign hwif_out.TXQ[i0].DESC_RING.SW_IDX.idx.value = field_storage.TXQ[i0].DESC_RING.SW_IDX.idx.value;
+        // Field: nic_csr.TXQ[].CQ.BASE_LO.addr
+        always_comb begin
+            automatic logic [27:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.TXQ[i0].CQ.BASE_LO.addr.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.TXQ[i0].CQ.BASE_LO && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.TXQ[i0].CQ.BASE_LO.addr.value & ~decoded_wr_biten[31:4]) | (decoded_wr_data[31:4] & decoded_wr_biten[31:4]);
+                load_next_c = '1;
+            end
+            field_combo.TXQ[i0].CQ.BASE_LO.addr.next = next_c;
+            field_combo.TXQ[i0].CQ.BASE_LO.addr.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.TXQ[i0].CQ.BASE_LO.addr.value <= 28'h0;
+            end else begin
+                if(field_combo.TXQ[i0].CQ.BASE_LO.addr.load_next) begin
+                    field_storage.TXQ[i0].CQ.BASE_LO.addr.value <= field_combo.TXQ[i0].CQ.BASE_LO.addr.next;
+                end
+            end
+        end
+        assign hwif_out.TXQ[i0].CQ.BASE_LO.addr.value = field_storage.TXQ[i0].CQ.BASE_LO.addr.value;
+        // Field: nic_csr.TXQ[].CQ.BASE_HI.addr
+        always_comb begin
+            automatic logic [31:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.TXQ[i0].CQ.BASE_HI.addr.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.TXQ[i0].CQ.BASE_HI && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.TXQ[i0].CQ.BASE_HI.addr.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+                load_next_c = '1;
+            end
+            field_combo.TXQ[i0].CQ.BASE_HI.addr.next = next_c;
+            field_combo.TXQ[i0].CQ.BASE_HI.addr.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.TXQ[i0].CQ.BASE_HI.addr.value <= 32'h0;
+            end else begin
+                if(field_combo.TXQ[i0].CQ.BASE_HI.addr.load_next) begin
+                    field_storage.TXQ[i0].CQ.BASE_HI.addr.value <= field_combo.TXQ[i0].CQ.BASE_HI.addr.next;
+                end
+            end
+        end
+        assign hwif_out.TXQ[i0].CQ.BASE_HI.addr.value = field_storage.TXQ[i0].CQ.BASE_HI.addr.value;
+        // Field: nic_csr.TXQ[].CQ.SIZE.log2_entries
+        always_comb begin
+            automatic logic [3:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.TXQ[i0].CQ.SIZE.log2_entries.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.TXQ[i0].CQ.SIZE && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.TXQ[i0].CQ.SIZE.log2_entries.value & ~decoded_wr_biten[3:0]) | (decoded_wr_data[3:0] & decoded_wr_biten[3:0]);
+                load_next_c = '1;
+            end
+            field_combo.TXQ[i0].CQ.SIZE.log2_entries.next = next_c;
+            field_combo.TXQ[i0].CQ.SIZE.log2_entries.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.TXQ[i0].CQ.SIZE.log2_entries.value <= 4'h0;
+            end else begin
+                if(field_combo.TXQ[i0].CQ.SIZE.log2_entries.load_next) begin
+                    field_storage.TXQ[i0].CQ.SIZE.log2_entries.value <= field_combo.TXQ[i0].CQ.SIZE.log2_entries.next;
+                end
+            end
+        end
+        assign hwif_out.TXQ[i0].CQ.SIZE.log2_entries.value = field_storage.TXQ[i0].CQ.SIZE.log2_entries.value;
+        // Field: nic_csr.TXQ[].CQ.SW_IDX.idx
+        always_comb begin
+            automatic logic [15:0] next_c;
+            automatic logic load_next_c;
+            next_c = field_storage.TXQ[i0].CQ.SW_IDX.idx.value;
+            load_next_c = '0;
+            if(decoded_reg_strb.TXQ[i0].CQ.SW_IDX && decoded_req_is_wr) begin // SW write
+                next_c = (field_storage.TXQ[i0].CQ.SW_IDX.idx.value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
+                load_next_c = '1;
+            end
+            field_combo.TXQ[i0].CQ.SW_IDX.idx.next = next_c;
+            field_combo.TXQ[i0].CQ.SW_IDX.idx.load_next = load_next_c;
+        end
+        always_ff @(posedge clk) begin
+            if(rst) begin
+                field_storage.TXQ[i0].CQ.SW_IDX.idx.value <= 16'h0;
+            end else begin
+                if(field_combo.TXQ[i0].CQ.SW_IDX.idx.load_next) begin
+                    field_storage.TXQ[i0].CQ.SW_IDX.idx.value <= field_combo.TXQ[i0].CQ.SW_IDX.idx.next;
+                end
+            end
+        end
+        assign hwif_out.TXQ[i0].CQ.SW_IDX.idx.value = field_storage.TXQ[i0].CQ.SW_IDX.idx.value;
+    end
     for(genvar i0=0; i0<32; i0++) begin
         // Field: nic_csr.STEER[].CTRL.enable
         always_comb begin
@@ -2812,7 +3571,7 @@ module nic_csr (
             readback_data_var[31:0] = 32'h444d4e43;
         end
         if(rd_mux_addr == 16'h4) begin
-            readback_data_var[15:0] = 16'h1;
+            readback_data_var[15:0] = 16'h2;
             readback_data_var[31:16] = 16'h0;
         end
         if(rd_mux_addr == 16'h8) begin
@@ -2821,8 +3580,16 @@ module nic_csr (
             readback_data_var[23:16] = hwif_in.CAPS.num_rxq.next;
             readback_data_var[31:24] = hwif_in.CAPS.parse_bytes.next;
         end
+        if(rd_mux_addr == 16'hc) begin
+            readback_data_var[7:0] = hwif_in.TX_CAPS.num_txq.next;
+            readback_data_var[15:8] = hwif_in.TX_CAPS.max_segs.next;
+            readback_data_var[23:16] = hwif_in.TX_CAPS.fifo_kib.next;
+        end
         if(rd_mux_addr == 16'h10) begin
             readback_data_var[15:0] = field_storage.RX_FRAME_LIMIT.max_frame_len.value;
+        end
+        if(rd_mux_addr == 16'h14) begin
+            readback_data_var[15:0] = field_storage.TX_FRAME_LIMIT.max_frame_len.value;
         end
         if(rd_mux_addr == 16'h100) begin
             readback_data_var[31:0] = field_storage.RX_FRAMES.count.value;
@@ -2889,6 +3656,27 @@ module nic_csr (
         end
         if(rd_mux_addr == 16'h160) begin
             readback_data_var[31:0] = field_storage.RX_RSS_BAD_QUEUE.count.value;
+        end
+        if(rd_mux_addr == 16'h180) begin
+            readback_data_var[31:0] = field_storage.TX_FRAMES.count.value;
+        end
+        if(rd_mux_addr == 16'h184) begin
+            readback_data_var[31:0] = field_storage.TX_BYTES.count.value;
+        end
+        if(rd_mux_addr == 16'h188) begin
+            readback_data_var[31:0] = field_storage.TX_ERR_BAD_SEG.count.value;
+        end
+        if(rd_mux_addr == 16'h18c) begin
+            readback_data_var[31:0] = field_storage.TX_ERR_BAD_LEN.count.value;
+        end
+        if(rd_mux_addr == 16'h190) begin
+            readback_data_var[31:0] = field_storage.TX_ERR_BAD_CSUM.count.value;
+        end
+        if(rd_mux_addr == 16'h194) begin
+            readback_data_var[31:0] = field_storage.TX_DMA_RD_ERR.count.value;
+        end
+        if(rd_mux_addr == 16'h198) begin
+            readback_data_var[31:0] = field_storage.TX_DESC_RD_ERR.count.value;
         end
         for(int i0=0; i0<8; i0++) begin
             if(rd_mux_addr == 16'h1000 + (16)'(i0) * 16'h100) begin
@@ -2974,6 +3762,48 @@ module nic_csr (
                 readback_data_var[15:8] = field_storage.RSS_INDIR[i0].entry1.value;
                 readback_data_var[23:16] = field_storage.RSS_INDIR[i0].entry2.value;
                 readback_data_var[31:24] = field_storage.RSS_INDIR[i0].entry3.value;
+            end
+        end
+        for(int i0=0; i0<8; i0++) begin
+            if(rd_mux_addr == 16'h3000 + (16)'(i0) * 16'h100) begin
+                readback_data_var[0] = field_storage.TXQ[i0].CTRL.enable.value;
+            end
+            if(rd_mux_addr == 16'h300c + (16)'(i0) * 16'h100) begin
+                readback_data_var[0] = field_storage.TXQ[i0].IRQ.arm.value;
+            end
+            if(rd_mux_addr == 16'h3010 + (16)'(i0) * 16'h100) begin
+                readback_data_var[0] = field_storage.TXQ[i0].STATUS.dma_wr_err.value;
+                readback_data_var[1] = hwif_in.TXQ[i0].STATUS.busy.next;
+            end
+            if(rd_mux_addr == 16'h3020 + (16)'(i0) * 16'h100) begin
+                readback_data_var[31:4] = field_storage.TXQ[i0].DESC_RING.BASE_LO.addr.value;
+            end
+            if(rd_mux_addr == 16'h3024 + (16)'(i0) * 16'h100) begin
+                readback_data_var[31:0] = field_storage.TXQ[i0].DESC_RING.BASE_HI.addr.value;
+            end
+            if(rd_mux_addr == 16'h3028 + (16)'(i0) * 16'h100) begin
+                readback_data_var[3:0] = field_storage.TXQ[i0].DESC_RING.SIZE.log2_entries.value;
+            end
+            if(rd_mux_addr == 16'h302c + (16)'(i0) * 16'h100) begin
+                readback_data_var[15:0] = field_storage.TXQ[i0].DESC_RING.SW_IDX.idx.value;
+            end
+            if(rd_mux_addr == 16'h3030 + (16)'(i0) * 16'h100) begin
+                readback_data_var[15:0] = hwif_in.TXQ[i0].DESC_RING.HW_IDX.idx.next;
+            end
+            if(rd_mux_addr == 16'h3040 + (16)'(i0) * 16'h100) begin
+                readback_data_var[31:4] = field_storage.TXQ[i0].CQ.BASE_LO.addr.value;
+            end
+            if(rd_mux_addr == 16'h3044 + (16)'(i0) * 16'h100) begin
+                readback_data_var[31:0] = field_storage.TXQ[i0].CQ.BASE_HI.addr.value;
+            end
+            if(rd_mux_addr == 16'h3048 + (16)'(i0) * 16'h100) begin
+                readback_data_var[3:0] = field_storage.TXQ[i0].CQ.SIZE.log2_entries.value;
+            end
+            if(rd_mux_addr == 16'h304c + (16)'(i0) * 16'h100) begin
+                readback_data_var[15:0] = field_storage.TXQ[i0].CQ.SW_IDX.idx.value;
+            end
+            if(rd_mux_addr == 16'h3050 + (16)'(i0) * 16'h100) begin
+                readback_data_var[15:0] = hwif_in.TXQ[i0].CQ.HW_IDX.idx.next;
             end
         end
         for(int i0=0; i0<32; i0++) begin

@@ -31,6 +31,24 @@ package nic_csr_pkg;
     } nic_csr__CAPS__in_t;
 
     typedef struct {
+        logic [7:0] next;
+    } nic_csr__TX_CAPS__num_txq__in_t;
+
+    typedef struct {
+        logic [7:0] next;
+    } nic_csr__TX_CAPS__max_segs__in_t;
+
+    typedef struct {
+        logic [7:0] next;
+    } nic_csr__TX_CAPS__fifo_kib__in_t;
+
+    typedef struct {
+        nic_csr__TX_CAPS__num_txq__in_t num_txq;
+        nic_csr__TX_CAPS__max_segs__in_t max_segs;
+        nic_csr__TX_CAPS__fifo_kib__in_t fifo_kib;
+    } nic_csr__TX_CAPS__in_t;
+
+    typedef struct {
         logic incr;
     } nic_csr__rx_counter_t_desc_0cc7e5f1__count__in_t;
 
@@ -207,6 +225,62 @@ package nic_csr_pkg;
     } nic_csr__rx_counter_t_desc_fb6698ed__in_t;
 
     typedef struct {
+        logic incr;
+    } nic_csr__rx_counter_t_desc_84126190__count__in_t;
+
+    typedef struct {
+        nic_csr__rx_counter_t_desc_84126190__count__in_t count;
+    } nic_csr__rx_counter_t_desc_84126190__in_t;
+
+    typedef struct {
+        logic incr;
+    } nic_csr__rx_counter_t_desc_469d6981__count__in_t;
+
+    typedef struct {
+        nic_csr__rx_counter_t_desc_469d6981__count__in_t count;
+    } nic_csr__rx_counter_t_desc_469d6981__in_t;
+
+    typedef struct {
+        logic incr;
+    } nic_csr__rx_counter_t_desc_df0a89c8__count__in_t;
+
+    typedef struct {
+        nic_csr__rx_counter_t_desc_df0a89c8__count__in_t count;
+    } nic_csr__rx_counter_t_desc_df0a89c8__in_t;
+
+    typedef struct {
+        logic incr;
+    } nic_csr__rx_counter_t_desc_6993a84a__count__in_t;
+
+    typedef struct {
+        nic_csr__rx_counter_t_desc_6993a84a__count__in_t count;
+    } nic_csr__rx_counter_t_desc_6993a84a__in_t;
+
+    typedef struct {
+        logic incr;
+    } nic_csr__rx_counter_t_desc_795e929b__count__in_t;
+
+    typedef struct {
+        nic_csr__rx_counter_t_desc_795e929b__count__in_t count;
+    } nic_csr__rx_counter_t_desc_795e929b__in_t;
+
+    typedef struct {
+        logic incr;
+    } nic_csr__rx_counter_t_desc_1d1ad386__count__in_t;
+
+    typedef struct {
+        nic_csr__rx_counter_t_desc_1d1ad386__count__in_t count;
+    } nic_csr__rx_counter_t_desc_1d1ad386__in_t;
+
+    typedef struct {
+        logic incr;
+    } nic_csr__rx_counter_t_desc_19103d3c__count__in_t;
+
+    typedef struct {
+        nic_csr__rx_counter_t_desc_19103d3c__count__in_t count;
+    } nic_csr__rx_counter_t_desc_19103d3c__in_t;
+
+    typedef struct {
         logic hwclr;
     } nic_csr__rxq_t__IRQ__arm__in_t;
 
@@ -248,7 +322,36 @@ package nic_csr_pkg;
     } nic_csr__rxq_t__in_t;
 
     typedef struct {
+        logic hwclr;
+    } nic_csr__txq_t__IRQ__arm__in_t;
+
+    typedef struct {
+        nic_csr__txq_t__IRQ__arm__in_t arm;
+    } nic_csr__txq_t__IRQ__in_t;
+
+    typedef struct {
+        logic hwset;
+    } nic_csr__txq_t__STATUS__dma_wr_err__in_t;
+
+    typedef struct {
+        logic next;
+    } nic_csr__txq_t__STATUS__busy__in_t;
+
+    typedef struct {
+        nic_csr__txq_t__STATUS__dma_wr_err__in_t dma_wr_err;
+        nic_csr__txq_t__STATUS__busy__in_t busy;
+    } nic_csr__txq_t__STATUS__in_t;
+
+    typedef struct {
+        nic_csr__txq_t__IRQ__in_t IRQ;
+        nic_csr__txq_t__STATUS__in_t STATUS;
+        nic_csr__ring_t__in_t DESC_RING;
+        nic_csr__ring_t__in_t CQ;
+    } nic_csr__txq_t__in_t;
+
+    typedef struct {
         nic_csr__CAPS__in_t CAPS;
+        nic_csr__TX_CAPS__in_t TX_CAPS;
         nic_csr__rx_counter_t_desc_0cc7e5f1__in_t RX_FRAMES;
         nic_csr__rx_counter_t_desc_ba9e5025__in_t RX_DROP_RUNT;
         nic_csr__rx_counter_t_desc_d2275998__in_t RX_DROP_FCS;
@@ -271,7 +374,15 @@ package nic_csr_pkg;
         nic_csr__rx_counter_t_desc_3e6c39e2__in_t RX_HDR_OVERFLOW;
         nic_csr__rx_counter_t_desc_774ebf0a__in_t RX_STEER_BAD_QUEUE;
         nic_csr__rx_counter_t_desc_fb6698ed__in_t RX_RSS_BAD_QUEUE;
+        nic_csr__rx_counter_t_desc_84126190__in_t TX_FRAMES;
+        nic_csr__rx_counter_t_desc_469d6981__in_t TX_BYTES;
+        nic_csr__rx_counter_t_desc_df0a89c8__in_t TX_ERR_BAD_SEG;
+        nic_csr__rx_counter_t_desc_6993a84a__in_t TX_ERR_BAD_LEN;
+        nic_csr__rx_counter_t_desc_795e929b__in_t TX_ERR_BAD_CSUM;
+        nic_csr__rx_counter_t_desc_1d1ad386__in_t TX_DMA_RD_ERR;
+        nic_csr__rx_counter_t_desc_19103d3c__in_t TX_DESC_RD_ERR;
         nic_csr__rxq_t__in_t RXQ[8];
+        nic_csr__txq_t__in_t TXQ[8];
     } nic_csr__in_t;
 
     typedef struct {
@@ -281,6 +392,14 @@ package nic_csr_pkg;
     typedef struct {
         nic_csr__RX_FRAME_LIMIT__max_frame_len__out_t max_frame_len;
     } nic_csr__RX_FRAME_LIMIT__out_t;
+
+    typedef struct {
+        logic [15:0] value;
+    } nic_csr__TX_FRAME_LIMIT__max_frame_len__out_t;
+
+    typedef struct {
+        nic_csr__TX_FRAME_LIMIT__max_frame_len__out_t max_frame_len;
+    } nic_csr__TX_FRAME_LIMIT__out_t;
 
     typedef struct {
         logic value;
@@ -439,6 +558,29 @@ package nic_csr_pkg;
 
     typedef struct {
         logic value;
+    } nic_csr__txq_t__CTRL__enable__out_t;
+
+    typedef struct {
+        nic_csr__txq_t__CTRL__enable__out_t enable;
+    } nic_csr__txq_t__CTRL__out_t;
+
+    typedef struct {
+        logic value;
+    } nic_csr__txq_t__IRQ__arm__out_t;
+
+    typedef struct {
+        nic_csr__txq_t__IRQ__arm__out_t arm;
+    } nic_csr__txq_t__IRQ__out_t;
+
+    typedef struct {
+        nic_csr__txq_t__CTRL__out_t CTRL;
+        nic_csr__txq_t__IRQ__out_t IRQ;
+        nic_csr__ring_t__out_t DESC_RING;
+        nic_csr__ring_t__out_t CQ;
+    } nic_csr__txq_t__out_t;
+
+    typedef struct {
+        logic value;
     } nic_csr__steer_rule_t__CTRL__enable__out_t;
 
     typedef struct {
@@ -544,10 +686,12 @@ package nic_csr_pkg;
 
     typedef struct {
         nic_csr__RX_FRAME_LIMIT__out_t RX_FRAME_LIMIT;
+        nic_csr__TX_FRAME_LIMIT__out_t TX_FRAME_LIMIT;
         nic_csr__rxq_t__out_t RXQ[8];
         nic_csr__RSS_CTRL__out_t RSS_CTRL;
         nic_csr__RSS_KEY__out_t RSS_KEY[10];
         nic_csr__RSS_INDIR__out_t RSS_INDIR[32];
+        nic_csr__txq_t__out_t TXQ[8];
         nic_csr__steer_rule_t__out_t STEER[32];
     } nic_csr__out_t;
 endpackage
