@@ -1,7 +1,8 @@
-"""In-memory formats of the RX rings: buffer descriptors and completions.
+"""In-memory formats of the RX and TX rings: descriptors and completions.
 
 Implements docs/dma-formats.md, sections "RX buffer descriptor (16 bytes)" and
-"RX completion (16 bytes)". All multi-byte fields are little-endian. `pack()` validates every
+"RX completion (16 bytes)", and docs/tx.md, sections "TX descriptor (16 bytes)" and
+"TX completion (16 bytes)" (`TxDesc`, `TxCompletion`, `TxStatus`). All multi-byte fields are little-endian. `pack()` validates every
 field's range and raises `ValueError` naming the field; `unpack()` decodes 16 bytes and, with
 `strict=True`, also rejects non-zero reserved bits (the NIC must write them as zero).
 """
@@ -231,3 +232,188 @@ class RxCompletion:
             gen=1 if qgen & GEN_BIT else 0,
         )
 
+
+
+# ================================================================================================
+# TX path (docs/tx.md, "TX descriptor (16 bytes)" and "TX completion (16 bytes)")
+# ================================================================================================
+
+TX_DESC_BYTES = 16
+"""Size of a TX descriptor (docs/tx.md, "TX descriptor")."""
+TX_CPL_BYTES = 16
+"""Size of a TX completion (docs/tx.md, "TX completion")."""
+
+# --- TX descriptor byte 10: flags ---------------------------------------------------------------
+TX_FLAG_EOP = 0x01
+"""Last segment of the frame."""
+TX_FLAG_CSUM = 0x02
+"""Compute the L4 checksum (first descriptor of the frame only)."""
+TX_FLAG_CSUM_UDP = 0x04
+"""UDP rule: a computed 0x0000 is sent as 0xFFFF (first descriptor only)."""
+TX_FLAGS_RESERVED_MASK = 0xF8
+"""Byte 10 bits [7:3]: written as zero, ignored by the NIC."""
+
+# --- TX completion byte 15 (same layout as the RX completion) ---------------------------------
+TX_QUEUE_MASK = QUEUE_MASK
+TX_GEN_BIT = GEN_BIT
+
+# --- limits of docs/tx.md ---------------------------------------------------------------------
+TX_SEG_MAX_LEN = 4096
+"""A segment is 1..4096 bytes ("TX descriptor", `len`)."""
+TX_SEG_PAGE = 4096
+"""`[addr, addr + len)` must not cross a 4 KiB boundary."""
+TX_MIN_FRAME_LEN = 60
+"""Frames shorter than this are refused with BAD_LEN, never padded ("Bad input")."""
+TX_FRAME_LIMIT_RESET = 1522
+"""Reset value of `TX_FRAME_LIMIT.max_frame_len`."""
+TX_MAX_SEGS = 16
+"""`TX_CAPS.max_segs` of this NIC: descriptors per frame."""
+TX_FIFO_KIB = 16
+"""`TX_CAPS.fifo_kib` of this NIC: store-and-forward FIFO size in KiB."""
+TX_MAX_QUEUES = 8
+"""`TXQ[t]` entries in the register map (`TX_CAPS.num_txq` of them are implemented)."""
+
+_TX_DESC_STRUCT = struct.Struct('<QHBBBBH')
+_TX_CPL_STRUCT = struct.Struct('<HHHHH4sBB')
+assert _TX_DESC_STRUCT.size == TX_DESC_BYTES and _TX_CPL_STRUCT.size == TX_CPL_BYTES
+
+
+class TxStatus(IntEnum):
+    """TX completion `status` (byte 14); docs/tx.md, "Bad input: status codes and counters".
+
+    Anything but OK means the frame was not sent. The values are in the table's order, which
+    is also the order the rules are applied in.
+    """
+
+    OK = 0
+    BAD_SEG = 1
+    BAD_LEN = 2
+    BAD_CSUM = 3
+    DMA_RD_ERR = 4
+    DESC_RD_ERR = 5
+
+
+def _check_bool(name: str, value: object) -> None:
+    if not isinstance(value, (bool, int)) or isinstance(value, int) and value not in (0, 1):
+        raise ValueError(f'{name} must be a bool, got {value!r}')
+
+
+@dataclass
+class TxDesc:
+    """TX descriptor (docs/tx.md, "TX descriptor (16 bytes)").
+
+    `pack()` checks only that every field fits its bits: a descriptor with `len == 0`, or
+    one crossing a 4 KiB boundary, packs fine, because the NIC must answer it with the
+    `BAD_SEG` status (docs/tx.md, "Bad input"), not refuse to see it. `csum`, `csum_udp`,
+    `csum_start`, `csum_offset` and `tag` are read from a frame's first descriptor only.
+    """
+
+    addr: int
+    len: int
+    eop: bool = False
+    csum: bool = False
+    csum_udp: bool = False
+    csum_start: int = 0
+    csum_offset: int = 0
+    tag: int = 0
+
+    @property
+    def flags(self) -> int:
+        """Byte 10: EOP, CSUM, CSUM_UDP."""
+        return ((TX_FLAG_EOP if self.eop else 0)
+                | (TX_FLAG_CSUM if self.csum else 0)
+                | (TX_FLAG_CSUM_UDP if self.csum_udp else 0))
+
+    def validate(self) -> None:
+        """Raise `ValueError` naming the first field that does not fit its bits."""
+        _check_uint('TxDesc.addr', self.addr, 64)
+        _check_uint('TxDesc.len', self.len, 16)
+        _check_bool('TxDesc.eop', self.eop)
+        _check_bool('TxDesc.csum', self.csum)
+        _check_bool('TxDesc.csum_udp', self.csum_udp)
+        _check_uint('TxDesc.csum_start', self.csum_start, 8)
+        _check_uint('TxDesc.csum_offset', self.csum_offset, 8)
+        _check_uint('TxDesc.tag', self.tag, 16)
+
+    def pack(self) -> bytes:
+        """The 16 bytes the driver writes into the descriptor ring."""
+        self.validate()
+        return _TX_DESC_STRUCT.pack(self.addr, self.len, self.flags, self.csum_start,
+                                    self.csum_offset, 0, self.tag)
+
+    @classmethod
+    def unpack(cls, data: bytes, strict: bool = False) -> TxDesc:
+        """Decode 16 bytes. Reserved bits (byte 10 [7:3], byte 13) are ignored, as the NIC
+        ignores them, unless `strict` (the driver must write them as zero)."""
+        _check_len('TxDesc', data, TX_DESC_BYTES)
+        addr, length, flags, csum_start, csum_offset, reserved, tag = \
+            _TX_DESC_STRUCT.unpack(bytes(data))
+        if strict:
+            if flags & TX_FLAGS_RESERVED_MASK:
+                raise ValueError(f'TxDesc byte 10 reserved bits [7:3] set: 0x{flags:02x}')
+            if reserved:
+                raise ValueError(f'TxDesc reserved byte 13 not zero: 0x{reserved:02x}')
+        return cls(addr=addr, len=length, eop=bool(flags & TX_FLAG_EOP),
+                   csum=bool(flags & TX_FLAG_CSUM), csum_udp=bool(flags & TX_FLAG_CSUM_UDP),
+                   csum_start=csum_start, csum_offset=csum_offset, tag=tag)
+
+
+@dataclass
+class TxCompletion:
+    """TX completion (docs/tx.md, "TX completion (16 bytes)").
+
+    One per frame, in descriptor order. `desc_idx` is the free-running index of the frame's
+    first descriptor and `ndesc` the descriptors it consumed; `len` the sum of the segment
+    lengths (0 for DESC_RD_ERR), `tag` the first descriptor's (0 for DESC_RD_ERR), `csum` the
+    checksum written (0 when CSUM was clear or the frame failed).
+    """
+
+    desc_idx: int = 0
+    ndesc: int = 0
+    len: int = 0
+    tag: int = 0
+    csum: int = 0
+    status: TxStatus = TxStatus.OK
+    queue: int = 0
+    gen: int = 0
+
+    def validate(self) -> None:
+        """Raise `ValueError` naming the first field that does not fit its bits."""
+        _check_uint('TxCompletion.desc_idx', self.desc_idx, 16)
+        _check_uint('TxCompletion.ndesc', self.ndesc, 16)
+        _check_uint('TxCompletion.len', self.len, 16)
+        _check_uint('TxCompletion.tag', self.tag, 16)
+        _check_uint('TxCompletion.csum', self.csum, 16)
+        try:
+            TxStatus(self.status)
+        except ValueError:
+            raise ValueError(f'TxCompletion.status={self.status!r} is not a TxStatus '
+                             f'(0..{max(TxStatus)})') from None
+        _check_uint('TxCompletion.queue', self.queue, 7)
+        _check_uint('TxCompletion.gen', self.gen, 1)
+
+    def pack(self) -> bytes:
+        """The 16 bytes the NIC writes into the completion ring."""
+        self.validate()
+        return _TX_CPL_STRUCT.pack(self.desc_idx, self.ndesc, self.len, self.tag, self.csum,
+                                   bytes(4), int(self.status),
+                                   (self.queue & TX_QUEUE_MASK) | (TX_GEN_BIT if self.gen else 0))
+
+    @classmethod
+    def unpack(cls, data: bytes, strict: bool = False) -> TxCompletion:
+        """Decode 16 bytes of a TX completion ring entry.
+
+        Reserved bytes 10-13 are dropped; with `strict=True` a non-zero one raises
+        `ValueError` (the NIC writes them as zero). A `status` that is not a `TxStatus` is
+        undefined and always raises.
+        """
+        _check_len('TxCompletion', data, TX_CPL_BYTES)
+        desc_idx, ndesc, length, tag, csum, reserved, status, qgen = \
+            _TX_CPL_STRUCT.unpack(bytes(data))
+        if status > max(TxStatus):
+            raise ValueError(f'TxCompletion status={status} is undefined (byte 14)')
+        if strict and any(reserved):
+            raise ValueError(f'TxCompletion reserved bytes 10-13 not zero: {reserved.hex()}')
+        return cls(desc_idx=desc_idx, ndesc=ndesc, len=length, tag=tag, csum=csum,
+                   status=TxStatus(status), queue=qgen & TX_QUEUE_MASK,
+                   gen=1 if qgen & TX_GEN_BIT else 0)

@@ -1,4 +1,4 @@
-"""models.formats against docs/dma-formats.md, byte for byte.
+"""models.formats against docs/dma-formats.md and docs/tx.md, byte for byte.
 
 Expected bytes are built by hand from the tables in dma-formats.md, never by the code under
 test.
@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from models import formats
-from models.formats import (CPL_BYTES, DESC_BYTES, L3Type, L4Type, RxCompletion, RxDesc)
+from models.formats import (CPL_BYTES, DESC_BYTES, TX_CPL_BYTES, TX_DESC_BYTES, L3Type, L4Type,
+                            RxCompletion, RxDesc, TxCompletion, TxDesc, TxStatus)
 
 
 def test_sizes() -> None:
@@ -153,3 +154,145 @@ def test_cpl_roundtrip_many() -> None:
                          pay_valid=bool(i & 16), hdr_overflow=bool(i & 32), queue=i,
                          gen=i & 1)
         assert RxCompletion.unpack(c.pack(), strict=True) == c
+
+
+# --- TX (docs/tx.md, "TX descriptor" and "TX completion"), bytes built from the tables -------
+
+
+def test_tx_sizes_and_constants() -> None:
+    assert TX_DESC_BYTES == 16 and TX_CPL_BYTES == 16
+    # byte 10: [0] EOP, [1] CSUM, [2] CSUM_UDP, [7:3] reserved
+    assert formats.TX_FLAG_EOP == 1 << 0
+    assert formats.TX_FLAG_CSUM == 1 << 1
+    assert formats.TX_FLAG_CSUM_UDP == 1 << 2
+    assert formats.TX_FLAGS_RESERVED_MASK == 0xF8
+    assert formats.TX_GEN_BIT == 0x80 and formats.TX_QUEUE_MASK == 0x7F
+    assert formats.TX_SEG_MAX_LEN == 4096 and formats.TX_MIN_FRAME_LEN == 60
+    assert formats.TX_FRAME_LIMIT_RESET == 1522 and formats.TX_MAX_SEGS == 16
+    assert formats.TX_FIFO_KIB == 16
+
+
+def test_tx_status_values() -> None:
+    # 0 OK, 1 BAD_SEG, 2 BAD_LEN, 3 BAD_CSUM, 4 DMA_RD_ERR, 5 DESC_RD_ERR
+    assert [(s.name, int(s)) for s in TxStatus] == [
+        ('OK', 0), ('BAD_SEG', 1), ('BAD_LEN', 2), ('BAD_CSUM', 3), ('DMA_RD_ERR', 4),
+        ('DESC_RD_ERR', 5)]
+
+
+def test_tx_desc_layout() -> None:
+    d = TxDesc(addr=0x0123_4567_89AB_CDEF, len=0x0FED, eop=True, csum=True, csum_udp=True,
+               csum_start=34, csum_offset=6, tag=0xBEEF)
+    expected = bytes([0xEF, 0xCD, 0xAB, 0x89, 0x67, 0x45, 0x23, 0x01,   # addr
+                      0xED, 0x0F,                                       # len
+                      0b111, 34, 6, 0,                                  # flags, start, off, rsv
+                      0xEF, 0xBE])                                      # tag
+    assert d.pack() == expected
+    assert TxDesc.unpack(expected, strict=True) == d
+
+
+@pytest.mark.parametrize('flag, bit', [('eop', 0), ('csum', 1), ('csum_udp', 2)])
+def test_tx_desc_each_flag(flag: str, bit: int) -> None:
+    raw = TxDesc(addr=0, len=0, **{flag: True}).pack()
+    assert raw[10] == 1 << bit
+    assert raw[:10] == bytes(10) and raw[11:] == bytes(5)
+    assert getattr(TxDesc.unpack(raw), flag) is True
+
+
+def test_tx_desc_defaults_and_bad_values_pack() -> None:
+    assert TxDesc(addr=0, len=0).pack() == bytes(16)
+    # bad segments are statuses, not exceptions: they must be representable
+    assert TxDesc.unpack(TxDesc(addr=0xFFF, len=0xFFFF).pack()).len == 0xFFFF
+
+
+def test_tx_desc_reserved_ignored_unless_strict() -> None:
+    raw = bytearray(TxDesc(addr=0x1000, len=64, eop=True).pack())
+    raw[10] |= 0xF8
+    assert TxDesc.unpack(bytes(raw)) == TxDesc(addr=0x1000, len=64, eop=True)
+    with pytest.raises(ValueError, match='reserved'):
+        TxDesc.unpack(bytes(raw), strict=True)
+    raw[10] &= 0x07
+    raw[13] = 1
+    assert TxDesc.unpack(bytes(raw)) == TxDesc(addr=0x1000, len=64, eop=True)
+    with pytest.raises(ValueError, match='reserved'):
+        TxDesc.unpack(bytes(raw), strict=True)
+
+
+@pytest.mark.parametrize('kwargs, field', [
+    (dict(addr=-1), 'addr'),
+    (dict(addr=1 << 64), 'addr'),
+    (dict(len=0x10000), 'len'),
+    (dict(len=-1), 'len'),
+    (dict(csum_start=256), 'csum_start'),
+    (dict(csum_offset=256), 'csum_offset'),
+    (dict(tag=0x10000), 'tag'),
+    (dict(eop=2), 'eop'),
+    (dict(csum='yes'), 'csum'),
+])
+def test_tx_desc_range_errors(kwargs: dict, field: str) -> None:
+    args = dict(addr=0, len=64) | kwargs
+    with pytest.raises(ValueError, match=field):
+        TxDesc(**args).pack()
+
+
+def test_tx_desc_wrong_length() -> None:
+    with pytest.raises(ValueError, match='16 bytes'):
+        TxDesc.unpack(bytes(17))
+
+
+def test_tx_cpl_layout_all_fields() -> None:
+    c = TxCompletion(desc_idx=0xFFFE, ndesc=3, len=1514, tag=0xA55A, csum=0x1234,
+                     status=TxStatus.DMA_RD_ERR, queue=0x55, gen=1)
+    expected = bytes([0xFE, 0xFF, 3, 0, 0xEA, 0x05, 0x5A, 0xA5, 0x34, 0x12,
+                      0, 0, 0, 0, 4, 0x55 | 0x80])
+    assert c.pack() == expected
+    assert TxCompletion.unpack(expected, strict=True) == c
+    assert isinstance(TxCompletion.unpack(expected).status, TxStatus)
+
+
+def test_tx_cpl_defaults_are_zero() -> None:
+    assert TxCompletion().pack() == bytes(16)
+
+
+def test_tx_cpl_gen_and_queue() -> None:
+    assert TxCompletion(queue=127).pack()[15] == 0x7F
+    raw = TxCompletion(queue=0, gen=1).pack()
+    assert raw[15] == 0x80 and TxCompletion.unpack(raw).gen == 1
+
+
+@pytest.mark.parametrize('kwargs, field', [
+    (dict(desc_idx=0x10000), 'desc_idx'),
+    (dict(ndesc=-1), 'ndesc'),
+    (dict(len=0x10000), 'len'),
+    (dict(tag=0x10000), 'tag'),
+    (dict(csum=0x10000), 'csum'),
+    (dict(status=6), 'status'),
+    (dict(queue=128), 'queue'),
+    (dict(gen=2), 'gen'),
+])
+def test_tx_cpl_range_errors(kwargs: dict, field: str) -> None:
+    with pytest.raises(ValueError, match=field):
+        TxCompletion(**kwargs).pack()
+
+
+def test_tx_cpl_strict_reserved_and_undefined_status() -> None:
+    raw = bytearray(16)
+    raw[12] = 0x01
+    assert TxCompletion.unpack(bytes(raw)) == TxCompletion()
+    with pytest.raises(ValueError, match='reserved'):
+        TxCompletion.unpack(bytes(raw), strict=True)
+    raw[12] = 0
+    raw[14] = 6
+    with pytest.raises(ValueError, match='status'):
+        TxCompletion.unpack(bytes(raw))
+
+
+def test_tx_roundtrip_many() -> None:
+    for i in range(64):
+        d = TxDesc(addr=(i * 0x9E3779B97F4A7C15) & (2**64 - 1), len=i * 64, eop=bool(i & 1),
+                   csum=bool(i & 2), csum_udp=bool(i & 4), csum_start=i * 3 & 0xFF,
+                   csum_offset=i & 0xFF, tag=i * 1021 & 0xFFFF)
+        assert TxDesc.unpack(d.pack(), strict=True) == d
+        c = TxCompletion(desc_idx=i * 4099 & 0xFFFF, ndesc=i % 17, len=i * 23, tag=i,
+                         csum=i * 0x0101 & 0xFFFF, status=TxStatus(i % 6), queue=i & 0x7F,
+                         gen=i & 1)
+        assert TxCompletion.unpack(c.pack(), strict=True) == c
