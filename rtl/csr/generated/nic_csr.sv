@@ -2099,8 +2099,8 @@ module nic_csr (
         load_next_c = '0;
         
         if(hwif_in.TX_BYTES.count.incr) begin // increment
-            field_combo.TX_BYTES.count.overflow = (((33)'(next_c) + 32'h1) > 33'hffffffff);
-            next_c = next_c + 32'h1;
+            field_combo.TX_BYTES.count.overflow = (((33)'(next_c) + hwif_in.TX_BYTES.count.incrvalue) > 33'hffffffff);
+            next_c = next_c + hwif_in.TX_BYTES.count.incrvalue;
             load_next_c = '1;
         end else begin
             field_combo.TX_BYTES.count.overflow = '0;

@@ -234,11 +234,12 @@ package nic_csr_pkg;
 
     typedef struct {
         logic incr;
-    } nic_csr__rx_counter_t_desc_469d6981__count__in_t;
+        logic [15:0] incrvalue;
+    } nic_csr__TX_BYTES__count__in_t;
 
     typedef struct {
-        nic_csr__rx_counter_t_desc_469d6981__count__in_t count;
-    } nic_csr__rx_counter_t_desc_469d6981__in_t;
+        nic_csr__TX_BYTES__count__in_t count;
+    } nic_csr__TX_BYTES__in_t;
 
     typedef struct {
         logic incr;
@@ -375,7 +376,7 @@ package nic_csr_pkg;
         nic_csr__rx_counter_t_desc_774ebf0a__in_t RX_STEER_BAD_QUEUE;
         nic_csr__rx_counter_t_desc_fb6698ed__in_t RX_RSS_BAD_QUEUE;
         nic_csr__rx_counter_t_desc_84126190__in_t TX_FRAMES;
-        nic_csr__rx_counter_t_desc_469d6981__in_t TX_BYTES;
+        nic_csr__TX_BYTES__in_t TX_BYTES;
         nic_csr__rx_counter_t_desc_df0a89c8__in_t TX_ERR_BAD_SEG;
         nic_csr__rx_counter_t_desc_6993a84a__in_t TX_ERR_BAD_LEN;
         nic_csr__rx_counter_t_desc_795e929b__in_t TX_ERR_BAD_CSUM;
