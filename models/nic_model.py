@@ -16,13 +16,17 @@ Two levels:
   `mmio_read` / `mmio_write` expose the same state at the register offsets of `driver.regs`,
   so a driver can program the model as it programs the hardware.
 
+The TX path (docs/tx.md) is `models.tx.TxEngine`, owned by `NicModel` as `tx`: its
+registers (`TX_CAPS`, `TX_FRAME_LIMIT`, `TX_*` counters, `TXQ[t]`) are in `mmio_read` /
+`mmio_write`, and `transmit()` runs it.
+
 Modelling choices where the documents leave room are listed in `NicModel`'s docstring.
 """
 from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Callable, Protocol
 
 from driver import regs
 from models.bus import DmaAddressSpace, DmaError
@@ -31,6 +35,7 @@ from models.formats import (DESC_BYTES, FLAG_HDR_OVERFLOW, FLAG_HDR_VALID, FLAG_
 from models.rss import Classifier as RssClassifier
 from models.rx_parser import (DEFAULT_PARSE_BYTES, MIN_PARSE_BYTES, ParseResult,
                               parse_frame)
+from models.tx import TX_COUNTER_NAMES, TxEngine, TxOutcome, TxQueueState, TxRing
 
 MIN_FRAME_BYTES = 60
 """Shorter frames are runts (rx-rules.md section 1, rule 2)."""
@@ -77,6 +82,7 @@ INFO_COUNTERS: tuple[str, ...] = ('RX_VLAN', 'RX_QINQ', 'RX_NON_IP', 'RX_IPV4_OP
 """Counters of frame properties (registers.md); a frame may count in several or none."""
 
 _COUNTER_BY_ADDR = {getattr(regs, name): name for name in COUNTER_NAMES}
+_TX_COUNTER_BY_ADDR = {getattr(regs, name): name for name in TX_COUNTER_NAMES}
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -414,11 +420,19 @@ class NicModel:
     - Registers of queues `>= num_rxq` are unmapped (read 0, writes ignored). Counters are
       32-bit, read-only and not cleared by reading. Register values are used as written,
       without clamping (a `SIZE.log2_entries` of 0 is a one-entry ring).
+    - TX (docs/tx.md, `models.tx`): with `tx_autorun` (the default) writing a TX queue's
+      `DESC_RING.SW_IDX` or `CQ.SW_IDX`, or setting its `CTRL.enable`, runs `transmit()`
+      before the write returns; with `tx_autorun = False` nothing is sent until `transmit()`
+      is called (a test holding the port to queue work on several queues). Every finished
+      frame is handed to `on_tx` (sent or failed, in order). `TXQ[t]` for `t >= num_txq`
+      reads 0 and ignores writes; `STATUS.busy` reads 0 (no frame is in flight between
+      calls).
     """
 
     def __init__(self, dma: DmaAddressSpace, num_rxq: int = 1,
                  parse_bytes: int = DEFAULT_PARSE_BYTES, dma_bytes: int = 8, data_bytes: int = 8,
-                 max_burst_bytes: int | None = None, desc_cache: int = DEFAULT_DESC_CACHE) -> None:
+                 max_burst_bytes: int | None = None, desc_cache: int = DEFAULT_DESC_CACHE,
+                 num_txq: int = 4) -> None:
         if not 1 <= num_rxq <= regs.RXQ_MAX:
             raise ValueError(f'num_rxq={num_rxq} out of range 1..{regs.RXQ_MAX}')
         for name, value in (('dma_bytes', dma_bytes), ('data_bytes', data_bytes)):
@@ -439,6 +453,10 @@ class NicModel:
         self.rxq: list[RxQueue] = []
         self.max_frame_len = MAX_FRAME_LEN_RESET
         self.counters: dict[str, int] = {}
+        # TX (docs/tx.md): the engine, and where its finished frames go.
+        self.tx = TxEngine(dma, num_txq=num_txq)
+        self.tx_autorun = True
+        self.on_tx: Callable[[TxOutcome], None] | None = None
         self.reset()
 
     def reset(self) -> None:
@@ -446,6 +464,16 @@ class NicModel:
         self.rxq = [RxQueue(q) for q in range(self.num_rxq)]
         self.max_frame_len = MAX_FRAME_LEN_RESET
         self.counters = {name: 0 for name in COUNTER_NAMES}
+        self.tx.reset()
+
+    @property
+    def num_txq(self) -> int:
+        return self.tx.num_txq
+
+    @property
+    def txq(self) -> list[TxQueueState]:
+        """The TX queues' state (`models.tx.TxQueueState`)."""
+        return self.tx.queues
 
     # --- configuration views --------------------------------------------------------------
 
@@ -506,6 +534,27 @@ class NicModel:
             q.irq_armed = False
             return True
         return False
+
+    # --- the TX path (docs/tx.md) -----------------------------------------------------------
+
+    def transmit_outcomes(self, max_frames: int | None = None) -> list[TxOutcome]:
+        """Run the TX engine until no queue can start a frame (or `max_frames`); every frame
+        finished, sent or failed, in order. Each is also handed to `on_tx`."""
+        outcomes = self.tx.run(max_frames)
+        if self.on_tx is not None:
+            for o in outcomes:
+                self.on_tx(o)
+        return outcomes
+
+    def transmit(self, max_frames: int | None = None) -> list[bytes]:
+        """Run the TX engine (see `transmit_outcomes`); the frames sent on `m_axis_tx`, in
+        order (checksums patched, failed frames left out)."""
+        return [o.frame for o in self.transmit_outcomes(max_frames) if o.frame is not None]
+
+    def irq_fire_tx(self, queue: int) -> bool:
+        """`tx_irq[queue]` (docs/tx.md): fires, and disarms, when armed and the completion ring
+        holds a completion the driver has not consumed."""
+        return self.tx.irq_fire(queue)
 
     def fetch_descriptors(self, queue: int | None = None) -> None:
         """Fetch what is posted on the buffer rings of `queue` (all enabled queues if None),
@@ -626,6 +675,75 @@ class NicModel:
                 return getattr(q, attr), off - ring_off
         return None
 
+    def _decode_txq(self, addr: int) -> tuple[TxQueueState, int] | None:
+        """`(queue, offset)` of an implemented `TXQ[t]` register, None otherwise."""
+        rel = addr - regs.TXQ_BASE
+        if rel < 0 or rel >= regs.TXQ_MAX * regs.TXQ_STRIDE:
+            return None
+        t, off = divmod(rel, regs.TXQ_STRIDE)
+        if t >= self.tx.num_txq:
+            return None
+        return self.tx.queues[t], off
+
+    @staticmethod
+    def _tx_ring_at(q: TxQueueState, off: int) -> tuple[TxRing, int] | None:
+        for ring_off, ring in ((regs.TXQ_DESC_RING, q.desc_ring), (regs.TXQ_CQ, q.cq)):
+            if ring_off <= off < ring_off + 0x20:
+                return ring, off - ring_off
+        return None
+
+    def _txq_read(self, q: TxQueueState, off: int) -> int:
+        if off == regs.TXQ_CTRL:
+            return regs.TXQ_CTRL_ENABLE.put(int(q.enable))
+        if off == regs.TXQ_IRQ:
+            return regs.TXQ_IRQ_ARM.put(int(q.irq_armed))
+        if off == regs.TXQ_STATUS:
+            return (regs.TXQ_STATUS_DMA_WR_ERR.put(int(q.dma_wr_err))
+                    | regs.TXQ_STATUS_BUSY.put(int(q.busy)))
+        ring_reg = self._tx_ring_at(q, off)
+        if ring_reg is None:
+            return 0
+        ring, roff = ring_reg
+        if roff == regs.RING_BASE_LO:
+            return ring.base & 0xFFFFFFFF
+        if roff == regs.RING_BASE_HI:
+            return ring.base >> 32
+        if roff == regs.RING_SIZE:
+            return ring.log2_entries
+        if roff == regs.RING_SW_IDX:
+            return ring.sw_idx
+        if roff == regs.RING_HW_IDX:
+            return ring.hw_idx
+        return 0
+
+    def _txq_write(self, q: TxQueueState, off: int, value: int) -> bool:
+        """Apply a `TXQ[t]` register write; True when it may let the queue start a frame
+        (doorbell, CQ space, enable)."""
+        if off == regs.TXQ_CTRL:
+            q.enable = bool(regs.TXQ_CTRL_ENABLE.get(value))
+            return q.enable
+        if off == regs.TXQ_IRQ:
+            q.irq_armed = bool(regs.TXQ_IRQ_ARM.get(value))
+            return False
+        if off == regs.TXQ_STATUS:
+            if regs.TXQ_STATUS_DMA_WR_ERR.get(value):     # write 1 to clear
+                q.dma_wr_err = False
+            return False
+        ring_reg = self._tx_ring_at(q, off)
+        if ring_reg is None:
+            return False
+        ring, roff = ring_reg
+        if roff == regs.RING_BASE_LO:
+            ring.base = (ring.base & ~0xFFFFFFFF) | (value & ~0xF)   # 16-byte aligned
+        elif roff == regs.RING_BASE_HI:
+            ring.base = (ring.base & 0xFFFFFFFF) | (value << 32)
+        elif roff == regs.RING_SIZE:
+            ring.log2_entries = value & 0xF
+        elif roff == regs.RING_SW_IDX:
+            ring.sw_idx = value & IDX_MASK
+            return q.enable
+        return False
+
     @staticmethod
     def _check_mmio(addr: int, value: int | None = None) -> None:
         if addr < 0 or addr % 4:
@@ -650,6 +768,17 @@ class NicModel:
             return regs.RX_FRAME_LIMIT_MAX_FRAME_LEN.put(self.max_frame_len)
         if addr in _COUNTER_BY_ADDR:
             return self.counters[_COUNTER_BY_ADDR[addr]] & 0xFFFFFFFF
+        if addr == regs.TX_CAPS:
+            return (regs.TX_CAPS_NUM_TXQ.put(self.tx.num_txq)
+                    | regs.TX_CAPS_MAX_SEGS.put(self.tx.max_segs)
+                    | regs.TX_CAPS_FIFO_KIB.put(self.tx.fifo_kib))
+        if addr == regs.TX_FRAME_LIMIT:
+            return regs.TX_FRAME_LIMIT_MAX_FRAME_LEN.put(self.tx.max_frame_len)
+        if addr in _TX_COUNTER_BY_ADDR:
+            return self.tx.counters[_TX_COUNTER_BY_ADDR[addr]] & 0xFFFFFFFF
+        tx_decoded = self._decode_txq(addr)
+        if tx_decoded is not None:
+            return self._txq_read(*tx_decoded)
         if self.classifier is not None:
             value = self.classifier.mmio_read(addr)
             if value is not None:
@@ -696,6 +825,14 @@ class NicModel:
         self._check_mmio(addr, value)
         if addr == regs.RX_FRAME_LIMIT:
             self.max_frame_len = regs.RX_FRAME_LIMIT_MAX_FRAME_LEN.get(value)
+            return
+        if addr == regs.TX_FRAME_LIMIT:
+            self.tx.max_frame_len = regs.TX_FRAME_LIMIT_MAX_FRAME_LEN.get(value)
+            return
+        tx_decoded = self._decode_txq(addr)
+        if tx_decoded is not None:
+            if self._txq_write(*tx_decoded, value) and self.tx_autorun:
+                self.transmit_outcomes()
             return
         if self.classifier is not None and self.classifier.mmio_write(addr, value):
             return

@@ -1,0 +1,477 @@
+"""Golden model of the NIC's TX path (docs/tx.md), at transaction level.
+
+Two levels, as `models.nic_model` for RX:
+
+- Pure functions, no memory and no state: `ones_complement_sum` and `l4_checksum` (docs/tx.md,
+  "Checksum offload"; RFC 1071), `pseudo_header_sum` (the seed a driver writes, RFC 793/768/
+  8200), `frame_extent` (which descriptors make the next frame, "Rings and registers") and
+  `check_frame` (the descriptor rules of "Bad input", in the table's order).
+- `TxEngine`: the registers of every `TXQ[t]`, the counters, descriptor fetch through a
+  `models.bus.DmaAddressSpace`, segment gathering, checksum patching, completions with
+  generation bits, round robin between queues, and `tx_irq`. `run()` returns one `TxOutcome`
+  per frame, in the order the NIC finishes them; the sent ones are what leaves `m_axis_tx`.
+
+The model is synchronous: a frame it starts is finished (read, checked, sent or failed, its
+completion written) within the same call, so `STATUS.busy` always reads 0. Modelling choices
+are listed in `TxEngine`'s docstring and in docs/tx.md ("Golden model").
+"""
+from __future__ import annotations
+
+import ipaddress
+import struct
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from models.bus import DmaAddressSpace, DmaError
+from models.formats import (TX_DESC_BYTES, TX_FIFO_KIB, TX_FRAME_LIMIT_RESET, TX_MAX_SEGS,
+                            TX_MIN_FRAME_LEN, TX_SEG_MAX_LEN, TX_SEG_PAGE, TxCompletion,
+                            TxDesc, TxStatus)
+
+IDX_MASK = 0xFFFF
+"""Ring indices are free-running 16-bit counters (dma-formats.md, Rings)."""
+COUNTER_MASK = 0xFFFF_FFFF
+"""TX counters wrap at 2^32 (docs/tx.md, "Rings and registers")."""
+
+TX_COUNTER_NAMES: tuple[str, ...] = (
+    'TX_FRAMES',
+    'TX_BYTES',
+    'TX_ERR_BAD_SEG',
+    'TX_ERR_BAD_LEN',
+    'TX_ERR_BAD_CSUM',
+    'TX_DMA_RD_ERR',
+    'TX_DESC_RD_ERR',
+)
+"""Counter names, identical to the register names in `driver.regs`."""
+
+STATUS_COUNTER: dict[TxStatus, str] = {
+    TxStatus.OK: 'TX_FRAMES',
+    TxStatus.BAD_SEG: 'TX_ERR_BAD_SEG',
+    TxStatus.BAD_LEN: 'TX_ERR_BAD_LEN',
+    TxStatus.BAD_CSUM: 'TX_ERR_BAD_CSUM',
+    TxStatus.DMA_RD_ERR: 'TX_DMA_RD_ERR',
+    TxStatus.DESC_RD_ERR: 'TX_DESC_RD_ERR',
+}
+"""The counter of each status (docs/tx.md, "Bad input" table): every frame counts in exactly
+one of them."""
+
+IPPROTO_TCP = 6
+IPPROTO_UDP = 17
+CSUM_OFFSET_TCP = 16
+"""`csum_offset` of TCP (docs/tx.md, "TX descriptor")."""
+CSUM_OFFSET_UDP = 6
+"""`csum_offset` of UDP."""
+
+
+# ------------------------------------------------------------------------------------------
+# Checksum (docs/tx.md, "Checksum offload (Linux CHECKSUM_PARTIAL)"; RFC 1071)
+# ------------------------------------------------------------------------------------------
+
+def _fold(total: int) -> int:
+    """End-around carry until the sum fits 16 bits (RFC 1071 section 4.1)."""
+    while total > 0xFFFF:
+        total = (total & 0xFFFF) + (total >> 16)
+    return total
+
+
+def ones_complement_sum(data: bytes | bytearray | memoryview, initial: int = 0) -> int:
+    """The folded 16-bit ones'-complement sum of `data` read as big-endian 16-bit words, an
+    odd last byte padded with a zero byte (RFC 1071), plus `initial`. Not complemented."""
+    raw = bytes(data)
+    if len(raw) % 2:
+        raw += b'\x00'
+    # Deferring the carries to the end is allowed (RFC 1071 section 2, "Deferred carries").
+    total = initial + sum(struct.unpack(f'>{len(raw) // 2}H', raw))
+    return _fold(total)
+
+
+def l4_checksum(frame: bytes | bytearray, csum_start: int, csum_offset: int,
+                udp: bool = False) -> tuple[bytes, int]:
+    """Apply docs/tx.md's checksum offload to `frame`: return the patched frame and the
+    checksum written.
+
+    1. Sum `frame[csum_start:]` (the seed the driver wrote in the checksum field included) in
+       ones'-complement arithmetic; 2. complement; with `udp`, 0x0000 becomes 0xFFFF;
+    3. write it big-endian at `csum_start + csum_offset`.
+
+    Raises `ValueError` if the field does not fit the frame: the NIC answers that with
+    `BAD_CSUM` (see `check_frame`), so it is a misuse of this function.
+    """
+    frame = bytes(frame)
+    pos = csum_start + csum_offset
+    if csum_start < 0 or csum_offset < 0 or pos + 2 > len(frame):
+        raise ValueError(f'checksum field at {csum_start}+{csum_offset} does not fit a '
+                         f'{len(frame)}-byte frame')
+    csum = ~ones_complement_sum(frame[csum_start:]) & 0xFFFF
+    if udp and csum == 0:
+        csum = 0xFFFF
+    return frame[:pos] + csum.to_bytes(2, 'big') + frame[pos + 2:], csum
+
+
+def pseudo_header_sum(src: str | bytes | ipaddress.IPv4Address | ipaddress.IPv6Address,
+                      dst: str | bytes | ipaddress.IPv4Address | ipaddress.IPv6Address,
+                      proto: int, l4_len: int) -> int:
+    """The seed of CHECKSUM_PARTIAL: the folded, **not** complemented, ones'-complement sum of
+    the pseudo-header (source and destination address, protocol, L4 length), as Linux writes
+    it into the checksum field (docs/tx.md; RFC 793, RFC 768, RFC 8200 section 8.1).
+
+    Addresses may be strings, packed bytes (4 or 16) or `ipaddress` objects; both must be of
+    the same family.
+    """
+    def packed(a: str | bytes | ipaddress.IPv4Address | ipaddress.IPv6Address) -> bytes:
+        if isinstance(a, (bytes, bytearray)):
+            if len(a) not in (4, 16):
+                raise ValueError(f'packed address of {len(a)} bytes (4 or 16)')
+            return bytes(a)
+        return ipaddress.ip_address(a).packed
+
+    s, d = packed(src), packed(dst)
+    if len(s) != len(d):
+        raise ValueError('source and destination addresses of different families')
+    if not 0 <= proto <= 0xFF:
+        raise ValueError(f'proto={proto} out of range 0..255')
+    if not 0 <= l4_len <= 0xFFFF_FFFF:
+        raise ValueError(f'l4_len={l4_len} out of range')
+    # IPv4: zero, proto, 16-bit length; IPv6: 32-bit length, 3 zero bytes, next header.
+    # Either way the sum is that of the addresses + proto + length.
+    tail = (l4_len.to_bytes(4, 'big') + bytes(3) + bytes([proto]) if len(s) == 16
+            else bytes([0, proto]) + l4_len.to_bytes(2, 'big'))
+    return ones_complement_sum(s + d + tail)
+
+
+# ------------------------------------------------------------------------------------------
+# Descriptor rules (docs/tx.md, "Rings and registers" and "Bad input")
+# ------------------------------------------------------------------------------------------
+
+def seg_is_bad(desc: TxDesc) -> bool:
+    """BAD_SEG for one segment: `len == 0`, `len > 4096`, or `[addr, addr + len)` crossing a
+    4 KiB boundary."""
+    if desc.len == 0 or desc.len > TX_SEG_MAX_LEN:
+        return True
+    return desc.addr // TX_SEG_PAGE != (desc.addr + desc.len - 1) // TX_SEG_PAGE
+
+
+def frame_extent(descs: Sequence[TxDesc | None], max_segs: int = TX_MAX_SEGS) -> int | None:
+    """How many of the posted descriptors `descs` (in ring order, `None` for one whose read
+    failed) the next frame takes, or None when the NIC cannot start it yet.
+
+    A frame ends at its `EOP` descriptor, at a descriptor whose read failed, or after
+    `max_segs` descriptors (then BAD_SEG); until one of these is posted the queue waits
+    (docs/tx.md, "Rings and registers").
+    """
+    if max_segs < 1:
+        raise ValueError(f'max_segs={max_segs} must be >= 1')
+    for i, desc in enumerate(descs[:max_segs]):
+        if desc is None or desc.eop:
+            return i + 1
+    return max_segs if len(descs) >= max_segs else None
+
+
+def effective_frame_limit(max_frame_len: int, fifo_bytes: int) -> int:
+    """`TX_FRAME_LIMIT.max_frame_len`, values above the TX FIFO acting as the FIFO size."""
+    return min(max_frame_len, fifo_bytes)
+
+
+def check_frame(descs: Sequence[TxDesc | None], frame_limit: int = TX_FRAME_LIMIT_RESET,
+                fifo_bytes: int = TX_FIFO_KIB * 1024,
+                max_segs: int = TX_MAX_SEGS) -> TxStatus:
+    """The status the descriptor rules give the frame made of `descs` (as `frame_extent`
+    cut it; `None` is a descriptor whose read failed), or `OK` when the frame may be read.
+
+    docs/tx.md, "Bad input", in the table's order: BAD_SEG (a bad segment, or `max_segs`
+    descriptors without EOP), BAD_LEN (< 60 or > the effective frame limit), BAD_CSUM. A frame
+    holding a failed descriptor read is DESC_RD_ERR before anything else (its extent is
+    unknown). DMA_RD_ERR comes from reading the segments, which only a frame passing these
+    rules does.
+    """
+    if not descs:
+        raise ValueError('a frame has at least one descriptor')
+    if len(descs) > max_segs:
+        raise ValueError(f'{len(descs)} descriptors exceed max_segs={max_segs}')
+    if any(d is None for d in descs):
+        return TxStatus.DESC_RD_ERR
+    good: list[TxDesc] = [d for d in descs if d is not None]
+    if any(seg_is_bad(d) for d in good) or not good[-1].eop:
+        return TxStatus.BAD_SEG
+    length = sum(d.len for d in good)
+    if length < TX_MIN_FRAME_LEN or length > effective_frame_limit(frame_limit, fifo_bytes):
+        return TxStatus.BAD_LEN
+    first = good[0]
+    if first.csum and (first.csum_start % 2 or first.csum_offset % 2
+                       or first.csum_start + first.csum_offset + 2 > length):
+        return TxStatus.BAD_CSUM
+    return TxStatus.OK
+
+
+# ------------------------------------------------------------------------------------------
+# Queue state and the engine
+# ------------------------------------------------------------------------------------------
+
+@dataclass
+class TxRing:
+    """One ring's registers: `BASE`, `SIZE.log2_entries`, `SW_IDX`, `HW_IDX`."""
+
+    name: str
+    base: int = 0
+    log2_entries: int = 0
+    sw_idx: int = 0
+    hw_idx: int = 0
+
+    @property
+    def size(self) -> int:
+        """Entries in the ring, `2^log2_entries`."""
+        return 1 << self.log2_entries
+
+    def entry_addr(self, idx: int) -> int:
+        """Entry `idx` lives at `base + 16 * (idx mod size)`."""
+        return self.base + TX_DESC_BYTES * (idx % self.size)
+
+    @property
+    def posted(self) -> int:
+        """Descriptor ring: `SW_IDX - HW_IDX` (mod 2^16), at most the ring size."""
+        return min(self.size, (self.sw_idx - self.hw_idx) & IDX_MASK)
+
+    @property
+    def cq_free(self) -> int:
+        """Completion ring: room for `size - (HW_IDX - SW_IDX)` more (never negative)."""
+        return max(0, self.size - ((self.hw_idx - self.sw_idx) & IDX_MASK))
+
+    def gen(self, idx: int) -> int:
+        """Generation bit of entry `idx`: `1 - ((idx / size) mod 2)`."""
+        return 1 - ((idx // self.size) % 2)
+
+
+class TxQueueState:
+    """Registers and fetched descriptors of one TX queue (`TXQ[t]`, docs/tx.md)."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self._enable = False
+        self.desc_ring = TxRing('DESC_RING')
+        self.cq = TxRing('CQ')
+        self.irq_armed = False
+        self.dma_wr_err = False
+        self.fetch_idx = 0
+        self.fetched: deque[tuple[int, TxDesc | None]] = deque()
+
+    @property
+    def enable(self) -> bool:
+        return self._enable
+
+    @enable.setter
+    def enable(self, value: bool) -> None:
+        """`CTRL.enable`. The model has no frame in flight between calls, so clearing it makes
+        `busy` 0 at once and the hardware indices are held at zero (docs/tx.md)."""
+        self._enable = bool(value)
+        if not self._enable:
+            self.desc_ring.hw_idx = 0
+            self.cq.hw_idx = 0
+            self.fetch_idx = 0
+            self.fetched.clear()
+            self.irq_armed = False
+
+    @property
+    def busy(self) -> bool:
+        """`STATUS.busy`: a frame started and not completed; never between model calls."""
+        return False
+
+
+@dataclass
+class TxOutcome:
+    """One frame the engine finished: its completion and, if sent, the bytes on the wire."""
+
+    queue: int
+    completion: TxCompletion
+    cq_idx: int
+    """Free-running CQ index the completion was written at."""
+    descs: list[TxDesc | None] = field(default_factory=list)
+    """The frame's descriptors (None: read failed)."""
+    frame: bytes | None = None
+    """The bytes sent on `m_axis_tx` (checksum patched); None when the frame failed."""
+    cpl_write_failed: bool = False
+
+    @property
+    def status(self) -> TxStatus:
+        return self.completion.status
+
+    @property
+    def sent(self) -> bool:
+        return self.completion.status == TxStatus.OK
+
+
+class TxEngine:
+    """The TX path of docs/tx.md: queues, counters, DMA, completions, round robin, tx_irq.
+
+    Modelling choices where docs/tx.md leaves room (the normative ones are written there):
+
+    - Descriptor fetch: every posted descriptor (`DESC_RING.SW_IDX` beyond what is fetched,
+      at most one ring's worth ahead of `HW_IDX`) is read, one 16-byte read each, when the
+      queue is considered for a frame. A failed read is remembered as `None` and ends the
+      frame it falls in (DESC_RD_ERR). Descriptors are read once: rewriting a posted
+      descriptor has no effect once fetched.
+    - A frame starts only when `frame_extent` says it is complete and the CQ has room for
+      one completion; a full CQ makes the queue wait (no descriptor consumed).
+    - Segments of a frame passing `check_frame` are read in order, one read per segment; the
+      first `DmaError` makes the frame DMA_RD_ERR and the rest are not read.
+    - Completions are one 16-byte write; a failed write sets `STATUS.dma_wr_err` and
+      `CQ.HW_IDX` still advances.
+    - Round robin: `rr_next` is the queue looked at first; after a frame of queue `t` it is
+      `t + 1` (mod `num_txq`).
+    """
+
+    def __init__(self, dma: DmaAddressSpace, num_txq: int = 4, max_segs: int = TX_MAX_SEGS,
+                 fifo_kib: int = TX_FIFO_KIB) -> None:
+        if not 1 <= num_txq <= 8:
+            raise ValueError(f'num_txq={num_txq} out of range 1..8')
+        if not 1 <= max_segs <= 0xFF:
+            raise ValueError(f'max_segs={max_segs} out of range 1..255')
+        if not 1 <= fifo_kib <= 0xFF:
+            raise ValueError(f'fifo_kib={fifo_kib} out of range 1..255')
+        self.dma = dma
+        self.num_txq = num_txq
+        self.max_segs = max_segs
+        self.fifo_kib = fifo_kib
+        self.queues: list[TxQueueState] = []
+        self.max_frame_len = TX_FRAME_LIMIT_RESET
+        self.counters: dict[str, int] = {}
+        self.rr_next = 0
+        self.reset()
+
+    def reset(self) -> None:
+        """Every queue disabled, indices and counters zero, frame limit 1522."""
+        self.queues = [TxQueueState(t) for t in range(self.num_txq)]
+        self.max_frame_len = TX_FRAME_LIMIT_RESET
+        self.counters = {name: 0 for name in TX_COUNTER_NAMES}
+        self.rr_next = 0
+
+    @property
+    def fifo_bytes(self) -> int:
+        return 1024 * self.fifo_kib
+
+    @property
+    def frame_limit(self) -> int:
+        """The longest frame sent: `max_frame_len`, capped at the FIFO size."""
+        return effective_frame_limit(self.max_frame_len, self.fifo_bytes)
+
+    @property
+    def frames_seen(self) -> int:
+        """Frames finished, sent or failed: the sum of the per-status counters."""
+        return sum(self.counters[n] for n in STATUS_COUNTER.values())
+
+    def _count(self, name: str, n: int = 1) -> None:
+        self.counters[name] = (self.counters[name] + n) & COUNTER_MASK
+
+    # --- fetch and readiness --------------------------------------------------------------
+
+    def fetch(self, q: TxQueueState) -> None:
+        """Read the posted descriptors of `q` not yet fetched."""
+        ring = q.desc_ring
+        while (q.fetch_idx != ring.sw_idx
+               and ((q.fetch_idx - ring.hw_idx) & IDX_MASK) < ring.size):
+            idx = q.fetch_idx
+            desc: TxDesc | None
+            try:
+                desc = TxDesc.unpack(self.dma.read(ring.entry_addr(idx), TX_DESC_BYTES))
+            except DmaError:
+                desc = None
+            q.fetched.append((idx, desc))
+            q.fetch_idx = (idx + 1) & IDX_MASK
+
+    def ready(self, queue: int) -> int | None:
+        """Descriptors of the frame queue `queue` can start now, or None (disabled, frame not
+        complete, or completion ring full)."""
+        q = self.queues[queue]
+        if not q.enable:
+            return None
+        self.fetch(q)
+        if q.cq.cq_free < 1:
+            return None
+        return frame_extent([d for _, d in q.fetched], self.max_segs)
+
+    # --- one frame ------------------------------------------------------------------------
+
+    def _gather(self, descs: list[TxDesc]) -> bytes | None:
+        parts = []
+        for d in descs:
+            try:
+                parts.append(self.dma.read(d.addr, d.len))
+            except DmaError:
+                return None
+        return b''.join(parts)
+
+    def process_frame(self, queue: int, ndesc: int) -> TxOutcome:
+        """Consume the next `ndesc` fetched descriptors of `queue` as one frame: check, read,
+        checksum, count, write the completion. The caller has checked `ready`."""
+        q = self.queues[queue]
+        taken = [q.fetched.popleft() for _ in range(ndesc)]
+        desc_idx = taken[0][0]
+        descs = [d for _, d in taken]
+        status = check_frame(descs, self.max_frame_len, self.fifo_bytes, self.max_segs)
+        frame: bytes | None = None
+        csum = 0
+        length = tag = 0
+        if status != TxStatus.DESC_RD_ERR:
+            good = [d for d in descs if d is not None]
+            length = sum(d.len for d in good)
+            tag = good[0].tag
+        if status == TxStatus.OK:
+            good = [d for d in descs if d is not None]
+            data = self._gather(good)
+            if data is None:
+                status = TxStatus.DMA_RD_ERR
+            else:
+                first = good[0]
+                if first.csum:
+                    data, csum = l4_checksum(data, first.csum_start, first.csum_offset,
+                                             first.csum_udp)
+                frame = data
+        q.desc_ring.hw_idx = (q.desc_ring.hw_idx + ndesc) & IDX_MASK
+        if status == TxStatus.OK:
+            assert frame is not None
+            self._count('TX_FRAMES')
+            self._count('TX_BYTES', len(frame))
+        else:
+            self._count(STATUS_COUNTER[status])
+        cq_idx = q.cq.hw_idx
+        cpl = TxCompletion(desc_idx=desc_idx, ndesc=ndesc, len=length & 0xFFFF, tag=tag,
+                           csum=csum, status=status, queue=queue, gen=q.cq.gen(cq_idx))
+        failed = False
+        try:
+            self.dma.write(q.cq.entry_addr(cq_idx), cpl.pack())
+        except DmaError:
+            q.dma_wr_err = True
+            failed = True
+        q.cq.hw_idx = (cq_idx + 1) & IDX_MASK
+        return TxOutcome(queue=queue, completion=cpl, cq_idx=cq_idx, descs=descs, frame=frame,
+                         cpl_write_failed=failed)
+
+    # --- scheduling -----------------------------------------------------------------------
+
+    def step(self) -> TxOutcome | None:
+        """One frame from the next queue, round robin, that can start one; None if none can."""
+        for k in range(self.num_txq):
+            t = (self.rr_next + k) % self.num_txq
+            ndesc = self.ready(t)
+            if ndesc is not None:
+                self.rr_next = (t + 1) % self.num_txq
+                return self.process_frame(t, ndesc)
+        return None
+
+    def run(self, max_frames: int | None = None) -> list[TxOutcome]:
+        """Frames until no queue can start one (or `max_frames`), in the order finished."""
+        out: list[TxOutcome] = []
+        while max_frames is None or len(out) < max_frames:
+            o = self.step()
+            if o is None:
+                break
+            out.append(o)
+        return out
+
+    def irq_fire(self, queue: int) -> bool:
+        """`tx_irq[queue]`: fires, and disarms, when armed and the completion ring holds a
+        completion the driver has not consumed (docs/tx.md, as for RX)."""
+        q = self.queues[queue]
+        if q.enable and q.irq_armed and q.cq.hw_idx != q.cq.sw_idx:
+            q.irq_armed = False
+            return True
+        return False
