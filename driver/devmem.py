@@ -44,6 +44,14 @@ if TYPE_CHECKING:
     from models.device_memory import DmaBuf
 
 
+class DmaDirection(IntEnum):
+    """`enum dma_data_direction` of a binding: RX bindings are written by the NIC, TX
+    bindings read by it."""
+
+    DMA_TO_DEVICE = 1
+    DMA_FROM_DEVICE = 2
+
+
 class QueueType(IntEnum):
     """`enum netdev_queue_type`."""
 
@@ -82,6 +90,10 @@ class NetDevmemDmabufBinding:
     chunk_pool: GenPool[DmabufGenpoolChunkOwner] = field(
         default_factory=lambda: GenPool(PAGE_SHIFT))
     bound_rxqs: list[int] = field(default_factory=list)
+    direction: DmaDirection = DmaDirection.DMA_FROM_DEVICE
+    tx_vec: list[NetIov] | None = None
+    """TX bindings only (`binding->tx_vec`): the net_iov of every page of the dma-buf, by
+    `offset // PAGE_SIZE`, so sendmsg turns a dma-buf offset into a bus address at once."""
     ref: int = 1
     freed: bool = False
     warnings: list[str] = field(default_factory=list)
@@ -143,6 +155,28 @@ class NetDevmemDmabufBinding:
             return
         self.chunk_pool.free(niov.dma_addr, PAGE_SIZE)
 
+    # --- TX ---------------------------------------------------------------------------------
+
+    @property
+    def is_tx(self) -> bool:
+        return self.tx_vec is not None
+
+    def get_niov_at(self, virt_addr: int) -> tuple[NetIov, int, int] | None:
+        """`net_devmem_get_niov_at`: the net_iov holding dma-buf offset `virt_addr`, the
+        offset inside it and the bytes left in its page; None at or past the dma-buf size."""
+        if self.tx_vec is None or not 0 <= virt_addr < self.dmabuf.size:
+            return None
+        off = virt_addr % PAGE_SIZE
+        return self.tx_vec[virt_addr // PAGE_SIZE], off, PAGE_SIZE - off
+
+    def get_net_iov(self, niov: NetIov) -> None:
+        """`net_devmem_get_net_iov`: a TX skb fragment holds the binding."""
+        self.get()
+
+    def put_net_iov(self, niov: NetIov) -> None:
+        """`net_devmem_put_net_iov`."""
+        self.put()
+
 
 class DmabufDevmemProvider:
     """`dmabuf_devmem_ops`: the memory provider of a bound queue's payload page pool."""
@@ -171,12 +205,16 @@ class DmabufDevmemProvider:
 # bind / unbind
 # ------------------------------------------------------------------------------------------
 
-def net_devmem_bind_dmabuf(kernel: Kernel, dev: Netdev, dmabuf_fd: int) -> NetDevmemDmabufBinding:
-    """Create a binding: dma-buf reference, id, gen_pool of the scatter list."""
+def net_devmem_bind_dmabuf(kernel: Kernel, dev: Netdev, dmabuf_fd: int,
+                           direction: DmaDirection = DmaDirection.DMA_FROM_DEVICE,
+                           ) -> NetDevmemDmabufBinding:
+    """Create a binding: dma-buf reference, id, gen_pool of the scatter list (and, for TX,
+    the `tx_vec` of every page)."""
     file = kernel.dma_buf_get(dmabuf_fd)
-    binding = NetDevmemDmabufBinding(kernel, dev, file)
+    binding = NetDevmemDmabufBinding(kernel, dev, file, direction=direction)
     binding.id = kernel.devmem_id_alloc(binding)
     virtual = 0
+    owners: list[DmabufGenpoolChunkOwner] = []
     for chunk in binding.dmabuf.chunks:  # the attachment's sg_table
         if chunk.length % PAGE_SIZE:
             kernel.devmem_bindings.pop(binding.id, None)
@@ -186,7 +224,10 @@ def net_devmem_bind_dmabuf(kernel: Kernel, dev: Netdev, dmabuf_fd: int) -> NetDe
                                         binding)
         binding.chunk_pool.add_owner(chunk.bus_addr, chunk.bus_addr, chunk.length, owner)
         owner.niovs = [NetIov(owner, i) for i in range(owner.num_niovs)]
+        owners.append(owner)
         virtual += chunk.length
+    if direction == DmaDirection.DMA_TO_DEVICE:
+        binding.tx_vec = [niov for owner in owners for niov in owner.niovs]
     return binding
 
 
@@ -221,13 +262,24 @@ async def net_devmem_bind_dmabuf_to_queue(dev: Netdev, rxq_idx: int,
 async def net_devmem_unbind_dmabuf(binding: NetDevmemDmabufBinding) -> None:
     """Erase the id, give the queues back to host memory, drop the netlink reference."""
     kernel, dev = binding.kernel, binding.dev
-    kernel.devmem_bindings.pop(binding.id, None)
+    if kernel.devmem_bindings.get(binding.id) is binding:
+        del kernel.devmem_bindings[binding.id]
     for rxq_idx in list(binding.bound_rxqs):
         rxq = dev.rx_queue(rxq_idx)
         rxq.mp_params = None
         await dev.rx_queue_restart(rxq_idx)
     binding.bound_rxqs.clear()
     binding.put()
+
+
+def net_devmem_get_binding(kernel: Kernel, dmabuf_id: int) -> NetDevmemDmabufBinding:
+    """`net_devmem_get_binding`, the id half: the TX binding behind `dmabuf_id`; EINVAL for
+    an unknown (or unbound) id and for an RX binding. (The route check, ENODEV, is made by
+    sendmsg after the dma-buf range check; see driver/socket.py.)"""
+    binding = kernel.devmem_lookup(dmabuf_id)
+    if binding is None or not binding.is_tx:
+        raise KernelError(errno.EINVAL, f'dma-buf id {dmabuf_id} is not a TX binding')
+    return binding
 
 
 # ------------------------------------------------------------------------------------------
@@ -283,6 +335,26 @@ class NetlinkSocket:
         except KernelError:
             await net_devmem_unbind_dmabuf(binding)
             raise
+        self.bindings.append(binding)
+        return binding.id
+
+    async def bind_tx(self, ifindex: int | None, fd: int | None) -> int:
+        """`bind-tx` (`netdev_nl_bind_tx_doit`): bind the dma-buf behind `fd` for
+        transmission through device `ifindex`; returns the binding id (from the same id space
+        as bind-rx). Checks, in order: missing ifindex or fd EINVAL; no such device, or not
+        present, ENODEV; a driver without netmem TX EOPNOTSUPP; then as bind-rx: not a dma-buf
+        EBADF, a scatter entry not page-aligned EINVAL. No queue is involved: the binding
+        belongs to the device, and only sockets routed through it may use it."""
+        if self.closed:
+            raise KernelError(errno.EBADF, 'netlink socket is closed')
+        if ifindex is None or fd is None:
+            raise KernelError(errno.EINVAL, f'missing attribute: {"ifindex" if ifindex is None else "fd"}')
+        dev = self.kernel.dev_get_by_index(ifindex)
+        if dev is None or not dev.present:
+            raise KernelError(errno.ENODEV, f'no device with ifindex {ifindex}')
+        if not dev.netmem_tx:
+            raise KernelError(errno.EOPNOTSUPP, 'Driver does not support netmem TX')
+        binding = net_devmem_bind_dmabuf(self.kernel, dev, fd, DmaDirection.DMA_TO_DEVICE)
         self.bindings.append(binding)
         return binding.id
 

@@ -157,3 +157,63 @@ def eth_get_headlen(data: bytes) -> int:
             return min(_l2(data)[1], len(data))
         except HeaderError:
             return min(len(data), ETH_HLEN)
+
+
+# ------------------------------------------------------------------------------------------
+# transmit: headers the CPU builds in host memory
+# ------------------------------------------------------------------------------------------
+
+ETH_P_IP_BYTES = struct.pack('!H', ETH_P_IP)
+IPV4_HLEN = 20
+IPV6_HLEN = 40
+TCP_HLEN = 20
+TCP_CSUM_OFFSET = 16
+"""`offsetof(struct tcphdr, check)`."""
+IP_DF = 0x4000
+DEFAULT_TTL = 64
+
+
+def csum_fold_sum(data: bytes, initial: int = 0) -> int:
+    """Folded 16-bit ones'-complement sum of big-endian words (RFC 1071), not complemented;
+    an odd last byte is padded with zero."""
+    if len(data) % 2:
+        data += b'\0'
+    total = initial + sum(struct.unpack(f'!{len(data) // 2}H', data))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return total
+
+
+def pseudo_hdr_seed(saddr: IpAddress, daddr: IpAddress, proto: int, l4_len: int) -> int:
+    """What Linux writes into the L4 checksum field for CHECKSUM_PARTIAL
+    (`~tcp_v4_check(len, saddr, daddr, 0)` / `~tcp_v6_check`): the folded pseudo-header sum,
+    not complemented (RFC 793 3.1, RFC 8200 8.1)."""
+    if saddr.version == 4:
+        tail = struct.pack('!BBH', 0, proto, l4_len)
+    else:
+        tail = struct.pack('!I3xB', l4_len, proto)
+    return csum_fold_sum(saddr.packed + daddr.packed + tail)
+
+
+def build_tcp_headers(src_mac: bytes, dst_mac: bytes, saddr: IpAddress, daddr: IpAddress,
+                      sport: int, dport: int, seq: int, ack: int, flags: int, window: int,
+                      payload_len: int, ip_id: int = 0) -> tuple[bytes, int]:
+    """Ethernet + IPv4/IPv6 + TCP headers of a segment carrying `payload_len` bytes, with the
+    IPv4 header checksum computed (the CPU can read the header) and the TCP checksum field
+    seeded with the pseudo-header sum for the NIC to finish (CHECKSUM_PARTIAL). Returns the
+    bytes and `csum_start` (the frame offset of the TCP header)."""
+    tcp_len = TCP_HLEN + payload_len
+    seed = pseudo_hdr_seed(saddr, daddr, IPPROTO_TCP, tcp_len)
+    tcp = struct.pack('!HHIIBBHHH', sport, dport, seq & 0xFFFF_FFFF, ack & 0xFFFF_FFFF,
+                      (TCP_HLEN // 4) << 4, int(flags), min(window, 0xFFFF), seed, 0)
+    if saddr.version == 4:
+        ip = bytearray(struct.pack('!BBHHHBBH4s4s', 0x45, 0, IPV4_HLEN + tcp_len,
+                                   ip_id & 0xFFFF, IP_DF, DEFAULT_TTL, IPPROTO_TCP, 0,
+                                   saddr.packed, daddr.packed))
+        struct.pack_into('!H', ip, 10, ip_fast_csum(bytes(ip)))
+        eth = dst_mac + src_mac + struct.pack('!H', ETH_P_IP)
+    else:
+        ip = bytearray(struct.pack('!IHBB16s16s', 0x6000_0000, tcp_len, IPPROTO_TCP,
+                                   DEFAULT_TTL, saddr.packed, daddr.packed))
+        eth = dst_mac + src_mac + struct.pack('!H', ETH_P_IPV6)
+    return eth + bytes(ip) + tcp, ETH_HLEN + len(ip)

@@ -9,6 +9,7 @@ two tests, or two simulated hosts, never share state.
 from __future__ import annotations
 
 import errno
+import ipaddress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -59,6 +60,10 @@ class Kernel:
     _next_fd: int = 3
     _binding_id_next: int = 1
     _tcp: TcpStack | None = None
+    routes: list[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, int]] = field(default_factory=list)
+    """The main routing table: (destination prefix, ifindex); longest prefix wins."""
+    neigh: dict[ipaddress.IPv4Address | ipaddress.IPv6Address, bytes] = field(default_factory=dict)
+    """Static neighbour entries (`ip neigh add ADDR lladdr MAC dev ...`)."""
 
     # --- net devices ------------------------------------------------------------------------
 
@@ -75,6 +80,29 @@ class Kernel:
     def dev_get_by_index(self, ifindex: int) -> Netdev | None:
         """`netdev_get_by_index`."""
         return self.netdevs.get(ifindex)
+
+    # --- routes and neighbours ---------------------------------------------------------------
+
+    def route_add(self, prefix: str, dev: Netdev) -> None:
+        """`ip route add PREFIX dev DEV`."""
+        self.routes.append((ipaddress.ip_network(prefix, strict=False), dev.ifindex))
+
+    def ip_route_output(self, daddr: ipaddress.IPv4Address | ipaddress.IPv6Address
+                        ) -> Netdev | None:
+        """`ip_route_output_key`: the device of the longest matching prefix, or None."""
+        best = None
+        for net, ifindex in self.routes:
+            if net.version == daddr.version and daddr in net and (
+                    best is None or net.prefixlen > best[0].prefixlen):
+                best = (net, ifindex)
+        return self.dev_get_by_index(best[1]) if best is not None else None
+
+    def neigh_add(self, addr: str, lladdr: bytes) -> None:
+        """`ip neigh add ADDR lladdr MAC`."""
+        self.neigh[ipaddress.ip_address(addr)] = lladdr
+
+    def neigh_lookup(self, addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bytes | None:
+        return self.neigh.get(addr)
 
     # --- dma-buf file descriptors -----------------------------------------------------------
 

@@ -25,6 +25,8 @@ There are no interrupts on NicHw: whoever runs the driver calls `poll` (all queu
 from __future__ import annotations
 
 import errno
+import ipaddress
+from collections import deque
 from dataclasses import asdict, dataclass, field, replace
 from enum import IntEnum
 from typing import TYPE_CHECKING, Callable
@@ -33,10 +35,11 @@ from driver import regs
 from driver.errors import KernelError
 from driver.headers import ETH_HLEN, VLAN_HLEN, eth_get_headlen
 from driver.hw import NicHw
-from driver.netmem import Netmem
+from driver.netmem import Netmem, Page
 from driver.page_pool import HostPageAllocator, HostPageProvider, MemoryProvider, PagePool, PagePoolParams
 from driver.rx_queue import MAX_RING_LOG2, RxBuffer, RxFrame, RxQueue, RxQueueConfig
-from driver.skbuff import SkBuff, SkbFrag
+from driver.skbuff import IpSummed, SkBuff, SkbFrag
+from driver.tx_queue import NetdevTx, TxCsum, TxDone, TxFrameError, TxQueue, TxQueueConfig
 from models.host_memory import PAGE_SIZE
 
 if TYPE_CHECKING:
@@ -58,6 +61,17 @@ COUNTERS = ('RX_FRAMES', 'RX_DROP_RUNT', 'RX_DROP_FCS', 'RX_DROP_OVERSIZE', 'RX_
             'RX_DROP_HDR_ERR', 'RX_DROP_QUEUE_OFF', 'RX_DROP_NO_HDR_BUF', 'RX_DROP_NO_PAY_BUF',
             'RX_DROP_CQ_FULL', 'RX_DMA_WR_ERR', 'RX_DMA_RD_ERR', 'RX_DESC_ERR')
 """The NIC's RX counters (docs/registers.md) `hw_stats` reads."""
+TX_COUNTERS = ('TX_FRAMES', 'TX_BYTES', 'TX_ERR_BAD_SEG', 'TX_ERR_BAD_LEN', 'TX_ERR_BAD_CSUM',
+               'TX_DMA_RD_ERR', 'TX_DESC_RD_ERR')
+"""The NIC's TX counters (docs/tx.md) `tx_hw_stats` reads."""
+ETH_ZLEN = 60
+"""Shortest frame the NIC sends (without FCS): the driver pads (`eth_skb_pad`)."""
+TX_HEAD_BUF = 256
+"""Host buffer for a header copy of up to this many bytes; longer heads take whole pages."""
+TX_QUEUE_LEN = 1000
+"""`txqueuelen`: frames the qdisc holds while the ring is full; beyond that it drops."""
+DEFAULT_MAC = bytes.fromhex('020000000002')
+"""The address test frames are sent to (tb/frames.py MAC_DST)."""
 
 
 class TcpDataSplit(IntEnum):
@@ -145,6 +159,57 @@ class NetdevRxQueue:
         return self.ring is not None
 
 
+@dataclass
+class TxQueueStats:
+    """Per-queue TX counters (`struct netdev_queue_stats_tx` names)."""
+
+    packets: int = 0
+    bytes: int = 0
+    hw_drops: int = 0
+    """Frames the NIC completed with an error status: not sent (`tx-hw-drops`)."""
+    hw_drop_errors: int = 0
+    """The part of `hw_drops` the NIC refused as malformed (`tx-hw-drop-errors`:
+    BAD_SEG, BAD_LEN, BAD_CSUM); the rest are DMA read errors."""
+    dropped: int = 0
+    """Frames dropped before the NIC saw them: qdisc full, device down, unsendable frame,
+    or posted but never completed when the queue was stopped (`tx_dropped`)."""
+    stop: int = 0
+    """Times the ring was full (`tx-stop`: `netif_tx_stop_queue`)."""
+    wake: int = 0
+    """Times a clean made room again after a stop (`tx-wake`)."""
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+@dataclass
+class TxBuffer:
+    """`struct *_tx_buffer`: what the driver must release when a frame completes."""
+
+    skb: SkBuff
+    head_bufs: list[Page]
+    """Host buffers holding the copy of the skb head the NIC reads (the `dma_map_single`)."""
+    len: int
+
+
+@dataclass(eq=False)
+class NetdevTxQueue:
+    """`struct netdev_queue` plus the driver's ring state and the qdisc in front of it."""
+
+    index: int
+    ring: TxQueue | None = None
+    tx_buffers: dict[int, TxBuffer] = field(default_factory=dict)
+    """Frames posted and not completed, by tag."""
+    free_tags: list[int] = field(default_factory=list)
+    qdisc: deque[SkBuff] = field(default_factory=deque)
+    """`pfifo_fast` of one band: skbs waiting for ring room (`dev_requeue_skb`)."""
+    stats: TxQueueStats = field(default_factory=TxQueueStats)
+
+    @property
+    def running(self) -> bool:
+        return self.ring is not None
+
+
 def _log2(n: int) -> int:
     return n.bit_length() - 1
 
@@ -172,6 +237,16 @@ class Netdev:
         that would disappear); each raises `KernelError` to refuse."""
         self._rxqs: list[NetdevRxQueue] = []
         self._host_pages: dict[int, HostPageAllocator] = {}
+        self.num_tx_queues = 0
+        self.real_num_tx_queues = 0
+        self.tx_max_segs = 0
+        self.tx_pending = 256
+        """TX descriptor ring entries (`ethtool -G tx`)."""
+        self.dev_addr: bytes = DEFAULT_MAC
+        """The MAC address (`dev->dev_addr`), source of every frame sent."""
+        self._txqs: list[NetdevTxQueue] = []
+        self._tx_pad: int | None = None
+        self.ip_addrs: list[ipaddress.IPv4Interface | ipaddress.IPv6Interface] = []
 
     # --- probe / open / stop ----------------------------------------------------------------
 
@@ -188,6 +263,13 @@ class Netdev:
             raise KernelError(errno.ENODEV, f'CAPS.num_rxq={self.num_rx_queues}')
         self.real_num_rx_queues = self.num_rx_queues
         self._rxqs = [NetdevRxQueue(i, Napi(self.name, i)) for i in range(self.num_rx_queues)]
+        tx_caps = await self.hw.read32(regs.TX_CAPS)
+        self.num_tx_queues = min(regs.TX_CAPS_NUM_TXQ.get(tx_caps), regs.TXQ_MAX)
+        self.tx_max_segs = regs.TX_CAPS_MAX_SEGS.get(tx_caps)
+        if self.tx_max_segs < 2:
+            self.num_tx_queues = 0          # a NIC without a usable TX path (older RTL)
+        self.real_num_tx_queues = self.num_tx_queues
+        self._txqs = [NetdevTxQueue(i) for i in range(self.num_tx_queues)]
         self.ifindex = self.kernel.register_netdev(self)
         self.present = True
 
@@ -198,6 +280,8 @@ class Netdev:
         await self._write_frame_limit()
         for i in range(self.real_num_rx_queues):
             await self._queue_start(self._rxqs[i], self._queue_mem_alloc(self._rxqs[i]))
+        for tq in self._txqs[:self.real_num_tx_queues]:
+            await self._txq_start(tq)
         self.running = True
 
     async def stop(self) -> None:
@@ -205,6 +289,9 @@ class Netdev:
         for q in self._rxqs:
             if q.running:
                 await self._queue_stop(q)
+        for tq in self._txqs:
+            if tq.running:
+                await self._txq_stop(tq)
         self.running = False
 
     async def remove(self) -> None:
@@ -380,8 +467,10 @@ class Netdev:
         return mtu + ETH_HLEN + 2 * VLAN_HLEN
 
     async def _write_frame_limit(self) -> None:
-        await self.hw.write32(regs.RX_FRAME_LIMIT,
-                              regs.RX_FRAME_LIMIT_MAX_FRAME_LEN.put(self._frame_limit(self.mtu)))
+        limit = self._frame_limit(self.mtu)
+        await self.hw.write32(regs.RX_FRAME_LIMIT, regs.RX_FRAME_LIMIT_MAX_FRAME_LEN.put(limit))
+        if self.num_tx_queues:
+            await self.hw.write32(regs.TX_FRAME_LIMIT, regs.TX_FRAME_LIMIT_MAX_FRAME_LEN.put(limit))
 
     # --- statistics -------------------------------------------------------------------------
 
@@ -406,16 +495,38 @@ class Netdev:
             'rx-alloc-fail': sum(q.stats.alloc_fail for q in self._rxqs),
             'rx-hw-drops': sum(drops.values()),
             'rx-hw-drop-overruns': sum(drops[n] for n in overruns),
+            'tx-packets': sum(q.stats.packets for q in self._txqs),
+            'tx-bytes': sum(q.stats.bytes for q in self._txqs),
+            'tx-hw-drops': sum(q.stats.hw_drops for q in self._txqs),
+            'tx-hw-drop-errors': sum(q.stats.hw_drop_errors for q in self._txqs),
+            'tx-stop': sum(q.stats.stop for q in self._txqs),
+            'tx-wake': sum(q.stats.wake for q in self._txqs),
+            'tx-dropped': sum(q.stats.dropped for q in self._txqs),
         }
+
+    async def tx_hw_stats(self) -> dict[str, int]:
+        """The NIC's TX counters by register name (empty without a TX path)."""
+        if not self.num_tx_queues:
+            return {}
+        return {name: await self.hw.read32(getattr(regs, name)) for name in TX_COUNTERS}
+
+    def tx_qstats(self, index: int) -> TxQueueStats:
+        return self._txqs[index].stats
 
     # --- NAPI -------------------------------------------------------------------------------
 
     async def poll(self, budget: int = 64) -> int:
-        """Run NAPI once on every running queue; the number of frames handled."""
+        """Run NAPI once on every running queue: RX (frames to the stack, refill), TX
+        (completions: buffers released, skbs freed, waiting frames posted), then the ACKs
+        the received data calls for. Returns the frames handled, RX and TX."""
         done = 0
         for q in self.rx_queues:
             if q.running:
                 done += await self.napi_poll(q.index, budget)
+        for tq in self._txqs:
+            if tq.running:
+                done += await self.clean_tx(tq.index, 4 * budget)
+        await self.kernel.tcp.flush_acks(self)
         return done
 
     async def napi_poll(self, index: int, budget: int = 64) -> int:
@@ -446,7 +557,7 @@ class Netdev:
         q.stats.packets += 1
         q.stats.bytes += frame.hdr_len + frame.payload_len
         skb = SkBuff(frags=frags, queue_mapping=q.index, hash=frame.first.rss_hash,
-                     dev_name=self.name)
+                     dev_name=self.name, skb_iif=self.ifindex)
         if frame.split and hdr_nm is not None:
             skb.head = hdr_nm.cpu_read(0, frame.hdr_len)
             q.hdr_pool.put_netmem(hdr_nm, allow_direct=True)
@@ -477,3 +588,184 @@ class Netdev:
                 new.append(RxBuffer(nm.dma_addr, buf_id))
             if new:
                 await post(new)
+
+    # --- transmit ---------------------------------------------------------------------------
+
+    def add_ip(self, addr: str) -> None:
+        """`ip addr add ADDR/PREFIX dev DEV`: the address, and its connected route."""
+        iface = ipaddress.ip_interface(addr)
+        self.ip_addrs.append(iface)
+        self.kernel.route_add(str(iface.network), self)
+
+    def source_addr(self, family_version: int) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+        """The first address of the device of that IP version (source address selection)."""
+        return next((i.ip for i in self.ip_addrs if i.version == family_version), None)
+
+    @property
+    def netmem_tx(self) -> bool:
+        """`dev->netmem_tx`: the driver can send skbs whose fragments are net_iovs (bind-tx
+        refuses a device without it). True when the NIC has a TX path."""
+        return self.num_tx_queues > 0
+
+    def tx_queue(self, index: int) -> NetdevTxQueue:
+        return self._txqs[index]
+
+    @property
+    def tx_queues(self) -> list[NetdevTxQueue]:
+        return self._txqs[:self.real_num_tx_queues]
+
+    async def _txq_start(self, tq: NetdevTxQueue) -> None:
+        """Allocate and program the rings, enable the queue."""
+        if self._tx_pad is None:
+            self._tx_pad = self.hw.host.alloc(ETH_ZLEN, 64)
+            self.hw.host.fill(self._tx_pad, ETH_ZLEN, 0)
+        tq.ring = TxQueue(self.hw, tq.index, TxQueueConfig(ring_log2=_log2(self.tx_pending)),
+                          max_segs=self.tx_max_segs)
+        await tq.ring.alloc_tx_rings()
+        tq.free_tags = list(reversed(range(tq.ring.ring_size)))
+        await tq.ring.enable()
+
+    async def _txq_stop(self, tq: NetdevTxQueue) -> None:
+        """Queue off (the NIC finishes a started frame), its completions collected, what
+        was posted but never started (and the qdisc backlog) dropped and counted; every skb
+        is freed, so zero-copy notifications still come."""
+        assert tq.ring is not None
+        await self.clean_tx(tq.index, 1 << 16, run_qdisc=False)
+        await tq.ring.disable()
+        await self.clean_tx(tq.index, 1 << 16, run_qdisc=False)
+        await tq.ring.reset_indices()
+        await tq.ring.free_tx_rings()
+        for buf in tq.tx_buffers.values():
+            self._tx_unmap(buf)
+            tq.stats.dropped += 1
+            buf.skb.tx_status = None
+            buf.skb.free()
+        tq.tx_buffers.clear()
+        while tq.qdisc:
+            tq.stats.dropped += 1
+            tq.qdisc.popleft().free()
+        tq.ring = None
+
+    def netdev_pick_tx(self, skb: SkBuff) -> NetdevTxQueue:
+        """`netdev_pick_tx`: the queue the skb's flow hash (set by the stack) selects."""
+        return self._txqs[skb.queue_mapping % self.real_num_tx_queues]
+
+    async def dev_queue_xmit(self, skb: SkBuff) -> bool:
+        """`dev_queue_xmit`: into the queue's qdisc, then as much of the qdisc as the ring
+        takes. False (and the skb freed) when it was dropped: device down, no TX path, or
+        the qdisc full."""
+        if not self.running or not self.real_num_tx_queues:
+            if self._txqs:
+                self._txqs[0].stats.dropped += 1
+            skb.free()
+            return False
+        tq = self.netdev_pick_tx(skb)
+        if len(tq.qdisc) >= TX_QUEUE_LEN:
+            tq.stats.dropped += 1
+            skb.free()
+            return False
+        tq.qdisc.append(skb)
+        await self._qdisc_run(tq)
+        return True
+
+    async def _qdisc_run(self, tq: NetdevTxQueue) -> None:
+        """`__qdisc_run`: hand skbs to the driver until the ring is full (`NETDEV_TX_BUSY`:
+        the skb stays at the head) or the qdisc is empty; `xmit_more` batches the doorbell."""
+        while tq.qdisc and tq.ring is not None:
+            skb = tq.qdisc[0]
+            rc = await self.start_xmit(skb, tq, xmit_more=len(tq.qdisc) > 1)
+            if rc == NetdevTx.BUSY:
+                return
+            tq.qdisc.popleft()
+
+    async def start_xmit(self, skb: SkBuff, tq: NetdevTxQueue,
+                         xmit_more: bool = False) -> NetdevTx:
+        """`ndo_start_xmit`: pad to 60 bytes, copy the head into host buffers the NIC can
+        read (`dma_map_single`), turn fragments into bus addresses (`skb_frag_dma_map`; a
+        net_iov's is its dma-buf page), post descriptors with the checksum request.
+        `NetdevTx.BUSY` when the ring lacks room; an skb the NIC could never send is dropped
+        and counted (`NETDEV_TX_OK`)."""
+        ring = tq.ring
+        assert ring is not None
+        if not tq.free_tags:
+            tq.stats.stop += 1
+            await ring.kick()
+            return NetdevTx.BUSY
+        head = skb.head[skb.data:]
+        pad = max(0, ETH_ZLEN - skb.len)
+        if pad and not skb.frags:
+            head += bytes(pad)              # eth_skb_pad on a linear skb
+            pad = 0
+        head_bufs = self._tx_map_head(head)
+        segs = [(b.dma_addr, min(b.size, len(head) - i * b.size)) for i, b in enumerate(head_bufs)]
+        segs += [(f.netmem.dma_addr + f.offset, f.size) for f in skb.frags]
+        if pad:
+            assert self._tx_pad is not None
+            segs.append((self._tx_pad, pad))   # zero bytes after the device-memory payload
+        csum = (TxCsum(skb.csum_start, skb.csum_offset)
+                if skb.ip_summed == IpSummed.CHECKSUM_PARTIAL else None)
+        tag = tq.free_tags[-1]
+        try:
+            rc = await ring.xmit_frame(segs, tag=tag, csum=csum, xmit_more=xmit_more)
+        except TxFrameError:
+            self._tx_unmap(TxBuffer(skb, head_bufs, 0))
+            tq.stats.dropped += 1
+            skb.free()
+            return NetdevTx.OK
+        if rc == NetdevTx.BUSY:
+            self._tx_unmap(TxBuffer(skb, head_bufs, 0))
+            tq.stats.stop += 1
+            return rc
+        tq.free_tags.pop()
+        tq.tx_buffers[tag] = TxBuffer(skb, head_bufs, len(head) + skb.data_len + pad)
+        return NetdevTx.OK
+
+    def _tx_map_head(self, head: bytes) -> list[Page]:
+        """Copy the head into host buffers: one small buffer, or pages."""
+        size = TX_HEAD_BUF if len(head) <= TX_HEAD_BUF else PAGE_SIZE
+        alloc = self._allocator(size)
+        bufs: list[Page] = []
+        for i in range(0, len(head), size):
+            page = alloc.alloc()
+            if page is None:
+                raise KernelError(errno.ENOMEM, 'no host memory for a TX header')
+            self.hw.host.write(page.dma_addr, head[i:i + size])
+            bufs.append(page)
+        return bufs
+
+    def _tx_unmap(self, buf: TxBuffer) -> None:
+        for page in buf.head_bufs:
+            self._allocator(page.size).free(page)
+        buf.head_bufs = []
+
+    async def clean_tx(self, index: int, budget: int = 256, run_qdisc: bool = True) -> int:
+        """The TX half of NAPI (`*_clean_tx_irq`): completions read, header buffers freed,
+        stats counted, skbs freed (their destructors and zero-copy completions run), then
+        the qdisc gets the room back (`netif_tx_wake_queue`). Frames completed."""
+        tq = self._txqs[index]
+        if tq.ring is None:
+            return 0
+        was_stopped = tq.ring.stopped
+        done = await tq.ring.clean_tx_irq(budget)
+        for d in done:
+            self._tx_complete(tq, d)
+        if done and was_stopped:
+            tq.stats.wake += 1
+        if run_qdisc and tq.ring.enabled:
+            await self._qdisc_run(tq)
+        return len(done)
+
+    def _tx_complete(self, tq: NetdevTxQueue, d: TxDone) -> None:
+        from models.formats import TxStatus
+        buf = tq.tx_buffers.pop(d.tag)
+        tq.free_tags.append(d.tag)
+        self._tx_unmap(buf)
+        if d.ok:
+            tq.stats.packets += 1
+            tq.stats.bytes += buf.len
+        else:
+            tq.stats.hw_drops += 1
+            if d.status in (TxStatus.BAD_SEG, TxStatus.BAD_LEN, TxStatus.BAD_CSUM):
+                tq.stats.hw_drop_errors += 1
+        buf.skb.tx_status = int(d.status)
+        buf.skb.free()

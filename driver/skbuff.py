@@ -12,13 +12,32 @@ context, else through the pool's ring.
 """
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from enum import IntEnum
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from driver.netmem import Netmem
 
 if TYPE_CHECKING:
     from driver.netdev import Napi
+
+
+class IpSummed(IntEnum):
+    """`skb->ip_summed` on transmit."""
+
+    CHECKSUM_NONE = 0
+    """The L4 checksum is in the headers already (or there is none)."""
+    CHECKSUM_PARTIAL = 3
+    """The device computes the L4 checksum from `csum_start`; the field at
+    `csum_start + csum_offset` holds the pseudo-header sum."""
+
+
+class UbufInfo(Protocol):
+    """`struct ubuf_info`: a zero-copy user buffer an skb references; `put` is
+    `skb_zcopy_clear` -> `net_zcopy_put` for that skb (one reference)."""
+
+    def put(self, skb: SkBuff | None = None) -> None: ...
 
 
 @dataclass
@@ -42,6 +61,23 @@ class SkBuff:
     seq: int = 0
     fin: bool = False
     freed: bool = False
+    skb_iif: int = 0
+    """ifindex of the device the skb arrived on (receive)."""
+    # --- transmit -------------------------------------------------------------------------
+    ip_summed: IpSummed = IpSummed.CHECKSUM_NONE
+    csum_start: int = 0
+    """Offset of the L4 header from the start of the frame (`skb_checksum_start_offset`)."""
+    csum_offset: int = 0
+    ubuf: UbufInfo | None = None
+    """`skb_zcopy(skb)`: the MSG_ZEROCOPY completion this skb holds a reference of."""
+    frag_unref: Callable[[Netmem], None] | None = None
+    """How a fragment's reference is dropped when it is not a page-pool buffer (devmem TX
+    net_iovs hold their binding: `net_devmem_put_net_iov`)."""
+    tx_status: int | None = None
+    """Set by the driver's TX completion: the NIC's status (0 = sent), None if the frame
+    never reached the NIC (dropped by the driver or a stopped queue)."""
+    destructor: Callable[[SkBuff], None] | None = None
+    """`skb->destructor`: runs when the skb is freed (the TCP layer's TX completion)."""
 
     # --- geometry ---------------------------------------------------------------------------
 
@@ -159,9 +195,17 @@ class SkBuff:
         if self.freed:
             raise RuntimeError('double free of an skb')
         self.freed = True
+        if self.destructor is not None:
+            self.destructor(self)
         for f in self.frags:
-            _put(f.netmem, napi)
+            if self.frag_unref is not None:
+                self.frag_unref(f.netmem)
+            else:
+                _put(f.netmem, napi)
         self.frags = []
+        if self.ubuf is not None:
+            ubuf, self.ubuf = self.ubuf, None
+            ubuf.put(self)
 
 
 def _put(netmem: Netmem, napi: Napi | None) -> None:
@@ -171,3 +215,85 @@ def _put(netmem: Netmem, napi: Napi | None) -> None:
     if pool is None:
         raise RuntimeError(f'{netmem!r} is not owned by a page pool')
     pool.put_netmem(netmem, allow_direct=napi is not None and pool.params.napi is napi)
+
+
+# ------------------------------------------------------------------------------------------
+# MSG_ZEROCOPY completions (net/core/skbuff.c msg_zerocopy_*, include/uapi/linux/errqueue.h)
+# ------------------------------------------------------------------------------------------
+
+SO_EE_ORIGIN_ZEROCOPY = 5
+SO_EE_CODE_ZEROCOPY_COPIED = 1
+
+
+@dataclass
+class SockExtendedErr:
+    """`struct sock_extended_err` (16 bytes). A zero-copy notification has `ee_errno` 0,
+    `ee_origin` SO_EE_ORIGIN_ZEROCOPY and the range of send calls `[ee_info, ee_data]`."""
+
+    ee_errno: int = 0
+    ee_origin: int = 0
+    ee_type: int = 0
+    ee_code: int = 0
+    ee_info: int = 0
+    ee_data: int = 0
+
+    FORMAT = struct.Struct('<IBBBxII')
+
+    @property
+    def lo(self) -> int:
+        return self.ee_info
+
+    @property
+    def hi(self) -> int:
+        return self.ee_data
+
+    def pack(self) -> bytes:
+        return self.FORMAT.pack(self.ee_errno, self.ee_origin, self.ee_type, self.ee_code,
+                                self.ee_info, self.ee_data)
+
+    @classmethod
+    def unpack(cls, raw: bytes) -> SockExtendedErr:
+        return cls(*cls.FORMAT.unpack(raw[:16]))
+
+
+assert SockExtendedErr.FORMAT.size == 16
+
+
+class ZerocopySock(Protocol):
+    """What a notification needs of the socket."""
+
+    def zerocopy_notify(self, lo: int, length: int, code: int) -> None: ...
+
+
+@dataclass(eq=False)
+class MsgZerocopy:
+    """`struct ubuf_info_msgzc` of one sendmsg call: id `id` (the socket's `sk_zckey` at the
+    call), one reference for the call itself and one per skb built from it. When the last
+    goes (the NIC completed every frame, or they were dropped), `__msg_zerocopy_callback`
+    queues the notification on the socket's error queue."""
+
+    sk: ZerocopySock
+    id: int
+    len: int = 1
+    refcnt: int = 1
+    zerocopy: bool = True
+    """False when the data was copied (SO_EE_CODE_ZEROCOPY_COPIED)."""
+    frames: int = 0
+    frames_failed: int = 0
+    """Frames of this call the NIC completed with an error status, or that never reached it."""
+    done: bool = False
+
+    def get(self) -> MsgZerocopy:
+        self.refcnt += 1
+        return self
+
+    def put(self, skb: SkBuff | None = None) -> None:
+        if skb is not None:
+            self.frames += 1
+            if skb.tx_status != 0:
+                self.frames_failed += 1
+        self.refcnt -= 1
+        if self.refcnt == 0:
+            self.done = True
+            self.sk.zerocopy_notify(self.id, self.len,
+                                    0 if self.zerocopy else SO_EE_CODE_ZEROCOPY_COPIED)

@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING, Iterable
 from driver.errors import ETOOSMALL, KernelError
 from driver.headers import AF_INET, AF_INET6
 from driver.netmem import NetIov
-from driver.skbuff import SkBuff, _put
-from driver.tcp import TcpSock, TcpState, ip_addr
+from driver.skbuff import (SO_EE_CODE_ZEROCOPY_COPIED, SO_EE_ORIGIN_ZEROCOPY, MsgZerocopy,
+                           SkBuff, SockExtendedErr, _put)
+from driver.tcp import SEQ_MASK, TcpSock, TcpState, ip_addr
 
 if TYPE_CHECKING:
     from driver.kernel import Kernel
@@ -49,6 +50,16 @@ SO_DEVMEM_DONTNEED = 80
 MSG_DONTWAIT = 0x40
 MSG_CTRUNC = 0x08
 MSG_SOCK_DEVMEM = 0x2000000
+MSG_ERRQUEUE = 0x2000
+MSG_ZEROCOPY = 0x4000000
+SO_ZEROCOPY = 60
+SOL_IP = 0
+IP_RECVERR = 11
+SOL_IPV6 = 41
+IPV6_RECVERR = 25
+SOCKADDR_IN_LEN = 16
+SOCKADDR_IN6_LEN = 28
+MAX_SKB_FRAGS = 17
 MAX_DONTNEED_TOKENS = 128
 MAX_DONTNEED_FRAGS = 1024
 
@@ -112,11 +123,12 @@ class DmabufToken:
 
 @dataclass(frozen=True)
 class Cmsg:
-    """One control message: `cmsg_level`, `cmsg_type` and its `struct dmabuf_cmsg`."""
+    """One control message: `cmsg_level`, `cmsg_type` and its data: a `struct dmabuf_cmsg`
+    (devmem receive) or a `struct sock_extended_err` (error queue)."""
 
     level: int
     type: int
-    data: DmabufCmsg
+    data: DmabufCmsg | SockExtendedErr | bytes
 
     @property
     def is_dmabuf(self) -> bool:
@@ -128,7 +140,7 @@ class Cmsg:
 
     def pack(self) -> bytes:
         """The message as it sits in the control buffer (header, data, padding)."""
-        body = self.data.pack()
+        body = self.data if isinstance(self.data, bytes) else self.data.pack()
         hdr = struct.pack('<Qii', CMSG_LEN(len(body)), self.level, self.type)
         return (hdr + body).ljust(CMSG_SPACE(len(body)), b'\0')
 
@@ -145,11 +157,16 @@ class RecvMsg:
 
     @property
     def dmabuf(self) -> list[DmabufCmsg]:
-        return [c.data for c in self.cmsgs if c.is_dmabuf]
+        return [c.data for c in self.cmsgs if c.is_dmabuf and isinstance(c.data, DmabufCmsg)]
 
     @property
     def linear(self) -> list[DmabufCmsg]:
-        return [c.data for c in self.cmsgs if c.is_linear]
+        return [c.data for c in self.cmsgs if c.is_linear and isinstance(c.data, DmabufCmsg)]
+
+    @property
+    def extended_errors(self) -> list[SockExtendedErr]:
+        """The `sock_extended_err` of a recvmsg(MSG_ERRQUEUE)."""
+        return [c.data for c in self.cmsgs if isinstance(c.data, SockExtendedErr)]
 
     @property
     def tokens(self) -> list[DmabufToken]:
@@ -198,6 +215,7 @@ class Socket:
         self.sk = sk
         self.closed = False
         self._bound: tuple[object, int] | None = None
+        self.zerocopy = sk.zerocopy if sk is not None else False
 
     @classmethod
     def create(cls, kernel: Kernel, family: int, type_: int) -> Socket:
@@ -247,6 +265,39 @@ class Socket:
         child = sk.accept_queue.popleft()
         return Socket(self.kernel, self.family, SOCK_STREAM, child), (str(child.raddr), child.rport)
 
+    async def connect(self, address: tuple[str, int]) -> None:
+        """`connect(2)`, non-blocking: route and neighbour lookup, SYN sent; the socket is
+        ESTABLISHED once the SYN-ACK has been polled. ENETUNREACH without a route,
+        EADDRNOTAVAIL when the route's device has no address of the family, EHOSTUNREACH
+        without a neighbour entry (`Kernel.neigh_add`), EISCONN when connected."""
+        sk = self._tcp()
+        if sk.state != TcpState.CLOSED:
+            raise KernelError(errno.EISCONN, f'socket is {sk.state.value}')
+        daddr = ip_addr(address[0])
+        if daddr is None:
+            raise KernelError(errno.EINVAL, 'no destination address')
+        stack = self.kernel.tcp
+        dev = self.kernel.ip_route_output(daddr)
+        if dev is None:
+            raise KernelError(errno.ENETUNREACH, f'no route to {daddr}')
+        saddr = dev.source_addr(daddr.version)
+        if saddr is None:
+            raise KernelError(errno.EADDRNOTAVAIL, f'{dev.name} has no IPv{daddr.version} address')
+        mac = self.kernel.neigh_lookup(daddr)
+        if mac is None:
+            raise KernelError(errno.EHOSTUNREACH, f'no neighbour entry for {daddr}')
+        if self._bound is not None and self._bound[1]:
+            sport = self._bound[1]
+        else:
+            sport = stack._next_port
+            stack._next_port = stack._next_port + 1 if stack._next_port < 60999 else 32768
+        sk.laddr, sk.lport, sk.raddr, sk.rport = saddr, sport, daddr, address[1]
+        sk.dst_dev, sk.dst_mac = dev, mac
+        sk.iss = stack.next_iss()
+        sk.state = TcpState.SYN_SENT
+        stack.established[sk.key] = sk
+        await sk.send_syn()
+
     def tcp_info(self) -> TcpInfo:
         sk = self._tcp()
         return TcpInfo(sk.state, sk.rcv_nxt, sk.copied_seq, sk.bytes_received,
@@ -260,10 +311,13 @@ class Socket:
 
     def recvmsg(self, bufsize: int, ancbufsize: int = 0, flags: int = 0) -> RecvMsg:
         """`recvmsg(2)`, non-blocking. `ancbufsize` is `msg_controllen` in bytes; each devmem
-        message takes CMSG_SPACE(24) = 40 bytes."""
+        message takes CMSG_SPACE(24) = 40 bytes. With MSG_ERRQUEUE: one zero-copy
+        notification from the error queue (`ip_recv_error`), EAGAIN when there is none."""
         if self.sk is None:
             self._tcp()
         sk = self._tcp()
+        if flags & MSG_ERRQUEUE:
+            return self._recv_error(sk, ancbufsize)
         if sk.state == TcpState.LISTEN:
             raise KernelError(errno.ENOTCONN, 'listening socket')
         msg = _Msg(ancbufsize)
@@ -306,6 +360,110 @@ class Socket:
             if not sk.fin_received:
                 raise KernelError(errno.EAGAIN, 'no data')
         return RecvMsg(copied, bytes(msg.data), msg.cmsgs, 0)
+
+    def _recv_error(self, sk: TcpSock, ancbufsize: int) -> RecvMsg:
+        """`ip_recv_error`/`ipv6_recv_error`: dequeue one error; its control message is
+        IP_RECVERR (IPV6_RECVERR) holding `struct sock_extended_err` and the offender's
+        address (all zero for zero-copy notifications). A control buffer too small for it
+        gets MSG_CTRUNC and nothing (the error is consumed, as `put_cmsg` truncates)."""
+        if not sk.error_queue:
+            raise KernelError(errno.EAGAIN, 'error queue empty')
+        serr = sk.error_queue.popleft()
+        v6 = self.family == AF_INET6
+        level, type_ = (SOL_IPV6, IPV6_RECVERR) if v6 else (SOL_IP, IP_RECVERR)
+        size = SockExtendedErr.FORMAT.size + (SOCKADDR_IN6_LEN if v6 else SOCKADDR_IN_LEN)
+        if ancbufsize < CMSG_LEN(size):
+            return RecvMsg(0, b'', [], MSG_ERRQUEUE | MSG_CTRUNC)
+        return RecvMsg(0, b'', [Cmsg(level, type_, serr)], MSG_ERRQUEUE)
+
+    def zerocopy_notifications(self) -> list[tuple[int, int]]:
+        """Drain the error queue: the `[lo, hi]` ranges of the zero-copy notifications."""
+        out = []
+        while True:
+            try:
+                m = self.recvmsg(0, CMSG_SPACE(64), MSG_ERRQUEUE)
+            except KernelError as e:
+                if e.errno == errno.EAGAIN:
+                    return out
+                raise
+            for ee in m.extended_errors:
+                assert ee.ee_origin == SO_EE_ORIGIN_ZEROCOPY
+                out.append((ee.lo, ee.hi))
+
+    # --- send -------------------------------------------------------------------------------
+
+    async def sendmsg(self, buffers: list[tuple[int, int]] | list[bytes],
+                      ancdata: list[tuple[int, int, bytes]] | None = None,
+                      flags: int = 0) -> int:
+        """`sendmsg(2)` on a TCP socket (`tcp_sendmsg_locked`), non-blocking; returns the
+        bytes queued. `ancdata` is `(level, type, data)` control messages.
+
+        Devmem TX: `(SOL_SOCKET, SCM_DEVMEM_DMABUF, u32 id)` makes every `buffers` entry a
+        `(dma-buf offset, length)` pair. Checks, in order: the id without MSG_ZEROCOPY or
+        without SO_ZEROCOPY EINVAL; an unknown id or an RX binding EINVAL; an offset at or
+        past the dma-buf size EFAULT (a range that starts inside and runs past the end is a
+        short send up to the end); the socket's route through another device than the
+        binding's ENODEV. The payload is never read: each segment's fragments are net_iovs
+        of the TX binding, cut at dma-buf pages (so never across 4 KiB).
+
+        Without the control message `buffers` are bytes, copied into the skbs. MSG_ZEROCOPY
+        on a socket with SO_ZEROCOPY gives the call a notification id (then
+        SO_EE_CODE_ZEROCOPY_COPIED for copied data); MSG_ZEROCOPY without SO_ZEROCOPY is
+        ignored, as in Linux."""
+        sk = self._tcp()
+        dmabuf_id: int | None = None
+        for level, type_, data in ancdata or []:
+            if level != SOL_SOCKET:
+                continue
+            if type_ != SCM_DEVMEM_DMABUF or len(data) != 4:
+                raise KernelError(errno.EINVAL, f'control message {level}/{type_}')
+            dmabuf_id = struct.unpack('<I', bytes(data))[0]
+        zc = bool(flags & MSG_ZEROCOPY) and self.zerocopy
+        binding = None
+        pieces: list = []
+        if dmabuf_id is not None:
+            from driver.devmem import net_devmem_get_binding
+            if not zc:
+                raise KernelError(errno.EINVAL, 'SCM_DEVMEM_DMABUF needs MSG_ZEROCOPY and '
+                                                'SO_ZEROCOPY')
+            binding = net_devmem_get_binding(self.kernel, dmabuf_id)
+            size = binding.dmabuf.size
+            for base, n in buffers:         # type: ignore[misc]
+                if n <= 0:
+                    continue
+                if base < 0 or base >= size:
+                    break
+                pieces.append((base, min(n, size - base)))
+                if base + n > size:
+                    break
+            if not pieces and any(n > 0 for _, n in buffers):  # type: ignore[misc]
+                raise KernelError(errno.EFAULT, 'dma-buf offset at or past the dma-buf size')
+            if sk.dst_dev is None or sk.dst_dev.ifindex != binding.dev.ifindex:
+                raise KernelError(errno.ENODEV, 'the route does not go through the bound device')
+        else:
+            pieces = [bytes(b) for b in buffers if len(b)]  # type: ignore[arg-type]
+        if sk.state not in (TcpState.ESTABLISHED, TcpState.CLOSE_WAIT):
+            raise KernelError(errno.EPIPE if sk.reset else errno.ENOTCONN,
+                              f'socket is {sk.state.value}')
+        if not pieces:
+            return 0
+        if not sk.can_send:
+            raise KernelError(errno.EHOSTUNREACH, 'no route or neighbour')
+        uarg = None
+        if zc:
+            uarg = MsgZerocopy(sk, sk.zckey, zerocopy=binding is not None)
+            sk.zckey = (sk.zckey + 1) & SEQ_MASK
+        max_frags = max(1, min(MAX_SKB_FRAGS, sk.dst_dev.tx_max_segs - 2))  # type: ignore[union-attr]
+        try:
+            sent = await sk.sendmsg_segments(pieces, binding, uarg, max_frags)
+        finally:
+            if uarg is not None:
+                uarg.put()                 # the call's own reference
+        return sent
+
+    async def send(self, data: bytes, flags: int = 0) -> int:
+        """`send(2)`: ordinary bytes."""
+        return await self.sendmsg([data], None, flags)
 
     @staticmethod
     def _recvmsg_dmabuf(sk: TcpSock, skb: SkBuff, offset: int, msg: _Msg, remaining: int) -> int:
@@ -363,6 +521,28 @@ class Socket:
             raise KernelError(errno.EBADF, 'socket is closed')
         if level == SOL_SOCKET and optname == SO_DEVMEM_DONTNEED:
             return self._devmem_dontneed(bytes(value))
+        if level == SOL_SOCKET and optname == SO_ZEROCOPY:
+            return self._set_zerocopy(value)
+        raise KernelError(errno.ENOPROTOOPT, f'option {level}/{optname}')
+
+    def _set_zerocopy(self, value: bytes | int) -> int:
+        """`sock_setsockopt(SO_ZEROCOPY)`: TCP and UDP sockets only; 0 or 1, else EINVAL."""
+        if isinstance(value, (bytes, bytearray)):
+            if len(value) < 4:
+                raise KernelError(errno.EINVAL, 'optlen < sizeof(int)')
+            val = struct.unpack('<i', bytes(value[:4]))[0]
+        else:
+            val = int(value)
+        if val not in (0, 1):
+            raise KernelError(errno.EINVAL, f'SO_ZEROCOPY {val}')
+        self.zerocopy = bool(val)
+        if self.sk is not None:
+            self.sk.zerocopy = self.zerocopy
+        return 0
+
+    def getsockopt(self, level: int, optname: int) -> int:
+        if level == SOL_SOCKET and optname == SO_ZEROCOPY:
+            return int(self.zerocopy)
         raise KernelError(errno.ENOPROTOOPT, f'option {level}/{optname}')
 
     def _devmem_dontneed(self, optval: bytes) -> int:

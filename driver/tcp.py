@@ -30,13 +30,17 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from driver.errors import KernelError
-from driver.headers import IPPROTO_TCP, HeaderError, IpAddress, PacketHeaders, TcpFlags, parse_headers
+from driver.headers import (IPPROTO_TCP, IPV4_HLEN, IPV6_HLEN, TCP_CSUM_OFFSET, TCP_HLEN,
+                            HeaderError, IpAddress, PacketHeaders, TcpFlags, build_tcp_headers,
+                            parse_headers)
 from driver.netmem import NetIov
-from driver.skbuff import SkBuff, _put
+from driver.skbuff import (SO_EE_ORIGIN_ZEROCOPY, IpSummed, MsgZerocopy, SkBuff, SkbFrag,
+                           SockExtendedErr, _put)
 
 if TYPE_CHECKING:
+    from driver.devmem import NetDevmemDmabufBinding
     from driver.kernel import Kernel
-    from driver.netdev import Napi
+    from driver.netdev import Napi, Netdev
 
 SEQ_MASK = 0xFFFF_FFFF
 TOKEN_MAX = (1 << 31) - 1
@@ -55,6 +59,7 @@ def after(a: int, b: int) -> bool:
 
 class TcpState(Enum):
     LISTEN = 'LISTEN'
+    SYN_SENT = 'SYN_SENT'
     ESTABLISHED = 'ESTABLISHED'
     CLOSE_WAIT = 'CLOSE_WAIT'
     CLOSED = 'CLOSED'
@@ -80,6 +85,13 @@ class TcpMib:
     TCPOutOfWindow: int = 0
     TCPAfterFin: int = 0
     TCPPureAck: int = 0
+    OutSegs: int = 0
+    """Segments handed to a device (data, ACKs, SYN, SYN-ACK)."""
+    OutNoRoutes: int = 0
+    """Segments (mostly ACKs) not sent: the socket has no route or no neighbour."""
+    TCPTxHwErrors: int = 0
+    """Data segments the NIC completed with an error status (not sent; a real stack would
+    retransmit them on its RTO)."""
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -108,6 +120,24 @@ class TcpSock:
     fin_received: bool = False
     reset: bool = False
     bytes_received: int = 0
+    # --- send side ----------------------------------------------------------------------
+    iss: int = 0
+    snd_una: int = 0
+    snd_nxt: int = 0
+    snd_wnd: int = 0
+    dst_dev: Netdev | None = None
+    """The device the route to `raddr` goes through (`__sk_dst_get(sk)->dev`)."""
+    dst_mac: bytes | None = None
+    """The neighbour's MAC address (the next hop is the peer: one link)."""
+    ip_id: int = 0
+    zckey: int = 0
+    """`sk->sk_zckey`: the id of the next MSG_ZEROCOPY send call."""
+    error_queue: deque[SockExtendedErr] = field(default_factory=deque)
+    """`sk->sk_error_queue`: zero-copy notifications waiting for recvmsg(MSG_ERRQUEUE)."""
+    synack_pending: bool = False
+    zerocopy: bool = False
+    """SOCK_ZEROCOPY (setsockopt SO_ZEROCOPY)."""
+    bytes_sent: int = 0
     _token_next: int = 1
     _tokens_freed: list[int] = field(default_factory=list)
 
@@ -142,6 +172,13 @@ class TcpSock:
 
     def rcv_established(self, skb: SkBuff, h: PacketHeaders, napi: Napi | None) -> None:
         mib = self.stack.mib
+        if self.state == TcpState.SYN_SENT:
+            self._rcv_synsent(skb, h, napi)
+            return
+        if TcpFlags.ACK in h.flags and TcpFlags.RST not in h.flags:
+            self._ack(h)
+        if skb.len or skb.fin:
+            self.stack.ack_sched(self)      # every data segment is answered (dups too)
         if TcpFlags.RST in h.flags:
             self.reset = True
             self.state = TcpState.CLOSED
@@ -173,6 +210,164 @@ class TcpSock:
             return
         self._queue_in_order(skb, napi)
         self._ofo_drain(napi)
+
+    def _ack(self, h: PacketHeaders) -> None:
+        """`tcp_ack`: an ACK for new data moves snd_una; the window is remembered."""
+        if after(h.ack_seq, self.snd_una) and not after(h.ack_seq, self.snd_nxt):
+            self.snd_una = h.ack_seq
+        if not before(h.ack_seq, self.snd_una):
+            self.snd_wnd = h.window
+
+    def _rcv_synsent(self, skb: SkBuff, h: PacketHeaders, napi: Napi | None) -> None:
+        """`tcp_rcv_synsent_state_process`: a SYN-ACK acknowledging our SYN establishes."""
+        ok = (TcpFlags.SYN in h.flags and TcpFlags.ACK in h.flags
+              and h.ack_seq == (self.iss + 1) & SEQ_MASK)
+        skb.free(napi)
+        if TcpFlags.RST in h.flags and TcpFlags.ACK in h.flags:
+            self.reset = True
+            self.state = TcpState.CLOSED
+            return
+        if not ok:
+            return
+        self.irs = h.seq
+        self.rcv_nxt = self.copied_seq = (h.seq + 1) & SEQ_MASK
+        self.snd_una = h.ack_seq
+        self.snd_wnd = h.window
+        self.state = TcpState.ESTABLISHED
+        self.stack.ack_sched(self)
+
+    # --- send -------------------------------------------------------------------------------
+
+    @property
+    def mss(self) -> int:
+        """`tcp_current_mss`: the route device's MTU less the IP and TCP headers (no options
+        are sent)."""
+        mtu = self.dst_dev.mtu if self.dst_dev is not None else 1500
+        return mtu - (IPV4_HLEN if self.family == 2 else IPV6_HLEN) - TCP_HLEN
+
+    @property
+    def can_send(self) -> bool:
+        return self.dst_dev is not None and self.dst_mac is not None and self.laddr is not None
+
+    def build_skb(self, seq: int, flags: TcpFlags, payload_len: int,
+                  linear: bytes = b'') -> SkBuff:
+        """`tcp_transmit_skb` + `ip_queue_xmit` headers: an skb whose head holds Ethernet,
+        IP and TCP headers (plus `linear` payload bytes), CHECKSUM_PARTIAL. The caller adds
+        fragments for the rest of `payload_len`."""
+        assert self.dst_dev is not None and self.dst_mac is not None
+        assert self.laddr is not None and self.raddr is not None
+        self.ip_id = (self.ip_id + 1) & 0xFFFF
+        head, csum_start = build_tcp_headers(
+            self.dst_dev.dev_addr, self.dst_mac, self.laddr, self.raddr, self.lport,
+            self.rport, seq, self.rcv_nxt, flags, self.rcv_wnd, payload_len, self.ip_id)
+        skb = SkBuff(head=head + linear, ip_summed=IpSummed.CHECKSUM_PARTIAL,
+                     csum_start=csum_start, csum_offset=TCP_CSUM_OFFSET,
+                     queue_mapping=self.flow_hash, seq=seq)
+        return skb
+
+    @property
+    def flow_hash(self) -> int:
+        """`sk->sk_txhash` stand-in: the same queue for every segment of the flow."""
+        return (self.lport * 31 + self.rport) ^ int(self.raddr or 0)
+
+    async def transmit(self, skb: SkBuff) -> bool:
+        """`ip_queue_xmit` -> `dev_queue_xmit` on the route device."""
+        assert self.dst_dev is not None
+        self.stack.mib.OutSegs += 1
+        return await self.dst_dev.dev_queue_xmit(skb)
+
+    async def send_ack(self) -> None:
+        """`tcp_send_ack` (or the SYN-ACK of a passive open: `tcp_v4_send_synack`)."""
+        if not self.can_send:
+            self.stack.mib.OutNoRoutes += 1
+            return
+        if self.synack_pending:
+            self.synack_pending = False
+            await self.transmit(self.build_skb(self.iss, TcpFlags.SYN | TcpFlags.ACK, 0))
+            return
+        await self.transmit(self.build_skb(self.snd_nxt, TcpFlags.ACK, 0))
+
+    async def send_syn(self) -> None:
+        """`tcp_connect`: the SYN of an active open."""
+        self.snd_una = self.iss
+        self.snd_nxt = (self.iss + 1) & SEQ_MASK
+        await self.transmit(self.build_skb(self.iss, TcpFlags.SYN, 0))
+
+    def _tx_done(self, skb: SkBuff) -> None:
+        """The destructor of a data skb: runs when the driver frees it after its completion
+        (or a drop)."""
+        if skb.tx_status != 0:
+            self.stack.mib.TCPTxHwErrors += 1
+
+    async def sendmsg_segments(self, pieces: list[tuple[int, int]] | list[bytes],
+                               binding: NetDevmemDmabufBinding | None,
+                               uarg: MsgZerocopy | None, max_frags: int) -> int:
+        """`tcp_sendmsg_locked`'s loop: cut the send into MSS-sized segments and transmit
+        each. `pieces` are `(dma-buf offset, length)` with a binding (the payload becomes
+        net_iov fragments, one per dma-buf page touched, never read: `skb_zerocopy_iter_stream`
+        -> `zerocopy_fill_skb_from_devmem`), else bytes copied into the skb head. A segment
+        also ends when it has `max_frags` fragments (`MAX_SKB_FRAGS`). Returns bytes sent."""
+        mss = self.mss
+        sent = 0
+        work: list[tuple[int, int] | bytes] = list(pieces)
+        total = sum(p[1] if isinstance(p, tuple) else len(p) for p in pieces)
+        while work:
+            seq = self.snd_nxt
+            frags: list[SkbFrag] = []
+            linear = bytearray()
+            room = mss
+            while work and room and len(frags) < max_frags:
+                piece = work[0]
+                if isinstance(piece, tuple):
+                    assert binding is not None
+                    off, n = piece
+                    got = binding.get_niov_at(off)
+                    assert got is not None, 'checked by sendmsg'
+                    niov, page_off, page_left = got
+                    k = min(n, room, page_left)
+                    binding.get_net_iov(niov)
+                    frags.append(SkbFrag(niov, page_off, k))
+                    work[0] = (off + k, n - k)
+                    if n - k == 0:
+                        work.pop(0)
+                else:
+                    k = min(len(piece), room)
+                    linear += piece[:k]
+                    if k == len(piece):
+                        work.pop(0)
+                    else:
+                        work[0] = piece[k:]
+                room -= k
+            n = mss - room
+            last = sent + n == total
+            flags = TcpFlags.ACK | (TcpFlags.PSH if last else TcpFlags(0))
+            skb = self.build_skb(seq, flags, n, bytes(linear))
+            skb.frags = frags
+            if binding is not None:
+                skb.frag_unref = binding.put_net_iov
+            skb.destructor = self._tx_done
+            if uarg is not None:
+                skb.ubuf = uarg.get()
+            self.snd_nxt = (self.snd_nxt + n) & SEQ_MASK
+            self.bytes_sent += n
+            sent += n
+            await self.transmit(skb)
+        return sent
+
+    def zerocopy_notify(self, lo: int, length: int, code: int) -> None:
+        """`__msg_zerocopy_callback`: queue `[lo, lo + length - 1]` on the error queue,
+        merged into the last queued notification when it continues it
+        (`skb_zerocopy_notif_merge`)."""
+        if self.state == TcpState.CLOSED and self.stack.established.get(self.key) is not self:
+            return                          # SOCK_DEAD: nobody to tell
+        hi = (lo + length - 1) & SEQ_MASK
+        tail = self.error_queue[-1] if self.error_queue else None
+        if (tail is not None and tail.ee_origin == SO_EE_ORIGIN_ZEROCOPY
+                and lo == (tail.ee_data + 1) & SEQ_MASK
+                and ((tail.ee_data - tail.ee_info) & SEQ_MASK) + 1 + length < (1 << 32)):
+            tail.ee_data = hi
+            return
+        self.error_queue.append(SockExtendedErr(0, SO_EE_ORIGIN_ZEROCOPY, 0, code, lo, hi))
 
     def _queue_in_order(self, skb: SkBuff, napi: Napi | None) -> None:
         """`tcp_queue_rcv` (+ `tcp_fin`): `skb` starts at or before rcv_nxt."""
@@ -254,6 +449,7 @@ class TcpSock:
         while self.accept_queue:
             self.accept_queue.popleft().destroy()
         self.stack.unhash(self)
+        self.stack._ack_pending.pop(self, None)
         self.state = TcpState.CLOSED
 
 
@@ -266,6 +462,9 @@ class TcpStack:
         self.listeners: dict[tuple[int, int], list[TcpSock]] = {}
         self.mib = TcpMib()
         self.not_tcp_rx: int = 0
+        self._ack_pending: dict[TcpSock, None] = {}
+        self._iss = 0x1234_0000
+        self._next_port = 32768
 
     # --- tables -----------------------------------------------------------------------------
 
@@ -292,8 +491,41 @@ class TcpStack:
 
     # --- receive ----------------------------------------------------------------------------
 
+    def ack_sched(self, sk: TcpSock) -> None:
+        """`inet_csk_schedule_ack`: an ACK goes out at the end of this NAPI poll (the
+        delayed-ACK timer of this model; one ACK covers every segment of the poll)."""
+        self._ack_pending[sk] = None
+
+    async def flush_acks(self, dev: Netdev | None = None) -> int:
+        """Send the scheduled ACKs (of sockets routed through `dev`, or all); ACKs sent."""
+        n = 0
+        for sk in list(self._ack_pending):
+            if dev is not None and sk.dst_dev is not None and sk.dst_dev is not dev:
+                continue
+            del self._ack_pending[sk]
+            if sk.state in (TcpState.CLOSED, TcpState.LISTEN):
+                continue
+            before_out = self.mib.OutSegs
+            await sk.send_ack()
+            n += self.mib.OutSegs - before_out
+        return n
+
+    def next_iss(self) -> int:
+        """`secure_tcp_seq` stand-in: deterministic, different per connection."""
+        self._iss = (self._iss + 0x0100_0000 + 12345) & SEQ_MASK
+        return self._iss
+
+    def route(self, daddr: IpAddress, iif: int = 0) -> Netdev | None:
+        """The device the route to `daddr` goes through: the kernel's routing table, else
+        (no route configured) the device the connection came in on."""
+        dev = self.kernel.ip_route_output(daddr)
+        if dev is None and iif:
+            dev = self.kernel.dev_get_by_index(iif)
+        return dev
+
     def rcv(self, skb: SkBuff, napi: Napi | None = None) -> None:
         """`netif_receive_skb` for an skb whose head holds all of its headers."""
+        src_mac = skb.head[skb.data + 6:skb.data + 12]
         try:
             h = parse_headers(skb.head[skb.data:])
         except HeaderError:
@@ -323,6 +555,15 @@ class TcpStack:
             isn_next = (h.seq + 1) & SEQ_MASK
             child = TcpSock(self, h.family, TcpState.ESTABLISHED, h.daddr, h.dport, h.saddr,
                             h.sport, irs=h.seq, rcv_nxt=isn_next, copied_seq=isn_next)
+            child.iss = self.next_iss()
+            child.snd_una = child.iss
+            child.snd_nxt = (child.iss + 1) & SEQ_MASK
+            child.snd_wnd = h.window
+            child.dst_dev = self.route(h.saddr, skb.skb_iif)
+            child.dst_mac = self.kernel.neigh_lookup(h.saddr) or src_mac
+            child.zerocopy = listener.zerocopy     # sock flags are cloned
+            child.synack_pending = True
+            self.ack_sched(child)
             self.established[child.key] = child
             listener.accept_queue.append(child)
             skb.free(napi)
