@@ -25,8 +25,9 @@ Modelling choices where the documents leave room are listed in `NicModel`'s docs
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Protocol
 
 from driver import regs
 from models.bus import DmaAddressSpace, DmaError

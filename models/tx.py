@@ -18,6 +18,7 @@ are listed in `TxEngine`'s docstring and in docs/tx.md ("Golden model").
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import struct
 from collections import deque
 from collections.abc import Sequence
@@ -386,7 +387,8 @@ class TxEngine:
         self.fetch(q)
         if q.cq.cq_free < 1:
             return None
-        return frame_extent([d for _, d in q.fetched], self.max_segs)
+        head = itertools.islice(q.fetched, self.max_segs)
+        return frame_extent([d for _, d in head], self.max_segs)
 
     # --- one frame ------------------------------------------------------------------------
 
