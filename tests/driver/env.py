@@ -25,6 +25,11 @@ class ModelEnv:
     async def send(self, frame: bytes) -> None:
         await self.hw.wire.send(frame)
 
+    @property
+    def tx_frames(self) -> list[bytes]:
+        """Every frame the NIC sent (the MAC side of TX), in order."""
+        return self.hw.wire.tx_frames
+
 
 class RtlEnv:
     """`DriverEnv` on the RTL: wraps a `tb.nic_tb.NicTb` (after `reset`). `send` only queues

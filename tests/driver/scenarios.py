@@ -17,6 +17,7 @@ from __future__ import annotations
 import errno
 import importlib.util
 import random
+import struct
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Awaitable, Callable, Coroutine, Protocol
@@ -28,8 +29,9 @@ from driver.hw import NicHw
 from driver.kernel import Kernel
 from driver.netdev import Netdev, TcpDataSplit
 from driver.page_pool import HostPageProvider
-from driver.socket import (CMSG_SPACE, MSG_SOCK_DEVMEM, SOCK_DGRAM, SOCK_STREAM, SOL_SOCKET,
-                           SO_DEVMEM_DONTNEED, DmabufToken, RecvMsg, Socket)
+from driver.socket import (CMSG_SPACE, MSG_ERRQUEUE, MSG_SOCK_DEVMEM, MSG_ZEROCOPY,
+                           SCM_DEVMEM_DMABUF, SO_DEVMEM_DONTNEED, SO_ZEROCOPY, SOCK_DGRAM,
+                           SOCK_STREAM, SOL_SOCKET, DmabufToken, RecvMsg, Socket)
 from driver.tcp import TcpState
 from models.device_memory import DeviceMemory, DmaBuf, DmaBufChunk
 from models.host_memory import PAGE_SIZE
@@ -825,6 +827,229 @@ async def steered_devmem_flow_with_rss(env: DriverEnv, *, mtu: int = 1500,
     await rig.finish()
 
 
+
+
+# ------------------------------------------------------------------------------------------
+# TX scenarios (docs/tx.md; spec "Transmitting"). They need `env.tx_frames`: the frames the
+# NIC put on its TX wire, in order.
+# ------------------------------------------------------------------------------------------
+
+def tx_wire(env: DriverEnv) -> list[bytes]:
+    frames = getattr(env, 'tx_frames', None)
+    if frames is None:
+        raise Unsupported('the environment does not capture TX frames')
+    return frames
+
+
+def zc_cmsg(binding_id: int) -> list[tuple[int, int, bytes]]:
+    """The SCM_DEVMEM_DMABUF control message of a devmem send."""
+    return [(SOL_SOCKET, SCM_DEVMEM_DMABUF, struct.pack('<I', binding_id))]
+
+
+def check_tcp_frame(frame: bytes) -> Any:
+    """Parse with scapy; the IPv4 header and TCP checksums must be what scapy computes from
+    the bytes (RFC 791/793/8200 pseudo-header). Returns the scapy packet."""
+    from scapy.layers.inet import IP, TCP
+    from scapy.layers.inet6 import IPv6
+    from scapy.layers.l2 import Ether
+    pkt = Ether(frame)
+    assert len(frame) >= 60, f'a {len(frame)}-byte frame went out (minimum 60)'
+    tcp = pkt[TCP]
+    if IP in pkt:
+        ip = pkt[IP]
+        want_ip = ip.chksum
+        ip2 = ip.copy()
+        del ip2.chksum
+        assert IP(bytes(ip2))[IP].chksum == want_ip, 'bad IPv4 header checksum'
+        l3, plen = IP, ip.len - ip.ihl * 4
+    else:
+        l3, plen = IPv6, pkt[IPv6].plen
+    got = tcp.chksum
+    seg = pkt[l3].copy()
+    del seg[TCP].chksum
+    # rebuild from the L3 header down, padding dropped, so scapy recomputes over the segment
+    raw = bytes(pkt[l3])[:(pkt[l3].ihl * 4 + plen) if l3 is IP else 40 + plen]
+    re = l3(raw)
+    del re[TCP].chksum
+    assert l3(bytes(re))[TCP].chksum == got, f'bad TCP checksum 0x{got:04x}'
+    return pkt
+
+
+def tcp_payload(pkt: Any) -> bytes:
+    from scapy.layers.inet import IP, TCP
+    from scapy.layers.inet6 import IPv6
+    tcp = pkt[TCP]
+    if IP in pkt:
+        n = pkt[IP].len - pkt[IP].ihl * 4 - tcp.dataofs * 4
+    else:
+        n = pkt[IPv6].plen - tcp.dataofs * 4
+    return bytes(tcp.payload)[:n]
+
+
+async def tx_connection(env: DriverEnv, *, ipv6: bool = False, mtu: int = 1500,
+                        pages: int = 64) -> tuple[Rig, Socket, TcpPeer, Bound]:
+    """A Rig with an accepted connection and a TX binding of `pages` pages whose bytes the
+    GPU filled with random data; SO_ZEROCOPY on."""
+    rig = await Rig.create(env, rx_pending=32, mtu=mtu)
+    if not rig.netdev.netmem_tx:
+        raise Unsupported('the NIC has no TX path (TX_CAPS.num_txq == 0)')
+    peer = TcpPeer(Flow(ipv6=ipv6), mtu=mtu)
+    sock = await rig.connect(peer, rig.listen(ipv6=ipv6))
+    dmabuf, fd = rig.export(pages, chunk_pages=4)
+    bid = await rig.nl.bind_tx(rig.netdev.ifindex, fd)
+    dmabuf.gpu_write(0, random.Random(11).randbytes(dmabuf.size))
+    sock.setsockopt(SOL_SOCKET, SO_ZEROCOPY, 1)
+    return rig, sock, peer, Bound(bid, dmabuf, fd)
+
+
+async def tx_settle(rig: Rig, env: DriverEnv, frames: int) -> None:
+    """Wait until the NIC has finished `frames` more TX frames (sent or failed)."""
+    names = ('TX_FRAMES', 'TX_ERR_BAD_SEG', 'TX_ERR_BAD_LEN', 'TX_ERR_BAD_CSUM',
+             'TX_DMA_RD_ERR', 'TX_DESC_RD_ERR')
+    for _ in range(SETTLE_POLLS):
+        hw = await rig.netdev.tx_hw_stats()
+        if sum(hw[n] for n in names) >= frames:
+            return
+        await env.hw.delay(SETTLE_NS)
+    raise AssertionError(f'the NIC finished {sum(hw[n] for n in names)} of {frames} TX frames')
+
+
+async def devmem_tx_segmentation(env: DriverEnv, *, ipv6: bool = False) -> None:
+    """Sends of 1, MSS-1, MSS, MSS+1 bytes and 64 KiB from odd dma-buf offsets across 4 KiB
+    pages: MSS-sized segments with consecutive sequence numbers, valid IPv4 and TCP
+    checksums (scapy), payload equal to the dma-buf bytes named (read by the GPU), never read
+    by the CPU; one zero-copy notification per call, and only after the driver polled the
+    completions."""
+    rig, sock, peer, b = await tx_connection(env, ipv6=ipv6)
+    wire = tx_wire(env)
+    mss = peer.mss
+    sk = sock.sk
+    assert sk is not None
+    seq = sk.snd_nxt
+    base = len(wire)
+    sizes = [1, mss - 1, mss, mss + 1, 64 << 10]
+    offsets = [4095, 3 * PAGE_SIZE - 1, 5 * PAGE_SIZE + 7, 8 * PAGE_SIZE - 3, 9 * PAGE_SIZE + 1]
+    hw_before = await rig.netdev.tx_hw_stats()
+    want_frames = 0
+    for call, (size, off) in enumerate(zip(sizes, offsets)):
+        n = await sock.sendmsg([(off, size)], zc_cmsg(b.id), MSG_ZEROCOPY)
+        assert n == size
+        want_frames += -(-size // mss)
+        expect_errno(errno.EAGAIN, sock.recvmsg, 0, 64, MSG_ERRQUEUE)   # nothing polled yet
+    await tx_settle(rig, env, hw_before['TX_FRAMES'] + want_frames)
+    # the NIC is done, but the driver has not read the completions: still no notification
+    expect_errno(errno.EAGAIN, sock.recvmsg, 0, 64, MSG_ERRQUEUE)
+    await rig.netdev.poll()
+    notes = sock.zerocopy_notifications()
+    assert notes == [(0, len(sizes) - 1)], f'coalesced range of the {len(sizes)} calls: {notes}'
+    frames = [f for f in wire[base:] if tcp_payload(check_tcp_frame(f))]
+    assert len(frames) == want_frames
+    pos = 0
+    for size, off in zip(sizes, offsets):
+        got = b''
+        while len(got) < size:
+            pkt = check_tcp_frame(frames[pos])
+            pay = tcp_payload(pkt)
+            from scapy.layers.inet import TCP
+            assert pkt[TCP].seq == (seq & 0xFFFF_FFFF), 'sequence numbers run on'
+            assert len(pay) == min(mss, size - len(got)), 'MSS-sized segments'
+            got += pay
+            seq += len(pay)
+            pos += 1
+        assert got == b.dmabuf.gpu_read(off, size), 'payload = the dma-buf bytes named'
+    qs = await rig.netdev.qstats_get()
+    assert qs['tx-hw-drops'] == 0 and qs['tx-dropped'] == 0
+    hw = await rig.netdev.tx_hw_stats()
+    assert all(hw[n] == hw_before[n] for n in hw if n.startswith('TX_ERR') or n.endswith('RD_ERR'))
+    sock.close()
+    await rig.finish()
+
+
+async def devmem_tx_errors(env: DriverEnv) -> None:
+    """bind-tx and devmem sendmsg errors, each with its errno and in the spec's order; a
+    failed call sends nothing and uses no notification id; closing the netlink socket
+    unbinds."""
+    rig, sock, peer, b = await tx_connection(env, pages=16)
+    nd, nl, k = rig.netdev, rig.nl, rig.kernel
+    wire = tx_wire(env)
+    # bind-tx
+    await aexpect_errno(errno.EINVAL, nl.bind_tx(None, b.fd))
+    await aexpect_errno(errno.EINVAL, nl.bind_tx(nd.ifindex, None))
+    await aexpect_errno(errno.ENODEV, nl.bind_tx(nd.ifindex + 100, b.fd))
+    await aexpect_errno(errno.EBADF, nl.bind_tx(nd.ifindex, 999))
+    odd = DmaBuf(b.dmabuf.device, 2 * PAGE_SIZE,
+                 [DmaBufChunk(b.dmabuf.chunks[0].bus_addr, 0, PAGE_SIZE + 512),
+                  DmaBufChunk(b.dmabuf.chunks[0].bus_addr + PAGE_SIZE + 512, PAGE_SIZE + 512,
+                              PAGE_SIZE - 512)])
+    odd_fd = k.dma_buf_fd(odd)
+    await aexpect_errno(errno.EINVAL, nl.bind_tx(nd.ifindex, odd_fd))
+    rx = await rig.bind([0], pages=16)
+    assert rx.id != b.id, 'TX and RX bindings are distinct, ids from one space'
+    size = b.dmabuf.size
+    cm = zc_cmsg(b.id)
+    before = len(wire)
+    # the id without MSG_ZEROCOPY; without SO_ZEROCOPY
+    await aexpect_errno(errno.EINVAL, sock.sendmsg([(0, 100)], cm, 0))
+    sock.setsockopt(SOL_SOCKET, SO_ZEROCOPY, 0)
+    await aexpect_errno(errno.EINVAL, sock.sendmsg([(0, 100)], cm, MSG_ZEROCOPY))
+    # ... and that check comes before the id's (an unknown id without the flag: still EINVAL)
+    await aexpect_errno(errno.EINVAL, sock.sendmsg([(size, 100)], zc_cmsg(12345), 0))
+    sock.setsockopt(SOL_SOCKET, SO_ZEROCOPY, 1)
+    # unknown id; an RX binding's id
+    await aexpect_errno(errno.EINVAL, sock.sendmsg([(0, 100)], zc_cmsg(12345), MSG_ZEROCOPY))
+    await aexpect_errno(errno.EINVAL, sock.sendmsg([(0, 100)], zc_cmsg(rx.id), MSG_ZEROCOPY))
+    # the id check comes before the offset check
+    await aexpect_errno(errno.EINVAL, sock.sendmsg([(size, 100)], zc_cmsg(rx.id), MSG_ZEROCOPY))
+    # offset at and past the size
+    await aexpect_errno(errno.EFAULT, sock.sendmsg([(size, 1)], cm, MSG_ZEROCOPY))
+    await aexpect_errno(errno.EFAULT, sock.sendmsg([(size + 4096, 10)], cm, MSG_ZEROCOPY))
+    # SO_ZEROCOPY takes 0 or 1
+    expect_errno(errno.EINVAL, sock.setsockopt, SOL_SOCKET, SO_ZEROCOPY, 2)
+    assert len(wire) == before, 'failed calls send nothing'
+    await rig.netdev.poll()
+    expect_errno(errno.EAGAIN, sock.recvmsg, 0, 64, MSG_ERRQUEUE)
+    # a range running past the end: a short send up to the end
+    assert await sock.sendmsg([(size - 10, 100)], cm, MSG_ZEROCOPY) == 10
+    await rig.settle()
+    await rig.pump()
+    assert sock.zerocopy_notifications() == [(0, 0)], 'failed calls used no id'
+    # closing the netlink socket unbinds: the id is gone
+    await nl.close()
+    await aexpect_errno(errno.EINVAL, sock.sendmsg([(0, 100)], cm, MSG_ZEROCOPY))
+    k.close(odd_fd)
+    sock.close()
+    await rig.finish()
+
+
+async def acks_through_tx(env: DriverEnv) -> None:
+    """Data received on a devmem queue is acknowledged: the SYN-ACK and pure ACKs leave
+    through the TX queue (linear host-memory skbs), valid checksums, ack = rcv_nxt."""
+    rig = await Rig.create(env, rx_pending=32)
+    if not rig.netdev.netmem_tx:
+        raise Unsupported('the NIC has no TX path')
+    wire = tx_wire(env)
+    b = await rig.bind([0], pages=64)
+    peer = TcpPeer()
+    sock = await rig.connect(peer, rig.listen())
+    reader = Reader(sock, {b.id: b.dmabuf})
+    want = make_data('random', 20 * peer.mss, seed=9)
+    peer.write(want)
+    await rig.transfer(peer, reader)
+    await rig.netdev.poll()
+    assert bytes(reader.got) == want
+    from scapy.layers.inet import TCP
+    pkts = [check_tcp_frame(f) for f in wire]
+    assert pkts and pkts[0][TCP].flags == 'SA' and pkts[0][TCP].ack == peer.seq_of(0)
+    acks = [p for p in pkts[1:] if p[TCP].flags == 'A' and not tcp_payload(p)]
+    assert acks, 'received data is acknowledged'
+    assert acks[-1][TCP].ack == sock.tcp_info().rcv_nxt
+    assert all(p[TCP].sport == peer.flow.dport and p[TCP].dport == peer.flow.sport for p in pkts)
+    qs = await rig.netdev.qstats_get()
+    assert qs['tx-packets'] == len(pkts) and qs['tx-hw-drops'] == 0
+    sock.close()
+    await rig.finish()
+
+
 # ------------------------------------------------------------------------------------------
 # the registry the runners use
 # ------------------------------------------------------------------------------------------
@@ -872,4 +1097,8 @@ SCENARIOS: list[Scenario] = [
     Scenario('steered-devmem-flow-with-rss-ipv6-random',
              partial(steered_devmem_flow_with_rss, ipv6=True, data='random'), num_rxq=4,
              steering=True),
+    Scenario('devmem-tx-segmentation-ipv4', devmem_tx_segmentation),
+    Scenario('devmem-tx-segmentation-ipv6', partial(devmem_tx_segmentation, ipv6=True)),
+    Scenario('devmem-tx-errors', devmem_tx_errors),
+    Scenario('acks-through-tx', acks_through_tx),
 ]
