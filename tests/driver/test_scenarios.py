@@ -6,10 +6,10 @@ import asyncio
 import pytest
 
 from tests.driver.env import ModelEnv
-from tests.driver.scenarios import SCENARIOS, Scenario
+from tests.driver.scenarios import SCENARIOS, TX_SCENARIOS, Scenario
 
 
-@pytest.mark.parametrize('scenario', SCENARIOS, ids=lambda s: s.name)
+@pytest.mark.parametrize('scenario', SCENARIOS + TX_SCENARIOS, ids=lambda s: s.name)
 def test_scenario(scenario: Scenario) -> None:
     env = ModelEnv(num_rxq=scenario.num_rxq, seed=7)  # the model has RSS and steering
     asyncio.run(scenario.func(env))
