@@ -1,4 +1,4 @@
-"""dma-buf bindings for RX (net/core/devmem.c, net/core/netdev-genl.c).
+"""dma-buf bindings for RX and TX (net/core/devmem.c, net/core/netdev-genl.c).
 
 `NetlinkSocket.bind_rx` is the netlink command `bind-rx` of the "netdev" family
 (`netdev_nl_bind_rx_doit`). Its checks, in order, and their errors:
