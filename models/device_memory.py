@@ -140,15 +140,17 @@ class DmaBuf:
 
 
 class DeviceMemory(MemoryWindow):
-    """A device-memory window at bus addresses `[base, base + size)` (page-aligned)."""
+    """A device-memory window at bus addresses `[base, base + size)` (page-aligned).
+
+    `buffer` (optional): external storage of at least `size` bytes (see `ByteStore`)."""
 
     def __init__(self, base: int, size: int,
                  cpu_access: CpuAccessMode | str = CpuAccessMode.RAISE,
-                 seed: int = 0) -> None:
+                 seed: int = 0, buffer: object | None = None) -> None:
         if base % PAGE_SIZE or size % PAGE_SIZE:
             raise ValueError(f'DeviceMemory: base 0x{base:x} and size 0x{size:x} must be '
                              f'multiples of the {PAGE_SIZE}-byte page')
-        self._store = ByteStore('DeviceMemory', base, size)
+        self._store = ByteStore('DeviceMemory', base, size, buffer)
         self.gpu = GpuAccessor(self._store)
         self.cpu_access = CpuAccessMode(cpu_access)
         self.cpu_reads = 0

@@ -34,9 +34,12 @@ class ByteStore:
     """A byte-addressed range `[base, base + size)` backed by a numpy uint8 array.
 
     Every access is bounds-checked and raises `AddressRangeError` naming the address.
+    `buffer` (optional): a writable buffer of at least `size` bytes to use as the storage
+    instead of a fresh zeroed array, e.g. memory shared with a compiled simulator model
+    (tb/fast/); its current contents are kept.
     """
 
-    def __init__(self, name: str, base: int, size: int) -> None:
+    def __init__(self, name: str, base: int, size: int, buffer: object | None = None) -> None:
         if base < 0:
             raise ValueError(f'{name}: base 0x{base:x} is negative')
         if size <= 0:
@@ -44,7 +47,15 @@ class ByteStore:
         self.name = name
         self.base = base
         self.size = size
-        self._mem = np.zeros(size, dtype=np.uint8)
+        if buffer is None:
+            self._mem = np.zeros(size, dtype=np.uint8)
+        else:
+            mem = np.frombuffer(buffer, dtype=np.uint8)
+            if mem.size < size:
+                raise ValueError(f'{name}: buffer of {mem.size} bytes is smaller than size {size}')
+            if not mem.flags.writeable:
+                raise ValueError(f'{name}: buffer is read-only')
+            self._mem = mem[:size]
 
     @property
     def end(self) -> int:
@@ -109,8 +120,8 @@ class HostMemory(MemoryWindow):
     `models.bus.DmaAddressSpace` can route to either memory the same way.
     """
 
-    def __init__(self, base: int, size: int) -> None:
-        self._store = ByteStore('HostMemory', base, size)
+    def __init__(self, base: int, size: int, buffer: object | None = None) -> None:
+        self._store = ByteStore('HostMemory', base, size, buffer)
         self._next = base
 
     def read(self, addr: int, n: int) -> bytes:

@@ -75,6 +75,7 @@ FILE_LIST = REPO_ROOT / "rtl" / "files.f"
 # About twice the speed of the runner's default build (measured, TOOLCHAIN.md).
 SIM_BUILD_ARGS = ["-O3", "--x-assign", "fast", "--x-initial", "fast"]
 WAVE_BUILD_ARGS = ["--trace-fst", "--trace-structs"]
+TIMING_BUILD_ARGS = ["--timing", "-CFLAGS", "-std=c++20"]
 TIMESCALE = ("1ns", "1ps")
 
 _TRUE = {"1", "yes", "y", "on", "true", "enable"}
@@ -286,6 +287,10 @@ def run_rtl_test(
     build_args: Sequence[str] = (),
     includes: Sequence[str | Path] = (),
     defines: Mapping[str, object] | None = None,
+    c_sources: Sequence[str | Path] = (),
+    timing: bool = False,
+    public_flat: bool = True,
+    control_files: Sequence[str | Path] = (),
 ) -> Path:
     """Build `toplevel` from `sources` with Verilator and run the cocotb tests in `test_module`.
 
@@ -305,6 +310,13 @@ def run_rtl_test(
         testcase: run only these cocotb tests (comma-separated names).
         build_args: extra Verilator arguments (after the defaults).
         includes, defines: Verilog include directories and `define`s.
+        c_sources: C/C++ files compiled into the simulator (DPI-C code).
+        timing: build with `--timing` (HDL delays, e.g. a clock generated in HDL).
+        public_flat: False drops the runner's `--public-flat-rw`, so only signals made public
+            by `control_files` (or metacomments) are visible to cocotb; a faster model.
+        control_files: extra Verilator configuration files (.vlt), e.g. `public_flat_rw`
+            rules for the signals the testbench needs.
+        The defaults of these four leave existing callers' builds exactly as before.
 
     Returns:
         The absolute path of the JUnit results XML.
@@ -334,6 +346,12 @@ def run_rtl_test(
     if tag:
         name = f"{name}-{tag}"
     build_args = list(build_args)
+    if timing:
+        build_args += TIMING_BUILD_ARGS
+    if not public_flat:
+        build_args.append("--no-public-flat-rw")   # after the runner's --public-flat-rw: wins
+    build_args += [str(p) for p in rtl(*c_sources)]   # build_args: the runner refuses .c sources
+    vlt_paths = rtl(*control_files)
     cov_mode = os.environ.get("SIM_COVERAGE", "").strip().lower()
     if cov_mode == "toggle":
         build_args += COVERAGE_BUILD_ARGS + TOGGLE_BUILD_ARGS
@@ -345,8 +363,10 @@ def run_rtl_test(
         orig = REPO_ROOT / "rtl"
         src_paths = [bug_rtl / p.relative_to(orig) if p.is_relative_to(orig) else p for p in src_paths]
     extra_key = ""
-    if build_args or includes or defines or bug:
+    if build_args or includes or defines or bug or vlt_paths:
         extra_key = repr((list(build_args), [str(i) for i in includes], sorted(defines.items())))
+        if vlt_paths:
+            extra_key += "|vlt=" + ",".join(str(p) for p in vlt_paths)
         if bug:
             extra_key += f"|bug={bug}:" + hashlib.sha1((BUGS_DIR / f"{bug}.patch").read_bytes()).hexdigest()
     # One build per top level and parameter set, shared by every test that simulates it (a
@@ -374,7 +394,7 @@ def run_rtl_test(
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)
             runner.build(
-                sources=[VerilatorControlFile(WAIVERS), *src_paths],
+                sources=[VerilatorControlFile(WAIVERS), *(VerilatorControlFile(v) for v in vlt_paths), *src_paths],
                 hdl_toplevel=toplevel,
                 parameters=params,
                 defines=defines,

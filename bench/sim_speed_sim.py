@@ -1,0 +1,159 @@
+"""cocotb half of the simulation-speed benchmark (bench/sim_speed.py).
+
+One run = one path, chosen by BENCH_PATH: "fast" (tb/fast/ harness, FastNicTb) or "base"
+(nic_top with tb/nic_tb.py's per-beat cocotbext-axi models). Both run `bulk_rx` with the
+same traffic: back-to-back TCP frames of BENCH_FRAME_BYTES bytes, split on, one queue, the
+driver's refill done in bulk every poll interval (consume completions, check every frame
+against the golden model with tb/rx_scoreboard.py, re-post the buffers), and time it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import cocotb
+from cocotb.utils import get_sim_time
+
+from driver import regs
+from driver.rx_queue import RxQueue, RxQueueConfig
+from models.nic_model import PlacementConfig
+from tb.frames import Flow, build, pattern
+from tb.nic_tb import CLK_NS
+from tb.rx_scoreboard import RxScoreboard
+
+N_HDR = 1024           # header buffers (host memory), = header ring entries
+N_PAY = 1024           # payload buffers of 4 KiB (a dma-buf in device memory), = payload ring entries
+MAX_IN_FLIGHT = 512    # frames given to the MAC and not yet checked: never more than the rings hold
+POLL_FRAMES = 128      # the driver polls every POLL_FRAMES frame times of simulated time
+PERIOD = 251           # payload pattern period: frames repeat every PERIOD frames
+DROP_COUNTERS = ("RX_DROP_FIFO", "RX_DROP_NO_HDR_BUF", "RX_DROP_NO_PAY_BUF", "RX_DROP_CQ_FULL",
+                 "RX_DROP_QUEUE_OFF", "RX_DROP_HDR_ERR")
+
+
+def bulk_frames(frame_bytes: int) -> list[bytes]:
+    """PERIOD distinct frames of `frame_bytes` (frame i of the train is frames[i % PERIOD])."""
+    payload = frame_bytes - 14 - Flow().l3_l4_header_bytes
+    out = [build(Flow(), pattern(payload, period=PERIOD, start=i)) for i in range(PERIOD)]
+    assert all(len(f) == frame_bytes for f in out)
+    return out
+
+
+async def bulk_rx(tb, n_frames: int, frame_bytes: int = 1500, fast: bool = False,
+                  progress_s: float = 5.0) -> dict:
+    """Send `n_frames` back-to-back frames through queue 0 and check every one; returns the
+    timing. `tb` is a NicTb or a FastNicTb (reset already)."""
+    dut = tb.dut
+    qcfg = RxQueueConfig(hdr_ring_log2=10, pay_ring_log2=10, cq_log2=11, pay_buf_log2=12,
+                         tcp_data_split=True, hds_thresh=0)
+    rxq = RxQueue(tb, 0, qcfg, dma_bytes=tb.dma_bytes)
+    await rxq.alloc_rx_rings()
+    cfg = PlacementConfig(enable=True, split_en=True, hds_thresh=0, hdr_buf_bytes=qcfg.hdr_buf_bytes,
+                          pay_buf_log2=qcfg.pay_buf_log2, parse_bytes=int(dut.PARSE_BYTES.value))
+    sb = RxScoreboard(tb.host, tb.dev, cfg, queue=0, cq_size=rxq.cq_size, cq_base=rxq.cq_base)
+    hdr_base = tb.host.alloc(N_HDR * qcfg.hdr_buf_bytes)
+    sb.hdr_bufs = {i: hdr_base + i * qcfg.hdr_buf_bytes for i in range(N_HDR)}
+    dmabuf = tb.dev.export_dmabuf(N_PAY * cfg.pay_buf_bytes, chunk_size=64 * 4096)
+    sb.pay_bufs = {0x1000 + i: dmabuf.offset_to_bus(i * cfg.pay_buf_bytes) for i in range(N_PAY)}
+    await rxq.enable()
+    await sb.post_hdr(rxq, list(sb.hdr_bufs))
+    await sb.post_pay(rxq, list(sb.pay_bufs))
+
+    frames = bulk_frames(frame_bytes)
+    beats = -(-frame_bytes // tb.data_bytes)
+    poll_ns = POLL_FRAMES * beats * CLK_NS
+    await tb.delay(2000)                          # descriptor prefetch
+
+    sent = 0
+    check_s = 0.0
+    idle_polls = 0
+    last_report = t0 = time.perf_counter()
+    c0 = get_sim_time("ns") / CLK_NS
+
+    def top_up() -> int:
+        nonlocal sent
+        n = 0
+        while sent < n_frames and sent - sb.checked < MAX_IN_FLIGHT:
+            f = frames[sent % PERIOD]
+            if fast and not tb.send_nowait(f):
+                break
+            sb.sent_frame(f)
+            if not fast:
+                tb.rx.send_nowait(_axis_frame(f))
+            sent += 1
+            n += 1
+        return n
+
+    top_up()
+    while sb.checked < n_frames:
+        await tb.delay(poll_ns)
+        t = time.perf_counter()
+        got = await rxq.napi_poll(budget=1 << 16)
+        hdr_ids: list[int] = []
+        pay_ids: list[int] = []
+        for fr in got:
+            h, p = sb.check(fr)
+            hdr_ids += h
+            pay_ids += p
+        if hdr_ids:
+            await sb.post_hdr(rxq, hdr_ids)
+        if pay_ids:
+            await sb.post_pay(rxq, pay_ids)
+        top_up()
+        check_s += time.perf_counter() - t
+        idle_polls = 0 if got else idle_polls + 1
+        assert idle_polls < 50, f"no completion for 50 polls: {sb.checked} of {n_frames} checked, {sent} sent"
+        now = time.perf_counter()
+        if now - last_report > progress_s:
+            cyc = get_sim_time("ns") / CLK_NS - c0
+            dut._log.info("bench: %d/%d frames checked, %.0f cycles/s so far", sb.checked, n_frames,
+                          cyc / (now - t0))
+            last_report = now
+    wall = time.perf_counter() - t0
+    cycles = get_sim_time("ns") / CLK_NS - c0
+    if hasattr(tb, "sync"):
+        tb.sync()
+    drops = {c: await tb.read32(getattr(regs, c)) for c in DROP_COUNTERS}
+    rx_frames = await tb.read32(regs.RX_FRAMES)
+    assert rx_frames >= n_frames, f"RX_FRAMES {rx_frames} < {n_frames}"
+    assert not any(drops.values()), f"drops: {drops}"
+    assert sb.checked == n_frames and not sb.dropped
+    return {
+        "frames": n_frames, "frame_bytes": frame_bytes, "checked": sb.checked,
+        "drops": sum(drops.values()), "cycles": int(cycles), "wall_s": wall,
+        "check_s": check_s, "cycles_per_s": cycles / wall, "frames_per_s": n_frames / wall,
+        "cycles_per_s_excl_check": cycles / max(wall - check_s, 1e-9),
+        "cycles_per_frame": cycles / n_frames,
+    }
+
+
+def _axis_frame(frame: bytes):
+    from cocotbext.axi import AxiStreamFrame
+    return AxiStreamFrame(frame, tuser=0)
+
+
+@cocotb.test()
+async def run_sim_speed(dut) -> None:
+    path = os.environ["BENCH_PATH"]
+    n = int(os.environ["BENCH_FRAMES"])
+    size = int(os.environ.get("BENCH_FRAME_BYTES", "1500"))
+    out = os.environ["BENCH_OUT"]
+    if path == "fast":
+        from tb.fast.fast_tb import FastNicTb
+        tb = FastNicTb(dut, cocotb.RANDOM_SEED, record_writes=False)
+    else:
+        from tb.nic_tb import NicTb
+        tb = NicTb(dut, cocotb.RANDOM_SEED)
+        tb.space.record_writes = False
+    t = time.perf_counter()
+    await tb.reset()
+    res = await bulk_rx(tb, n, size, fast=(path == "fast"))
+    res["path"] = path
+    res["data_bits"] = tb.data_bytes * 8
+    res["dma_bits"] = tb.dma_bytes * 8
+    res["run_wall_s"] = time.perf_counter() - t
+    if path == "fast":
+        res["harness_stats"] = tb.shm.stats()
+    dut._log.info("bench %s: %s", path, res)
+    with open(out, "w") as fh:
+        json.dump(res, fh, indent=2)

@@ -1,0 +1,165 @@
+"""The fast testbench path: `FastNicTb`, a drop-in for tb/nic_tb.py's `NicTb` on the
+`nic_fast_top` harness (tb/fast/nic_fast_top.sv), in which Python wakes up per transaction,
+never per beat or per cycle.
+
+- The clock, the RX stream source, the AXI4 DMA target and the AXI4-Lite master are HDL and
+  C (tb/fast/fastmem.cpp); the DMA target's storage is shared with Python
+  (tb/fast/shared.py): `host` and `dev` are ordinary `HostMemory`/`DeviceMemory` built on
+  views of that memory, and `space` is the `DmaAddressSpace` the scoreboards read, as in
+  `NicTb`. Writes the NIC made are appended to `space.writes` (with `record_writes`) and
+  failed accesses to `space.errors` whenever Python runs (`sync()`); error ranges added
+  with `space.add_error_range` reach the C target the same way.
+- `send()` queues a frame and returns at once; `send_batch()` queues many. The harness plays
+  them back one beat per cycle (seeded idle cycles with `TrafficProfile.rx_idle`).
+- `read32()`/`write32()` queue a CSR command and wait for the harness's csr_ack toggle.
+- `delay()` is one Timer. Long waits cost one Python wake-up.
+
+Differences from `NicTb`: unmapped and error-range DMA accesses both answer SLVERR (as
+cocotbext-axi's AxiSlave does); DMA stalls are drawn in HDL, so the same seed gives a
+different (but repeatable) stall pattern than the per-beat path; `space.writes` holds one
+entry per write burst (its strobed span). Regions added to `space` after construction are
+not seen by the harness.
+"""
+from __future__ import annotations
+
+import random
+
+from cocotb.triggers import FallingEdge, RisingEdge, Timer
+
+try:
+    from cocotb.triggers import ValueChange as _Change
+except ImportError:  # cocotb < 2.0
+    from cocotb.triggers import Edge as _Change
+
+from models.bus import DmaAddressSpace, DmaSlaveError
+from models.device_memory import DeviceMemory
+from models.host_memory import HostMemory
+from tb.fast import shared
+from tb.fast.shared import RegionSpec, SharedBlock
+from tb.nic_tb import CLK_NS, DEV_BASE, DEV_SIZE, HOST_BASE, HOST_SIZE, TrafficProfile
+
+__all__ = ["FastNicTb", "CLK_NS", "TrafficProfile"]
+
+
+class FastNicTb:
+    """Everything a test needs to drive `nic_fast_top` (the NicTb interface, plus bulk calls)."""
+
+    def __init__(self, dut, seed: int, profile: TrafficProfile | None = None, *,
+                 record_writes: bool = True, rx_data_bytes: int = 16 << 20,
+                 rx_frames: int = 1 << 16) -> None:
+        self.dut = dut
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.data_bytes = int(dut.DATA_W.value) // 8
+        self.dma_bytes = int(dut.DMA_DATA_W.value) // 8
+        self.shm = SharedBlock([RegionSpec("host", HOST_BASE, HOST_SIZE),
+                                RegionSpec("device", DEV_BASE, DEV_SIZE)],
+                               rx_frames=rx_frames, rx_data_bytes=rx_data_bytes)
+        self.shm.h[shared.H_LOG_OK] = int(record_writes)
+        self.host = HostMemory(HOST_BASE, HOST_SIZE, buffer=self.shm.region_buffer("host"))
+        self.dev = DeviceMemory(DEV_BASE, DEV_SIZE, buffer=self.shm.region_buffer("device"))
+        self.space = DmaAddressSpace(record_writes=record_writes)
+        self.space.add_region(self.host, "host")
+        self.space.add_region(self.dev, "device")
+        self._err_ranges: list[tuple[int, int]] = []
+        dut.rst.value = 1
+        dut.fm_attach.value = self.shm.token
+        self.set_profile(profile or TrafficProfile())
+
+    # ------------------------------------------------------------------ settings
+    def set_profile(self, profile: TrafficProfile) -> None:
+        self.profile = profile
+        thr = lambda p: min(int(p * (1 << 32)), (1 << 32) - 1) if p > 0 else 0  # noqa: E731
+        self.shm.h[shared.H_RX_IDLE] = thr(profile.rx_idle)
+        self.shm.h[shared.H_RX_SEED] = self.rng.getrandbits(64) | 1
+        self.dut.dma_stall_thr.value = thr(profile.dma_stall)
+        self.dut.stall_seed.value = self.rng.getrandbits(32) | 1
+
+    # ------------------------------------------------------------------ sync with the C side
+    def sync(self) -> None:
+        """Hand error ranges to the C target and take its write/error log into `space`."""
+        ranges = list(self.space._error_ranges)
+        if ranges != self._err_ranges:
+            self.shm.set_error_ranges(ranges)
+            self._err_ranges = ranges
+        log = self.shm.drain_log()
+        if len(log):
+            kinds = log[:, 2]
+            ok = log[kinds == shared.LOG_WRITE_OK]
+            if self.space.record_writes and len(ok):
+                self.space.writes.extend(zip(ok[:, 0].tolist(), ok[:, 1].tolist()))
+            for addr, n, kind, _ in log[kinds != shared.LOG_WRITE_OK].tolist():
+                op = "write" if kind == shared.LOG_WRITE_ERR else "read"
+                err = DmaSlaveError(op, addr, n, "answered SLVERR by the fast DMA target")
+                self.space.errors.append(err)
+                self.dut._log.warning("DMA %s error: %s", op, err)
+
+    @property
+    def cycles(self) -> int:
+        """Clock cycles since time 0 (from the harness's counter)."""
+        return int(self.dut.cycles.value)
+
+    # ------------------------------------------------------------------ reset
+    async def reset(self) -> None:
+        self.dut.rst.value = 1
+        await Timer(8 * CLK_NS, unit="ns")
+        self.dut.rst.value = 0
+        await Timer(4 * CLK_NS, unit="ns")
+        assert int(self.dut.fm_attached.value), "the harness did not attach the shared memory"
+        self.sync()
+
+    # ------------------------------------------------------------------ NicHw for the driver
+    async def _csr(self, addr: int, data: int, write: bool) -> int:
+        self.sync()
+        idx = self.shm.csr_push(addr, data, write)
+        while not self.shm.csr_done(idx):
+            await _Change(self.dut.csr_ack)
+        value, _resp = self.shm.csr_result(idx)
+        return value
+
+    async def read32(self, addr: int) -> int:
+        return await self._csr(addr, 0, False)
+
+    async def write32(self, addr: int, value: int) -> None:
+        await self._csr(addr, value, True)
+
+    async def delay(self, ns: int) -> None:
+        self.sync()
+        await Timer(ns, unit="ns")
+        self.sync()
+
+    # ------------------------------------------------------------------ MAC side
+    def send_nowait(self, frame: bytes, bad_fcs: bool = False) -> bool:
+        """Queue one frame if there is room; False when the frame queue is full."""
+        if not self.shm.rx_room(len(frame)):
+            return False
+        self.shm.rx_push(frame, bad_fcs)
+        return True
+
+    async def send(self, frame: bytes, bad_fcs: bool = False) -> None:
+        """Queue one frame (without FCS) on the RX port; returns once it is queued."""
+        while not self.send_nowait(frame, bad_fcs):
+            await Timer(256 * CLK_NS, unit="ns")
+
+    async def send_batch(self, frames, bad_fcs=None) -> None:
+        """Queue many frames; waits (coarsely) only when the frame queue is full."""
+        bad = bad_fcs if bad_fcs is not None else [False] * len(frames)
+        for f, b in zip(frames, bad):
+            await self.send(f, b)
+
+    @property
+    def rx_queued(self) -> int:
+        """Frames queued whose last beat has not been handed to the NIC yet."""
+        return self.shm.rx_pending
+
+    async def wait_rx_idle(self) -> None:
+        """Wait until every queued frame has gone into the NIC."""
+        while self.shm.rx_pending or int(self.dut.rx_busy.value):
+            if not int(self.dut.rx_busy.value):
+                await RisingEdge(self.dut.rx_busy)
+            await FallingEdge(self.dut.rx_busy)
+        self.sync()
+
+    def close(self) -> None:
+        self.shm.close()
+

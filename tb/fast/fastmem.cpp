@@ -1,0 +1,384 @@
+/* Compiled half of the fast testbench path (tb/fast/): DPI-C functions the SV harness
+ * (tb/fast/nic_fast_top.sv) calls once per beat, working on one block of memory shared
+ * with Python (tb/fast/shared.py maps the same memfd and views it with numpy).
+ *
+ * The block holds a header of 64-bit words (layout: tb/fast/shared.py, the H_* indices
+ * below must match), the DMA regions (host and device memory: the very bytes HostMemory
+ * and DeviceMemory read and write), an RX frame queue, a CSR command queue and a DMA log
+ * (completed write bursts, failed accesses). Python only runs while the simulator is paused,
+ * so there is no locking: whoever runs owns the memory.
+ *
+ * Standalone mode (no Python at all, for the speed ceiling): fm_standalone_open() maps an
+ * image file that Python prepared, and fm_standalone_poll() is a tiny C driver that recycles
+ * completed buffers the way the Python driver does, until the wanted number of frames has
+ * completed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "svdpi.h"
+
+extern "C" {
+
+#define FM_MAGIC 0x314d454d5453414eULL /* "NASTMEM1" */
+#define FM_MAX_REGIONS 8
+#define FM_MAX_ERR 8
+
+enum {
+    H_MAGIC = 0, H_VERSION = 1, H_TOTAL = 2, H_NREG = 3,
+    H_REG = 4,          /* FM_MAX_REGIONS x (base, size, offset): 4 .. 27 */
+    H_NERR = 28,
+    H_ERR = 29,         /* FM_MAX_ERR x (addr, len): 29 .. 44 */
+    H_RX_PROD = 48, H_RX_CONS = 49, H_RX_CAP = 50, H_RX_TAB = 51, H_RX_DATA = 52,
+    H_RX_DATA_SIZE = 53, H_RX_IDLE = 54, H_RX_SEED = 55,
+    H_CSR_PROD = 64, H_CSR_DONE = 65, H_CSR_CAP = 66, H_CSR_TAB = 67,
+    H_LOG_PROD = 72, H_LOG_CAP = 73, H_LOG_TAB = 74, H_LOG_LOST = 75, H_LOG_OK = 76,
+    H_ST_WBEATS = 80, H_ST_RBEATS = 81, H_ST_RXBEATS = 82, H_ST_CSR = 83, H_ST_WBURSTS = 84,
+    H_ST_RBURSTS = 85,
+    /* standalone driver (written by Python's image builder, read here) */
+    H_SA_FRAMES = 96, H_SA_CQ_BASE = 97, H_SA_CQ_LOG2 = 98, H_SA_HDR_BASE = 99,
+    H_SA_HDR_LOG2 = 100, H_SA_PAY_BASE = 101, H_SA_PAY_LOG2 = 102, H_SA_HDR_SW_REG = 103,
+    H_SA_PAY_SW_REG = 104, H_SA_CQ_SW_REG = 105, H_SA_HDR_BUFS = 106, H_SA_PAY_BUFS = 107,
+    H_SA_NHDR = 108, H_SA_NPAY = 109, H_SA_HDR_SW = 110, H_SA_PAY_SW = 111,
+    /* results written here */
+    H_SA_DONE = 112, H_SA_CPLS = 113, H_SA_T0_NS = 114, H_SA_T1_NS = 115, H_SA_CYC0 = 116,
+    H_SA_CYC1 = 117, H_SA_CQ_SW = 118, H_SA_BAD = 119,
+    H_WORDS = 512
+};
+
+static uint8_t *M;            /* the shared block, NULL until attached */
+static uint64_t *H;           /* its header */
+static size_t M_size;
+static uint64_t rx_idx, rx_pos, rx_rng, csr_issued;
+static uint64_t w_lo, w_hi;   /* span of the write burst in progress */
+static int w_err, r_err;
+static uint64_t r_addr0;
+
+static void fm_die(const char *msg) {
+    fprintf(stderr, "fastmem: %s\n", msg);
+    fflush(stderr);
+    abort();
+}
+
+static void fm_map(int fd) {
+    if (M) {
+        munmap(M, M_size);
+        M = NULL;
+        H = NULL;
+    }
+    uint64_t *hdr = (uint64_t *)mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+    if (hdr == MAP_FAILED) fm_die("mmap of the header failed");
+    if (hdr[H_MAGIC] != FM_MAGIC) fm_die("bad magic in the shared block");
+    M_size = hdr[H_TOTAL];
+    munmap(hdr, 4096);
+    M = (uint8_t *)mmap(NULL, M_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (M == MAP_FAILED) {
+        M = NULL;
+        fm_die("mmap of the shared block failed");
+    }
+    H = (uint64_t *)M;
+    rx_idx = H[H_RX_CONS];
+    rx_pos = 0;
+    rx_rng = H[H_RX_SEED] | 1;
+    csr_issued = H[H_CSR_DONE];
+    w_lo = UINT64_MAX;
+    w_hi = 0;
+    w_err = r_err = 0;
+}
+
+/* Python writes (generation << 16) | fd to the harness's fm_attach input. */
+int fm_dpi_attach(int token) {
+    int fd = token & 0xffff;
+    fm_map(fd);
+    return 1;
+}
+
+static inline uint64_t xorshift64(uint64_t *s) {
+    uint64_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *s = x;
+    return x;
+}
+
+/* ------------------------------------------------------------------------ address decode */
+/* Pointer to [addr, addr+n) or NULL with *resp = 2 (SLVERR). Unmapped and injected-error
+ * accesses both answer SLVERR, as cocotbext-axi's AxiSlave does for the per-beat path. */
+static uint8_t *fm_decode(uint64_t addr, uint64_t n, int *resp) {
+    uint64_t nreg = H[H_NREG];
+    for (uint64_t i = 0; i < nreg && i < FM_MAX_REGIONS; i++) {
+        uint64_t base = H[H_REG + 3 * i], size = H[H_REG + 3 * i + 1];
+        if (addr >= base && addr + n <= base + size) {
+            uint64_t nerr = H[H_NERR];
+            for (uint64_t e = 0; e < nerr && e < FM_MAX_ERR; e++) {
+                uint64_t ea = H[H_ERR + 2 * e], el = H[H_ERR + 2 * e + 1];
+                if (addr < ea + el && ea < addr + (n ? n : 1)) {
+                    *resp = 2;
+                    return NULL;
+                }
+            }
+            return M + H[H_REG + 3 * i + 2] + (addr - base);
+        }
+    }
+    *resp = 2;
+    return NULL;
+}
+
+static void fm_log(uint64_t addr, uint64_t len, uint64_t kind) {
+    uint64_t cap = H[H_LOG_CAP], prod = H[H_LOG_PROD];
+    if (!cap) return;
+    uint64_t *e = (uint64_t *)(M + H[H_LOG_TAB]) + 4 * (prod % cap);
+    e[0] = addr;
+    e[1] = len;
+    e[2] = kind;
+    e[3] = 0;
+    H[H_LOG_PROD] = prod + 1;
+}
+
+/* ------------------------------------------------------------------------ DMA writes */
+/* One W beat: bus word at `bus_addr` (aligned to `bus_bytes`), `strb` selects the lanes.
+ * `last` ends the burst: its span is logged (kind 0 = write OK, 0x200 = write SLVERR).
+ * Returns the beat's response (0 OKAY, 2 SLVERR). */
+int fm_wbeat(long long bus_addr, const svBitVecVal *data, const svBitVecVal *strb,
+             int bus_bytes, int last) {
+    int resp = 0;
+    if (!M) return 2;
+    const uint8_t *d = (const uint8_t *)data;
+    const uint8_t *s = (const uint8_t *)strb;
+    int first = -1, lastlane = -1, full = 1;
+    for (int i = 0; i < bus_bytes; i++) {
+        if (s[i >> 3] >> (i & 7) & 1) {
+            if (first < 0) first = i;
+            lastlane = i;
+        } else {
+            full = 0;
+        }
+    }
+    H[H_ST_WBEATS]++;
+    if (first >= 0) {
+        uint64_t lo = (uint64_t)bus_addr + first, n = (uint64_t)(lastlane - first + 1);
+        uint8_t *p = fm_decode(lo, n, &resp);
+        if (p) {
+            if (full) {
+                memcpy(p, d, bus_bytes);
+            } else {
+                for (int i = first; i <= lastlane; i++)
+                    if (s[i >> 3] >> (i & 7) & 1) p[i - first] = d[i];
+            }
+            if (lo < w_lo) w_lo = lo;
+            if (lo + n > w_hi) w_hi = lo + n;
+        } else {
+            w_err = resp;
+            if (lo < w_lo) w_lo = lo;
+            if (lo + n > w_hi) w_hi = lo + n;
+        }
+    }
+    if (last) {
+        H[H_ST_WBURSTS]++;
+        if (w_hi > w_lo) {
+            if (w_err) fm_log(w_lo, w_hi - w_lo, 0x200);
+            else if (H[H_LOG_OK]) fm_log(w_lo, w_hi - w_lo, 0);
+        }
+        w_lo = UINT64_MAX;
+        w_hi = 0;
+        w_err = 0;
+    }
+    return resp;
+}
+
+/* ------------------------------------------------------------------------ DMA reads */
+/* One R beat: bytes [lo, hi) of the bus word at `bus_addr` (lanes outside read as zero).
+ * `first`/`last` mark the burst; a failed burst is logged (kind 0x201 = read SLVERR). */
+int fm_rbeat(long long bus_addr, long long lo, long long hi, svBitVecVal *data, int bus_bytes,
+             int first, int last) {
+    int resp = 0;
+    uint8_t *d = (uint8_t *)data;
+    memset(d, 0, (size_t)((bus_bytes + 3) & ~3));
+    if (!M) return 2;
+    H[H_ST_RBEATS]++;
+    if (first) {
+        r_addr0 = (uint64_t)lo;
+        r_err = 0;
+    }
+    uint8_t *p = fm_decode((uint64_t)lo, (uint64_t)(hi - lo), &resp);
+    if (p) memcpy(d + (lo - bus_addr), p, (size_t)(hi - lo));
+    else r_err = resp;
+    if (last) {
+        H[H_ST_RBURSTS]++;
+        if (r_err) fm_log(r_addr0, (uint64_t)hi - r_addr0, 0x201);
+    }
+    return resp;
+}
+
+/* ------------------------------------------------------------------------ RX stream */
+/* Next MAC beat. Returns bit0 valid, bit1 last, bit2 tuser (bad FCS), bit3 more queued.
+ * Called when the harness's output register is free; an idle (random or empty) cycle
+ * returns without valid. */
+int fm_rx_beat(svBitVecVal *data, long long *keep, int nbytes) {
+    if (!M) return 0;
+    uint64_t prod = H[H_RX_PROD];
+    if (rx_idx == prod) return 0;
+    uint64_t thr = H[H_RX_IDLE];
+    if (thr && (xorshift64(&rx_rng) >> 32) < thr) return 8;
+    uint64_t cap = H[H_RX_CAP];
+    const uint64_t *e = (const uint64_t *)(M + H[H_RX_TAB]) + 2 * (rx_idx % cap);
+    uint64_t off = e[0], len = e[1] & 0xffffffffu, flags = e[1] >> 32;
+    if (off + len > H[H_RX_DATA_SIZE]) fm_die("RX frame outside the frame area");
+    uint64_t n = len - rx_pos;
+    if (n > (uint64_t)nbytes) n = (uint64_t)nbytes;
+    uint8_t *d = (uint8_t *)data;
+    memset(d, 0, (size_t)((nbytes + 3) & ~3));
+    memcpy(d, M + H[H_RX_DATA] + off + rx_pos, n);
+    *keep = n >= 64 ? -1LL : (long long)((1ULL << n) - 1);
+    rx_pos += n;
+    H[H_ST_RXBEATS]++;
+    int r = 1;
+    if (rx_pos >= len) {
+        r |= 2;
+        if (flags & 1) r |= 4;
+        rx_idx++;
+        rx_pos = 0;
+        H[H_RX_CONS] = rx_idx;
+    }
+    if (rx_idx != H[H_RX_PROD]) r |= 8;
+    return r;
+}
+
+/* ------------------------------------------------------------------------ CSR commands */
+int fm_csr_next(int *addr, int *wdata, int *we) {
+    if (!M || csr_issued == H[H_CSR_PROD]) return 0;
+    const uint64_t *e = (const uint64_t *)(M + H[H_CSR_TAB]) + 4 * (csr_issued % H[H_CSR_CAP]);
+    *addr = (int)e[0];
+    *wdata = (int)e[1];
+    *we = (int)e[2];
+    csr_issued++;
+    return 1;
+}
+
+void fm_csr_done(int rdata, int resp) {
+    if (!M) return;
+    uint64_t done = H[H_CSR_DONE];
+    uint64_t *e = (uint64_t *)(M + H[H_CSR_TAB]) + 4 * (done % H[H_CSR_CAP]);
+    e[3] = (uint64_t)(uint32_t)rdata | ((uint64_t)(resp & 3) << 32) | (1ULL << 40);
+    H[H_CSR_DONE] = done + 1;
+    H[H_ST_CSR]++;
+}
+
+/* ------------------------------------------------------------------------ standalone */
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void sa_csr_write(uint32_t addr, uint32_t value) {
+    uint64_t prod = H[H_CSR_PROD], cap = H[H_CSR_CAP];
+    if (prod - H[H_CSR_DONE] >= cap) fm_die("standalone: CSR queue full");
+    uint64_t *e = (uint64_t *)(M + H[H_CSR_TAB]) + 4 * (prod % cap);
+    e[0] = addr;
+    e[1] = value;
+    e[2] = 1;
+    e[3] = 0;
+    H[H_CSR_PROD] = prod + 1;
+}
+
+/* Map the image file named by +fastmem_image=<path>; returns 1 when standalone. */
+int fm_standalone_open(void) {
+    const char *path = NULL;
+    static char buf[4096];
+    /* Verilator: plusargs through the command line are read with $value$plusargs in SV; the
+     * path comes in through the environment to keep this file simulator-independent. */
+    path = getenv("FASTMEM_IMAGE");
+    if (!path || !*path) return 0;
+    snprintf(buf, sizeof buf, "%s", path);
+    int fd = open(buf, O_RDWR);
+    if (fd < 0) {
+        fprintf(stderr, "fastmem: cannot open %s: %s\n", buf, strerror(errno));
+        abort();
+    }
+    fm_map(fd);
+    close(fd);
+    return 1;
+}
+
+/* The Python driver's bulk refill in C: consume completions (generation bit), give each
+ * used header/payload buffer straight back to its ring, ring the doorbells. Returns 1 when
+ * the wanted number of frames has completed. `cycle` is the harness's cycle counter. */
+int fm_standalone_poll(long long cycle) {
+    if (!M) return 1;
+    if (!H[H_SA_T0_NS] && H[H_ST_RXBEATS]) {
+        H[H_SA_T0_NS] = now_ns();
+        H[H_SA_CYC0] = (uint64_t)cycle;
+    }
+    uint64_t cq_log2 = H[H_SA_CQ_LOG2], cq_size = 1ULL << cq_log2;
+    uint64_t sw = H[H_SA_CQ_SW];
+    uint8_t *cq = M + 0;
+    int resp = 0;
+    cq = fm_decode(H[H_SA_CQ_BASE], 16 * cq_size, &resp);
+    uint8_t *hring = fm_decode(H[H_SA_HDR_BASE], 16ULL << H[H_SA_HDR_LOG2], &resp);
+    uint8_t *pring = fm_decode(H[H_SA_PAY_BASE], 16ULL << H[H_SA_PAY_LOG2], &resp);
+    if (!cq || !hring || !pring) fm_die("standalone: rings not mapped");
+    const uint64_t *hbufs = (const uint64_t *)(M + H[H_SA_HDR_BUFS]);
+    const uint64_t *pbufs = (const uint64_t *)(M + H[H_SA_PAY_BUFS]);
+    uint64_t hsw = H[H_SA_HDR_SW], psw = H[H_SA_PAY_SW];
+    uint64_t hmask = (1ULL << H[H_SA_HDR_LOG2]) - 1, pmask = (1ULL << H[H_SA_PAY_LOG2]) - 1;
+    int consumed = 0, reposted_h = 0, reposted_p = 0;
+    for (;;) {
+        uint8_t *c = cq + 16 * (sw & (cq_size - 1));
+        unsigned expect_gen = 1 - ((sw >> cq_log2) & 1);
+        if (((c[15] >> 7) & 1) != expect_gen) break;
+        uint16_t pay_id, hdr_id;
+        memcpy(&pay_id, c + 0, 2);
+        memcpy(&hdr_id, c + 4, 2);
+        uint8_t flags = c[14];
+        sw = (sw + 1) & 0xffff;
+        consumed++;
+        /* flags: SOP 1, EOP 2, SPLIT 4, HDR_VALID 8, PAY_VALID 16 (models/formats.py) */
+        if ((flags & 1) && (flags & 8)) {
+            if (hdr_id >= H[H_SA_NHDR]) { H[H_SA_BAD]++; continue; }
+            uint8_t *dsc = hring + 16 * (hsw & hmask);
+            memset(dsc, 0, 16);
+            memcpy(dsc, &hbufs[hdr_id], 8);
+            memcpy(dsc + 8, &hdr_id, 2);
+            hsw = (hsw + 1) & 0xffff;
+            reposted_h++;
+        }
+        if (flags & 16) {
+            if (pay_id >= H[H_SA_NPAY]) { H[H_SA_BAD]++; continue; }
+            uint8_t *dsc = pring + 16 * (psw & pmask);
+            memset(dsc, 0, 16);
+            memcpy(dsc, &pbufs[pay_id], 8);
+            memcpy(dsc + 8, &pay_id, 2);
+            psw = (psw + 1) & 0xffff;
+            reposted_p++;
+        }
+        if (flags & 2) H[H_SA_CPLS]++;
+    }
+    if (consumed) {
+        H[H_SA_CQ_SW] = sw;
+        H[H_SA_HDR_SW] = hsw;
+        H[H_SA_PAY_SW] = psw;
+        if (reposted_h) sa_csr_write((uint32_t)H[H_SA_HDR_SW_REG], (uint32_t)hsw);
+        if (reposted_p) sa_csr_write((uint32_t)H[H_SA_PAY_SW_REG], (uint32_t)psw);
+        sa_csr_write((uint32_t)H[H_SA_CQ_SW_REG], (uint32_t)sw);
+    }
+    if (H[H_SA_CPLS] >= H[H_SA_FRAMES]) {
+        H[H_SA_T1_NS] = now_ns();
+        H[H_SA_CYC1] = (uint64_t)cycle;
+        H[H_SA_DONE] = 1;
+        msync(M, 4096, MS_SYNC);
+        return 1;
+    }
+    return 0;
+}
+
+}  // extern "C"
