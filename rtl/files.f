@@ -4,6 +4,7 @@ rtl/csr/generated/nic_csr.sv
 rtl/common/sync_fifo.sv
 rtl/common/axi_dma_wr.sv
 rtl/common/rr_arbiter.sv
+rtl/common/axi_wr_mux.sv
 rtl/rx/rx_ingress.sv
 rtl/rx/rx_frame_fifo.sv
 rtl/rx/rx_parser.sv
@@ -14,4 +15,12 @@ rtl/rx/rx_dma.sv
 rtl/rss/rss_toeplitz.sv
 rtl/rss/flow_steer.sv
 rtl/rss/rx_classify.sv
+rtl/tx/tx_desc_fetch.sv
+rtl/tx/tx_sched.sv
+rtl/tx/tx_gather.sv
+rtl/tx/tx_csum.sv
+rtl/tx/tx_store.sv
+rtl/tx/tx_egress.sv
+rtl/tx/tx_cpl_wr.sv
+rtl/tx/tx_engine.sv
 rtl/top/nic_top.sv

@@ -1,8 +1,9 @@
-"""cocotb testbench around `nic_top`: clock, reset, the MAC RX stream, the CSR bus and the DMA
-memory target that routes bus addresses to host memory or device (GPU) memory.
+"""cocotb testbench around `nic_top`: clock, reset, the MAC RX stream, the MAC TX stream sink,
+the CSR bus and the DMA memory target that routes bus addresses to host memory or device (GPU)
+memory.
 
-Stream gaps and DMA backpressure are random with a seeded generator, so a failing run can be
-repeated exactly with the seed the runner prints.
+Stream gaps, TX backpressure and DMA backpressure are random with a seeded generator, so a
+failing run can be repeated exactly with the seed the runner prints.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, Timer
 from cocotbext.axi import (AxiBus, AxiLiteBus, AxiLiteMaster, AxiSlave, AxiStreamBus,
-                           AxiStreamFrame, AxiStreamSource)
+                           AxiStreamFrame, AxiStreamSink, AxiStreamSource)
 
 from models.bus import DmaAddressSpace, DmaError
 from models.device_memory import DeviceMemory
@@ -34,10 +35,11 @@ class TrafficProfile:
 
     rx_idle: float = 0.0        # chance the MAC inserts an idle cycle before a beat
     dma_stall: float = 0.0      # chance each DMA channel is not ready / not valid in a cycle
+    tx_stall: float = 0.0       # chance the MAC holds m_axis_tx_tready low in a cycle
 
     @classmethod
     def rough(cls) -> TrafficProfile:
-        return cls(rx_idle=0.2, dma_stall=0.3)
+        return cls(rx_idle=0.2, dma_stall=0.3, tx_stall=0.3)
 
 
 class _BusTarget:
@@ -85,9 +87,10 @@ class NicTb:
         self.space.add_region(self.dev, "device")
 
         # cocotbext-axi logs every transaction at INFO: keep warnings, drop the chatter.
-        for port in ("s_axis_rx", "s_axil", "m_axi"):
+        for port in ("s_axis_rx", "m_axis_tx", "s_axil", "m_axi"):
             logging.getLogger(f"cocotb.{dut._name}.{port}").setLevel(logging.WARNING)
         self.rx = AxiStreamSource(AxiStreamBus.from_prefix(dut, "s_axis_rx"), dut.clk, dut.rst)
+        self.tx = AxiStreamSink(AxiStreamBus.from_prefix(dut, "m_axis_tx"), dut.clk, dut.rst)
         self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
         self.dma = AxiSlave(AxiBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst, target=_BusTarget(self.space, dut._log))
         self.set_profile(profile or TrafficProfile())
@@ -96,6 +99,7 @@ class NicTb:
         self.profile = profile
         gens = {
             self.rx: profile.rx_idle,
+            self.tx: profile.tx_stall,
             self.dma.write_if.aw_channel: profile.dma_stall,
             self.dma.write_if.w_channel: profile.dma_stall,
             self.dma.write_if.b_channel: profile.dma_stall,
@@ -132,3 +136,10 @@ class NicTb:
     async def wait_rx_idle(self) -> None:
         """Wait until every queued frame has gone into the NIC."""
         await self.rx.wait()
+
+    def tx_frames(self) -> list[bytes]:
+        """Frames the NIC has sent on m_axis_tx since the last call (tkeep applied)."""
+        out = []
+        while not self.tx.empty():
+            out.append(bytes(self.tx.recv_nowait().tdata))
+        return out

@@ -1,4 +1,4 @@
-// Types shared by the NIC's RX modules: the parse result that travels with each frame and the
+// Types shared by the NIC's RX and TX modules: the parse result that travels with each frame and the
 // completion record layout of docs/dma-formats.md.
 package nic_pkg;
 
@@ -102,6 +102,60 @@ package nic_pkg;
     input logic        gen
   );
     return {gen, queue, flags, l3l4, rss_type, rss_hash, hdr_len, hdr_buf_id, pay_len, pay_buf_id};
+  endfunction
+
+  // ---------------------------------------------------------------- TX (docs/tx.md)
+  localparam int unsigned TX_MAX_SEGS = 16;   // TX_CAPS.max_segs
+  localparam int unsigned TX_MIN_LEN  = 60;   // shorter frames fail with BAD_LEN
+
+  // Completion status (byte 14 of a TX completion).
+  typedef enum logic [7:0] {
+    TX_OK          = 8'd0,
+    TX_BAD_SEG     = 8'd1,
+    TX_BAD_LEN     = 8'd2,
+    TX_BAD_CSUM    = 8'd3,
+    TX_DMA_RD_ERR  = 8'd4,
+    TX_DESC_RD_ERR = 8'd5
+  } tx_status_e;
+
+  // One TX queue's settings, as the register block holds them (docs/registers.md, TXQ[t]).
+  typedef struct packed {
+    logic        enable;      // CTRL.enable
+    logic [63:0] ring_base;   // DESC_RING.BASE_HI/LO
+    logic [3:0]  ring_log2;   // DESC_RING.SIZE
+    logic [15:0] sw_idx;      // DESC_RING.SW_IDX
+    logic [63:0] cq_base;     // CQ.BASE_HI/LO
+    logic [3:0]  cq_log2;     // CQ.SIZE
+    logic [15:0] cq_sw_idx;   // CQ.SW_IDX
+  } txq_cfg_t;
+
+  // A frame the scheduler took, as the later stages need it.
+  typedef struct packed {
+    logic [2:0]  qid;
+    logic [15:0] desc_idx;    // free-running ring index of the first descriptor
+    logic [15:0] ndesc;
+    logic [15:0] len;         // sum of the segment lengths
+    logic [15:0] tag;
+    logic        csum_en;
+    logic        csum_udp;
+    logic [7:0]  csum_start;
+    logic [15:0] csum_pos;    // csum_start + csum_offset
+  } tx_frame_t;
+
+  // A TX completion before the ring slot (and so the generation bit) is known.
+  typedef struct packed {
+    logic [2:0]  qid;
+    logic [15:0] desc_idx;
+    logic [15:0] ndesc;
+    logic [15:0] len;
+    logic [15:0] tag;
+    logic [15:0] csum;
+    tx_status_e  status;
+  } tx_cpl_t;
+
+  // The 16 little-endian bytes of a TX completion (docs/tx.md).
+  function automatic logic [127:0] pack_tx_cpl(input tx_cpl_t c, input logic gen);
+    return {gen, 4'd0, c.qid, c.status, 32'd0, c.csum, c.tag, c.len, c.ndesc, c.desc_idx};
   endfunction
 
 endpackage

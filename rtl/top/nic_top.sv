@@ -1,24 +1,35 @@
-// Top level of the devmem NIC: RX port (AXI-Stream from the MAC), control (AXI4-Lite slave) and
-// one AXI4 DMA master that reads descriptors and writes headers, payload and completions.
+// Top level of the devmem NIC: RX port (AXI-Stream from the MAC), TX port (AXI-Stream to the
+// MAC), control (AXI4-Lite slave) and one AXI4 DMA master that reads descriptors and TX
+// segments and writes headers, payload and completions.
 //
-//   s_axis_rx ─► rx_ingress ─► rx_frame_fifo ─────────────────────► rx_dma ─► m_axi AW/W/B
-//                  └─► rx_parser ─► rx_classify (RSS, steering) ─► metadata FIFO ─┘   ▲
-//   per queue: rx_desc_fetch (header ring), rx_desc_fetch (payload ring) ─┴─► m_axi AR/R
-//   nic_csr (generated from rtl/csr/nic_csr.rdl) ◄─► s_axil;  irq[q] per RX queue
+//   s_axis_rx ─► rx_ingress ─► rx_frame_fifo ─────────────────────► rx_dma ──────┐
+//                  └─► rx_parser ─► rx_classify (RSS, steering) ─► metadata FIFO ─┘ (writer 0)
+//   per RX queue: rx_desc_fetch (header ring), rx_desc_fetch (payload ring) ──┐    │
+//   tx_engine (rtl/tx, docs/tx.md):                                            │    ▼
+//     per TX queue: tx_desc_fetch ─► tx_sched ─► segment reads ────────────────┤  axi_wr_mux ─► m_axi AW/W/B
+//     R ─► tx_gather ─► tx_store (tx_csum, TX FIFO) ─► tx_egress ─► m_axis_tx  │    ▲
+//     tx_cpl_wr (completions, writer 1) ───────────────────────────────────────┼────┘
+//   AR: round robin over all readers ◄─────────────────────────────────────────┘ ─► m_axi AR/R
+//   nic_csr (generated from rtl/csr/nic_csr.rdl) ◄─► s_axil;  irq[q] per RX queue, tx_irq[t] per TX queue
 //
-// AXI IDs: writes of RX queue q use ID q; descriptor reads use ID 2q (header ring) and 2q+1
-// (payload ring), so responses route by ID and each queue's writes stay in order.
+// AXI IDs: reads: RX queue q's descriptor rings 2q (header) and 2q+1 (payload), TX queue t's
+// descriptor ring 16 + t, TX segment data 24 (one ID, so data returns in request order).
+// Writes: RX queue q uses ID q, TX queue t's completions 8 + t. R and B route by ID; each
+// queue's writes stay in order. The write port is shared round robin per burst, W in AW order.
 // Reset: `rst` is synchronous and active high for the whole design. After reset every queue is
-// disabled, all counters are zero and the RX port accepts and drops (rx_drop_queue_off).
+// disabled, all counters are zero, the RX port accepts and drops (rx_drop_queue_off) and
+// m_axis_tx_tvalid is low.
 module nic_top
   import nic_pkg::*;
 #(
   parameter int unsigned DATA_W      = 64,     // MAC stream width, 64..512
   parameter int unsigned DMA_DATA_W  = 2 * DATA_W, // DMA port width (AXI allows up to 1024)
   parameter int unsigned NUM_RXQ     = 8,      // RX queues, 1..8 (the register map has 8)
+  parameter int unsigned NUM_TXQ     = 4,      // TX queues, 1..8 (the register map has 8)
   parameter int unsigned ADDR_W      = 64,
-  parameter int unsigned ID_W        = 4,
+  parameter int unsigned ID_W        = 5,      // IDs up to 24 (TX segment reads)
   parameter int unsigned FIFO_BYTES  = 16384,  // RX frame FIFO
+  parameter int unsigned TX_FIFO_BYTES = 16384, // TX store-and-forward FIFO (power of two, >= 16 KiB)
   parameter int unsigned META_DEPTH  = 64,     // frames the FIFO may hold at once
   parameter int unsigned PARSE_BYTES = 128,
   parameter int unsigned DESC_CACHE  = 16,     // prefetched descriptors per ring
@@ -34,6 +45,13 @@ module nic_top
   output logic                    s_axis_rx_tready,
   input  logic                    s_axis_rx_tlast,
   input  logic                    s_axis_rx_tuser,
+
+  // TX to the MAC
+  output logic [DATA_W-1:0]       m_axis_tx_tdata,
+  output logic [DATA_W/8-1:0]     m_axis_tx_tkeep,
+  output logic                    m_axis_tx_tvalid,
+  input  logic                    m_axis_tx_tready,
+  output logic                    m_axis_tx_tlast,
 
   // control
   input  logic                    s_axil_awvalid,
@@ -93,14 +111,18 @@ module nic_top
   input  logic                    m_axi_rvalid,
   output logic                    m_axi_rready,
 
-  // one interrupt line per RX queue (a one-cycle pulse per interrupt)
-  output logic [NUM_RXQ-1:0]      irq
+  // one interrupt line per RX queue and per TX queue (a one-cycle pulse per interrupt)
+  output logic [NUM_RXQ-1:0]      irq,
+  output logic [NUM_TXQ-1:0]      tx_irq
 );
   localparam int unsigned DMA_BYTES  = DMA_DATA_W / 8;
   localparam int unsigned FIFO_DEPTH = FIFO_BYTES / DMA_BYTES;
   localparam int unsigned CW         = $clog2(DESC_CACHE) + 1;
   localparam int unsigned NRD        = 2 * NUM_RXQ;            // descriptor fetchers
-  localparam int unsigned RIW        = $clog2(NRD);
+  localparam int unsigned NAR        = NRD + NUM_TXQ + 1;      // AXI readers: RX, TX rings, TX data
+  localparam int unsigned AIW        = $clog2(NAR);
+  localparam int unsigned TX_DESC_ID = 16;
+  localparam int unsigned TX_DATA_ID = 24;
 
   initial begin
     if (DMA_DATA_W < DATA_W || DMA_DATA_W > 1024 || DMA_DATA_W % DATA_W != 0 ||
@@ -109,7 +131,8 @@ module nic_top
     end
     if (NUM_RXQ < 1 || NUM_RXQ > 8) $fatal(1, "nic_top: NUM_RXQ must be 1..8");
     if (ADDR_W < 32 || ADDR_W > 64) $fatal(1, "nic_top: ADDR_W must be 32..64");
-    if ((1 << ID_W) < NRD) $fatal(1, "nic_top: ID_W must hold 2 * NUM_RXQ read IDs");
+    if (NUM_TXQ < 1 || NUM_TXQ > 8) $fatal(1, "nic_top: NUM_TXQ must be 1..8");
+    if (ID_W < 5) $fatal(1, "nic_top: ID_W must be at least 5 (TX data reads use ID 24)");
   end
 
   // ---------------------------------------------------------------- registers
@@ -171,12 +194,50 @@ module nic_top
   logic               meta_in_valid;
   rx_meta_t           meta_in;
 
+  // TX queue settings and state.
+  txq_cfg_t [NUM_TXQ-1:0]   txq_cfg;
+  logic [NUM_TXQ-1:0][15:0] tx_desc_hw_idx, tx_cq_hw_idx;
+  logic [NUM_TXQ-1:0]       tx_q_busy, tx_q_wr_err, tx_irq_fire;
+  logic                     tx_ev_valid;
+  tx_status_e               tx_ev_status;
+  logic [15:0]              tx_ev_len;
+
+  for (genvar t = 0; t < NUM_TXQ; t++) begin : g_txq_cfg
+    assign txq_cfg[t] = '{
+      enable:    hwif_out.TXQ[t].CTRL.enable.value,
+      ring_base: {hwif_out.TXQ[t].DESC_RING.BASE_HI.addr.value, hwif_out.TXQ[t].DESC_RING.BASE_LO.addr.value, 4'd0},
+      ring_log2: hwif_out.TXQ[t].DESC_RING.SIZE.log2_entries.value,
+      sw_idx:    hwif_out.TXQ[t].DESC_RING.SW_IDX.idx.value,
+      cq_base:   {hwif_out.TXQ[t].CQ.BASE_HI.addr.value, hwif_out.TXQ[t].CQ.BASE_LO.addr.value, 4'd0},
+      cq_log2:   hwif_out.TXQ[t].CQ.SIZE.log2_entries.value,
+      cq_sw_idx: hwif_out.TXQ[t].CQ.SW_IDX.idx.value
+    };
+  end
+
   always_comb begin
     hwif_in = '{default: '0};
     hwif_in.CAPS.data_bytes.next  = 8'(DATA_W / 8);
     hwif_in.CAPS.dma_bytes.next   = 8'(DMA_BYTES);
     hwif_in.CAPS.num_rxq.next     = 8'(NUM_RXQ);
     hwif_in.CAPS.parse_bytes.next = 8'(PARSE_BYTES);
+    hwif_in.TX_CAPS.num_txq.next  = 8'(NUM_TXQ);
+    hwif_in.TX_CAPS.max_segs.next = 8'(TX_MAX_SEGS);
+    hwif_in.TX_CAPS.fifo_kib.next = 8'(TX_FIFO_BYTES / 1024);
+    hwif_in.TX_FRAMES.count.incr       = tx_ev_valid && tx_ev_status == TX_OK;
+    hwif_in.TX_BYTES.count.incr        = tx_ev_valid && tx_ev_status == TX_OK;
+    hwif_in.TX_BYTES.count.incrvalue   = tx_ev_len;
+    hwif_in.TX_ERR_BAD_SEG.count.incr  = tx_ev_valid && tx_ev_status == TX_BAD_SEG;
+    hwif_in.TX_ERR_BAD_LEN.count.incr  = tx_ev_valid && tx_ev_status == TX_BAD_LEN;
+    hwif_in.TX_ERR_BAD_CSUM.count.incr = tx_ev_valid && tx_ev_status == TX_BAD_CSUM;
+    hwif_in.TX_DMA_RD_ERR.count.incr   = tx_ev_valid && tx_ev_status == TX_DMA_RD_ERR;
+    hwif_in.TX_DESC_RD_ERR.count.incr  = tx_ev_valid && tx_ev_status == TX_DESC_RD_ERR;
+    for (int t = 0; t < NUM_TXQ; t++) begin
+      hwif_in.TXQ[t].DESC_RING.HW_IDX.idx.next = tx_desc_hw_idx[t];
+      hwif_in.TXQ[t].CQ.HW_IDX.idx.next        = tx_cq_hw_idx[t];
+      hwif_in.TXQ[t].IRQ.arm.hwclr             = tx_irq_fire[t];
+      hwif_in.TXQ[t].STATUS.dma_wr_err.hwset   = tx_q_wr_err[t];
+      hwif_in.TXQ[t].STATUS.busy.next          = tx_q_busy[t];
+    end
     hwif_in.RX_FRAMES.count.incr          = ev_frame;
     hwif_in.RX_DROP_RUNT.count.incr       = ev_runt;
     hwif_in.RX_DROP_FCS.count.incr        = ev_fcs;
@@ -221,6 +282,18 @@ module nic_top
   always_ff @(posedge clk) begin
     if (rst) irq <= '0;
     else     irq <= irq_fire;
+  end
+
+  always_comb begin
+    for (int t = 0; t < NUM_TXQ; t++) begin
+      tx_irq_fire[t] = txq_cfg[t].enable && hwif_out.TXQ[t].IRQ.arm.value &&
+                       (tx_cq_hw_idx[t] != txq_cfg[t].cq_sw_idx);
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (rst) tx_irq <= '0;
+    else     tx_irq <= tx_irq_fire;
   end
 
   // ---------------------------------------------------------------- ingress, FIFO, parser
@@ -436,7 +509,11 @@ module nic_top
       .desc_err    (ev_desc_err[i])
     );
     assign f_rvalid[i] = m_axi_rvalid && (m_axi_rid == ID_W'(i));
-    assign f_arready[i] = m_axi_arready && ar_gnt_valid && (ar_gnt == RIW'(i));
+    assign ar_req[i]   = f_arvalid[i];
+    assign ar_addr[i]  = f_araddr[i];
+    assign ar_len[i]   = f_arlen[i];
+    assign ar_id[i]    = ID_W'(i);
+    assign f_arready[i] = m_axi_arready && ar_gnt_valid && (ar_gnt == AIW'(i));
     if (PAY) begin : g_pay
       assign pay_desc_valid[Q] = f_desc_valid[i];
       assign pay_desc_addr[Q]  = f_desc_addr[i];
@@ -455,29 +532,66 @@ module nic_top
     end
   end
 
-  // Read address arbitration: round robin over the fetchers; ARID names the fetcher.
+  // Read address arbitration: round robin over every reader (RX descriptor fetchers 0..NRD-1,
+  // TX descriptor fetchers, TX segment reads); ARID names the reader.
   logic           ar_gnt_valid;
-  logic [RIW-1:0] ar_gnt;
+  logic [AIW-1:0] ar_gnt;
+  logic [NAR-1:0]             ar_req;
+  logic [NAR-1:0][ADDR_W-1:0] ar_addr;
+  logic [NAR-1:0][7:0]        ar_len;
+  logic [NAR-1:0][ID_W-1:0]   ar_id;
 
-  rr_arbiter #(.N(NRD)) u_ar_arb (
+  // TX readers.
+  logic [NUM_TXQ-1:0]             txf_arvalid, txf_arready, txf_rvalid, txf_rready;
+  logic [NUM_TXQ-1:0][ADDR_W-1:0] txf_araddr;
+  logic [NUM_TXQ-1:0][7:0]        txf_arlen;
+  logic                           txd_arvalid, txd_arready, txd_rvalid;
+  logic [ADDR_W-1:0]              txd_araddr;
+  logic [7:0]                     txd_arlen;
+
+  for (genvar t = 0; t < NUM_TXQ; t++) begin : g_tx_ar
+    assign ar_req[NRD + t]  = txf_arvalid[t];
+    assign ar_addr[NRD + t] = txf_araddr[t];
+    assign ar_len[NRD + t]  = txf_arlen[t];
+    assign ar_id[NRD + t]   = ID_W'(TX_DESC_ID + t);
+    assign txf_arready[t]   = m_axi_arready && ar_gnt_valid && (ar_gnt == AIW'(NRD + t));
+    assign txf_rvalid[t]    = m_axi_rvalid && (m_axi_rid == ID_W'(TX_DESC_ID + t));
+  end
+  assign ar_req[NAR-1]  = txd_arvalid;
+  assign ar_addr[NAR-1] = txd_araddr;
+  assign ar_len[NAR-1]  = txd_arlen;
+  assign ar_id[NAR-1]   = ID_W'(TX_DATA_ID);
+  assign txd_arready    = m_axi_arready && ar_gnt_valid && (ar_gnt == AIW'(NAR - 1));
+  assign txd_rvalid     = m_axi_rvalid && (m_axi_rid == ID_W'(TX_DATA_ID));
+
+  rr_arbiter #(.N(NAR)) u_ar_arb (
     .clk,
     .rst,
-    .req       (f_arvalid),
+    .req       (ar_req),
     .accept    (m_axi_arvalid && m_axi_arready),
     .gnt_valid (ar_gnt_valid),
     .gnt_idx   (ar_gnt)
   );
 
-  assign m_axi_arvalid = ar_gnt_valid && f_arvalid[ar_gnt];
-  assign m_axi_araddr  = f_araddr[ar_gnt];
-  assign m_axi_arlen   = f_arlen[ar_gnt];
-  assign m_axi_arid    = ID_W'(ar_gnt);
+  assign m_axi_arvalid = ar_gnt_valid && ar_req[ar_gnt];
+  assign m_axi_araddr  = ar_addr[ar_gnt];
+  assign m_axi_arlen   = ar_len[ar_gnt];
+  assign m_axi_arid    = ar_id[ar_gnt];
   assign m_axi_arsize  = 3'($clog2(DMA_BYTES));
   assign m_axi_arburst = 2'b01;
   assign m_axi_arlock  = 1'b0;
   assign m_axi_arcache = 4'b0011;
   assign m_axi_arprot  = 3'b000;
-  assign m_axi_rready  = (32'(m_axi_rid) < NRD) ? f_rready[RIW'(m_axi_rid)] : 1'b1;
+  // R by ID: RX fetchers, TX fetchers; TX segment data (and any unknown ID) is always taken.
+  always_comb begin
+    m_axi_rready = 1'b1;
+    for (int i = 0; i < NRD; i++) begin
+      if (m_axi_rid == ID_W'(i)) m_axi_rready = f_rready[i];
+    end
+    for (int t = 0; t < NUM_TXQ; t++) begin
+      if (m_axi_rid == ID_W'(TX_DESC_ID + t)) m_axi_rready = txf_rready[t];
+    end
+  end
 
   // ---------------------------------------------------------------- DMA
   rx_dma #(
@@ -494,11 +608,11 @@ module nic_top
     .cq_hw_idx,
     .hdr_desc_valid, .hdr_desc_pop, .hdr_desc_addr, .hdr_desc_id, .hdr_posted,
     .pay_desc_valid, .pay_desc_pop, .pay_desc_addr, .pay_desc_id, .pay_posted, .pay_cached,
-    .m_awid (m_axi_awid), .m_awaddr (m_axi_awaddr), .m_awlen (m_axi_awlen), .m_awsize (m_axi_awsize),
-    .m_awburst (m_axi_awburst), .m_awvalid (m_axi_awvalid), .m_awready (m_axi_awready),
-    .m_wdata (m_axi_wdata), .m_wstrb (m_axi_wstrb), .m_wlast (m_axi_wlast), .m_wvalid (m_axi_wvalid),
-    .m_wready (m_axi_wready),
-    .m_bid (m_axi_bid), .m_bresp (m_axi_bresp), .m_bvalid (m_axi_bvalid), .m_bready (m_axi_bready),
+    .m_awid (w_awid[0]), .m_awaddr (w_awaddr[0]), .m_awlen (w_awlen[0]), .m_awsize (w_awsize[0]),
+    .m_awburst (w_awburst[0]), .m_awvalid (w_awvalid[0]), .m_awready (w_awready[0]),
+    .m_wdata (w_wdata[0]), .m_wstrb (w_wstrb[0]), .m_wlast (w_wlast[0]), .m_wvalid (w_wvalid[0]),
+    .m_wready (w_wready[0]),
+    .m_bid (m_axi_bid), .m_bresp (m_axi_bresp), .m_bvalid (w_bvalid[0]), .m_bready (w_bready[0]),
     .ev_frame,
     .ev_drop_hdr_err    (ev_hdr_err),
     .ev_drop_queue_off  (ev_queue_off),
@@ -509,6 +623,64 @@ module nic_top
     .ev_wr_err,
     .q_wr_err,
     .q_busy
+  );
+
+  // ---------------------------------------------------------------- TX
+  tx_engine #(
+    .DATA_W(DATA_W), .DMA_DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .NUM_TXQ(NUM_TXQ),
+    .FIFO_BYTES(TX_FIFO_BYTES), .DESC_CACHE(DESC_CACHE), .MAX_BURST(MAX_BURST)
+  ) u_tx (
+    .clk,
+    .rst,
+    .qcfg          (txq_cfg),
+    .max_frame_len (hwif_out.TX_FRAME_LIMIT.max_frame_len.value),
+    .f_arvalid (txf_arvalid), .f_arready (txf_arready), .f_araddr (txf_araddr), .f_arlen (txf_arlen),
+    .f_rvalid  (txf_rvalid),  .f_rready  (txf_rready),
+    .d_arvalid (txd_arvalid), .d_arready (txd_arready), .d_araddr (txd_araddr), .d_arlen (txd_arlen),
+    .d_rvalid  (txd_rvalid),
+    .m_rdata   (m_axi_rdata), .m_rresp (m_axi_rresp), .m_rlast (m_axi_rlast),
+    .m_awid (w_awid[1]), .m_awaddr (w_awaddr[1]), .m_awlen (w_awlen[1]), .m_awsize (w_awsize[1]),
+    .m_awburst (w_awburst[1]), .m_awvalid (w_awvalid[1]), .m_awready (w_awready[1]),
+    .m_wdata (w_wdata[1]), .m_wstrb (w_wstrb[1]), .m_wlast (w_wlast[1]), .m_wvalid (w_wvalid[1]),
+    .m_wready (w_wready[1]),
+    .m_bid (m_axi_bid), .m_bresp (m_axi_bresp), .m_bvalid (w_bvalid[1]), .m_bready (w_bready[1]),
+    .m_axis_tdata  (m_axis_tx_tdata),
+    .m_axis_tkeep  (m_axis_tx_tkeep),
+    .m_axis_tvalid (m_axis_tx_tvalid),
+    .m_axis_tready (m_axis_tx_tready),
+    .m_axis_tlast  (m_axis_tx_tlast),
+    .desc_hw_idx (tx_desc_hw_idx),
+    .cq_hw_idx   (tx_cq_hw_idx),
+    .q_busy      (tx_q_busy),
+    .q_wr_err    (tx_q_wr_err),
+    .ev_valid    (tx_ev_valid),
+    .ev_status   (tx_ev_status),
+    .ev_len      (tx_ev_len)
+  );
+
+  // ---------------------------------------------------------------- write port
+  // Writer 0: rx_dma (IDs 0..7), writer 1: TX completions (IDs 8 + t).
+  logic [1:0][ID_W-1:0]         w_awid;
+  logic [1:0][ADDR_W-1:0]       w_awaddr;
+  logic [1:0][7:0]              w_awlen;
+  logic [1:0][2:0]              w_awsize;
+  logic [1:0][1:0]              w_awburst;
+  logic [1:0]                   w_awvalid, w_awready, w_wlast, w_wvalid, w_wready, w_bvalid, w_bready;
+  logic [1:0][DMA_DATA_W-1:0]   w_wdata;
+  logic [1:0][DMA_BYTES-1:0]    w_wstrb;
+
+  axi_wr_mux #(.DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .S1_ID_MIN(8)) u_wr_mux (
+    .clk,
+    .rst,
+    .s_awid (w_awid), .s_awaddr (w_awaddr), .s_awlen (w_awlen), .s_awsize (w_awsize),
+    .s_awburst (w_awburst), .s_awvalid (w_awvalid), .s_awready (w_awready),
+    .s_wdata (w_wdata), .s_wstrb (w_wstrb), .s_wlast (w_wlast), .s_wvalid (w_wvalid),
+    .s_wready (w_wready), .s_bvalid (w_bvalid), .s_bready (w_bready),
+    .m_awid (m_axi_awid), .m_awaddr (m_axi_awaddr), .m_awlen (m_axi_awlen), .m_awsize (m_axi_awsize),
+    .m_awburst (m_axi_awburst), .m_awvalid (m_axi_awvalid), .m_awready (m_axi_awready),
+    .m_wdata (m_axi_wdata), .m_wstrb (m_axi_wstrb), .m_wlast (m_axi_wlast), .m_wvalid (m_axi_wvalid),
+    .m_wready (m_axi_wready),
+    .m_bid (m_axi_bid), .m_bvalid (m_axi_bvalid), .m_bready (m_axi_bready)
   );
 
   assign m_axi_awlock  = 1'b0;

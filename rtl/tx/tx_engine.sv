@@ -1,0 +1,270 @@
+// The TX path (docs/tx.md): descriptor prefetch per queue, scheduler, segment reads, gather,
+// checksum, store-and-forward FIFO, egress to the MAC and the completion writer.
+//
+//   per queue: tx_desc_fetch ─► tx_sched ─► AR (ARID 24) ······► R ─► tx_gather ─► tx_store ─► tx_egress ─► m_axis_tx
+//                 (ARID 16+t)      │  └─► burst notes ──────────────────┘      │ (tx_csum, FIFO)
+//                                  ├─► frame notes ─────────────────────────────┘        │
+//                                  └─► failed frames, order notes ─► tx_cpl_wr ◄─ completions
+//                                                                       └─► AW/W/B (AWID 8+t)
+// The caller owns the shared AXI read port (arbitration, R routing by ID) and the write port
+// arbitration. Every R beat of the data reads is taken at once (the scheduler reserved FIFO
+// room for the whole frame before issuing its reads).
+// Per queue: `busy` while a frame has been taken and its completion is not on the bus yet, or a
+// completion write awaits its response; with `enable` and `busy` low the queue's fetcher is
+// idle and its indices are zero.
+// Reset: synchronous, active high: queues idle, FIFO empty, m_axis_tvalid low.
+module tx_engine
+  import nic_pkg::*;
+#(
+  parameter int unsigned DATA_W     = 64,     // MAC width
+  parameter int unsigned DMA_DATA_W = 128,
+  parameter int unsigned ADDR_W     = 64,
+  parameter int unsigned ID_W       = 5,
+  parameter int unsigned NUM_TXQ    = 4,
+  parameter int unsigned FIFO_BYTES = 16384,  // TX store-and-forward FIFO
+  parameter int unsigned DESC_CACHE = 16,
+  parameter int unsigned MAX_BURST  = 256
+) (
+  input  logic                          clk,
+  input  logic                          rst,
+  input  txq_cfg_t [NUM_TXQ-1:0]        qcfg,
+  input  logic [15:0]                   max_frame_len,
+  // descriptor reads, one port per queue
+  output logic [NUM_TXQ-1:0]            f_arvalid,
+  input  logic [NUM_TXQ-1:0]            f_arready,
+  output logic [NUM_TXQ-1:0][ADDR_W-1:0] f_araddr,
+  output logic [NUM_TXQ-1:0][7:0]       f_arlen,
+  input  logic [NUM_TXQ-1:0]            f_rvalid,
+  output logic [NUM_TXQ-1:0]            f_rready,
+  // segment reads
+  output logic                          d_arvalid,
+  input  logic                          d_arready,
+  output logic [ADDR_W-1:0]             d_araddr,
+  output logic [7:0]                    d_arlen,
+  input  logic                          d_rvalid,     // always taken
+  // shared read data
+  input  logic [DMA_DATA_W-1:0]         m_rdata,
+  input  logic [1:0]                    m_rresp,
+  input  logic                          m_rlast,
+  // completion writes
+  output logic [ID_W-1:0]               m_awid,
+  output logic [ADDR_W-1:0]             m_awaddr,
+  output logic [7:0]                    m_awlen,
+  output logic [2:0]                    m_awsize,
+  output logic [1:0]                    m_awburst,
+  output logic                          m_awvalid,
+  input  logic                          m_awready,
+  output logic [DMA_DATA_W-1:0]         m_wdata,
+  output logic [DMA_DATA_W/8-1:0]       m_wstrb,
+  output logic                          m_wlast,
+  output logic                          m_wvalid,
+  input  logic                          m_wready,
+  input  logic [ID_W-1:0]               m_bid,
+  input  logic [1:0]                    m_bresp,
+  input  logic                          m_bvalid,
+  output logic                          m_bready,
+  // MAC stream
+  output logic [DATA_W-1:0]             m_axis_tdata,
+  output logic [DATA_W/8-1:0]           m_axis_tkeep,
+  output logic                          m_axis_tvalid,
+  input  logic                          m_axis_tready,
+  output logic                          m_axis_tlast,
+  // state for the registers
+  output logic [NUM_TXQ-1:0][15:0]      desc_hw_idx,
+  output logic [NUM_TXQ-1:0][15:0]      cq_hw_idx,
+  output logic [NUM_TXQ-1:0]            q_busy,
+  output logic [NUM_TXQ-1:0]            q_wr_err,
+  // frame ends (counters)
+  output logic                          ev_valid,
+  output tx_status_e                    ev_status,
+  output logic [15:0]                   ev_len
+);
+  localparam int unsigned DB         = DMA_DATA_W / 8;
+  localparam int unsigned LW         = $clog2(DB);
+  localparam int unsigned FIFO_WORDS = FIFO_BYTES / DB;
+  localparam int unsigned RW         = $clog2(FIFO_WORDS) + 1;
+  localparam int unsigned FRAMES     = 16;    // frames between scheduler and completion writer
+  localparam int unsigned EGR_FRAMES = 32;    // frames in the TX FIFO
+  localparam int unsigned BN_DEPTH   = 32;    // data read bursts in flight
+
+  initial begin
+    if (FIFO_BYTES < 9216 || (FIFO_BYTES & (FIFO_BYTES - 1)) != 0 || FIFO_BYTES > 255 * 1024) begin
+      $fatal(1, "tx_engine: FIFO_BYTES must be a power of two of at least 16 KiB");
+    end
+  end
+
+  // ---------------------------------------------------------------- descriptor fetch
+  logic [NUM_TXQ-1:0]        q_en, run, desc_valid, desc_err, frame_ready, desc_pop, cq_room;
+  logic [NUM_TXQ-1:0][127:0] desc;
+  logic [NUM_TXQ-1:0][7:0]   inflight_q;
+  logic [NUM_TXQ-1:0]        cpl_done, wr_busy;
+  logic                      start_valid;
+  logic [2:0]                start_queue;
+
+  for (genvar t = 0; t < NUM_TXQ; t++) begin : g_q
+    tx_desc_fetch #(.DMA_DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .CACHE_DEPTH(DESC_CACHE),
+                    .MAX_SEGS(TX_MAX_SEGS)) u_fetch (
+      .clk,
+      .rst,
+      .enable      (qcfg[t].enable),
+      .run         (run[t]),
+      .ring_base   (qcfg[t].ring_base),
+      .ring_log2   (qcfg[t].ring_log2),
+      .sw_idx      (qcfg[t].sw_idx),
+      .m_arvalid   (f_arvalid[t]),
+      .m_arready   (f_arready[t]),
+      .m_araddr    (f_araddr[t]),
+      .m_arlen     (f_arlen[t]),
+      .m_rvalid    (f_rvalid[t]),
+      .m_rready    (f_rready[t]),
+      .m_rdata,
+      .m_rresp,
+      .m_rlast,
+      .desc_valid  (desc_valid[t]),
+      .desc_pop    (desc_pop[t]),
+      .desc        (desc[t]),
+      .desc_err    (desc_err[t]),
+      .frame_ready (frame_ready[t]),
+      .hw_idx      (desc_hw_idx[t])
+    );
+
+    // Frames taken and not yet completed; the completion ring must have room for all of them.
+    logic [15:0] used;
+    logic [16:0] size;
+    always_ff @(posedge clk) begin
+      if (rst) inflight_q[t] <= '0;
+      else     inflight_q[t] <= inflight_q[t] + 8'(start_valid && start_queue == 3'(t)) - 8'(cpl_done[t]);
+    end
+    assign used       = cq_hw_idx[t] - qcfg[t].cq_sw_idx;
+    assign size       = 17'd1 << qcfg[t].cq_log2;
+    assign cq_room[t] = ({1'b0, used} <= size) && ({1'b0, used} + 17'(inflight_q[t]) < size);
+    assign q_busy[t]  = inflight_q[t] != '0 || wr_busy[t];
+    assign q_en[t]    = qcfg[t].enable;
+    assign run[t]     = q_en[t] || q_busy[t];
+  end
+
+  // ---------------------------------------------------------------- scheduler
+  logic          ord_valid, ord_ready, ord_nodata, fail_valid, frame_valid;
+  tx_cpl_t       fail_cpl;
+  tx_frame_t     frame;
+  logic          rel_word, rel_frame, rel_discard;
+  logic [RW-1:0] rel_discard_words;
+  logic          bn_ready, bn_frame_last;
+  logic [8:0]    bn_beats;
+  logic [LW-1:0] bn_lo;
+  logic [LW:0]   bn_hi;
+
+  tx_sched #(
+    .DMA_DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .NUM_TXQ(NUM_TXQ), .MAX_BURST(MAX_BURST),
+    .FIFO_WORDS(FIFO_WORDS), .EGR_FRAMES(EGR_FRAMES)
+  ) u_sched (
+    .clk,
+    .rst,
+    .max_frame_len,
+    .q_enable    (q_en),
+    .cq_room,
+    .desc_valid,
+    .desc,
+    .desc_err,
+    .frame_ready,
+    .desc_hw_idx,
+    .desc_pop,
+    .start_valid,
+    .start_queue,
+    .ord_valid, .ord_ready, .ord_nodata,
+    .fail_valid, .fail_cpl,
+    .frame_valid, .frame,
+    .rel_word, .rel_frame, .rel_discard, .rel_discard_words,
+    .m_arvalid (d_arvalid),
+    .m_arready (d_arready),
+    .m_araddr  (d_araddr),
+    .m_arlen   (d_arlen),
+    .bn_ready, .bn_beats, .bn_lo, .bn_hi, .bn_frame_last
+  );
+
+  // ---------------------------------------------------------------- gather, store, egress
+  logic                  g_valid, g_last, g_err;
+  logic [DMA_DATA_W-1:0] g_data;
+
+  tx_gather #(.DATA_W(DMA_DATA_W), .BN_DEPTH(BN_DEPTH)) u_gather (
+    .clk,
+    .rst,
+    .bn_valid      (d_arvalid && d_arready),
+    .bn_ready,
+    .bn_beats,
+    .bn_lo,
+    .bn_hi,
+    .bn_frame_last,
+    .r_valid       (d_rvalid),
+    .r_data        (m_rdata),
+    .r_err         (m_rresp[1]),
+    .out_valid     (g_valid),
+    .out_data      (g_data),
+    .out_last      (g_last),
+    .out_err       (g_err)
+  );
+
+  logic                  ff_valid, ff_ready, eg_valid, eg_csum_en, data_valid;
+  logic [DMA_DATA_W-1:0] ff_data;
+  logic [15:0]           eg_len, eg_csum_pos, eg_csum;
+  tx_cpl_t               data_cpl;
+
+  tx_store #(.DATA_W(DMA_DATA_W), .FIFO_WORDS(FIFO_WORDS), .FRAMES(FRAMES)) u_store (
+    .clk,
+    .rst,
+    .frame_valid,
+    .frame,
+    .in_valid  (g_valid),
+    .in_data   (g_data),
+    .in_last   (g_last),
+    .in_err    (g_err),
+    .ff_valid, .ff_ready, .ff_data,
+    .eg_valid, .eg_len, .eg_csum_en, .eg_csum_pos, .eg_csum,
+    .cpl_valid (data_valid),
+    .cpl       (data_cpl),
+    .rel_discard,
+    .rel_discard_words
+  );
+
+  tx_egress #(.DATA_W(DATA_W), .DMA_DATA_W(DMA_DATA_W), .FRAMES(EGR_FRAMES)) u_egress (
+    .clk,
+    .rst,
+    .eg_valid, .eg_len, .eg_csum_en, .eg_csum_pos, .eg_csum,
+    .ff_valid, .ff_ready, .ff_data,
+    .m_axis_tdata, .m_axis_tkeep, .m_axis_tvalid, .m_axis_tready, .m_axis_tlast,
+    .rel_word,
+    .rel_frame
+  );
+
+  // ---------------------------------------------------------------- completions
+  logic [NUM_TXQ-1:0][63:0] cq_base;
+  logic [NUM_TXQ-1:0][3:0]  cq_log2;
+  always_comb begin
+    for (int t = 0; t < NUM_TXQ; t++) begin
+      cq_base[t] = qcfg[t].cq_base;
+      cq_log2[t] = qcfg[t].cq_log2;
+    end
+  end
+
+  tx_cpl_wr #(
+    .DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .NUM_TXQ(NUM_TXQ), .FRAMES(FRAMES),
+    .MAX_BURST(MAX_BURST)
+  ) u_cpl (
+    .clk,
+    .rst,
+    .run,
+    .cq_base,
+    .cq_log2,
+    .cq_hw_idx,
+    .cpl_done,
+    .ord_valid, .ord_ready, .ord_nodata,
+    .fail_valid, .fail_cpl,
+    .data_valid, .data_cpl,
+    .ev_valid, .ev_status, .ev_len,
+    .m_awid, .m_awaddr, .m_awlen, .m_awsize, .m_awburst, .m_awvalid, .m_awready,
+    .m_wdata, .m_wstrb, .m_wlast, .m_wvalid, .m_wready,
+    .m_bid, .m_bresp, .m_bvalid, .m_bready,
+    .q_wr_err,
+    .q_wr_busy (wr_busy)
+  );
+endmodule
