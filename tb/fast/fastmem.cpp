@@ -51,6 +51,7 @@ enum {
     /* results written here */
     H_SA_DONE = 112, H_SA_CPLS = 113, H_SA_T0_NS = 114, H_SA_T1_NS = 115, H_SA_CYC0 = 116,
     H_SA_CYC1 = 117, H_SA_CQ_SW = 118, H_SA_BAD = 119,
+    H_SA_RX_TOTAL = 120, H_SA_RX_PERIOD = 121, H_SA_INFLIGHT = 122,
     H_WORDS = 512
 };
 
@@ -370,6 +371,20 @@ int fm_standalone_poll(long long cycle) {
         if (reposted_h) sa_csr_write((uint32_t)H[H_SA_HDR_SW_REG], (uint32_t)hsw);
         if (reposted_p) sa_csr_write((uint32_t)H[H_SA_PAY_SW_REG], (uint32_t)psw);
         sa_csr_write((uint32_t)H[H_SA_CQ_SW_REG], (uint32_t)sw);
+    }
+    /* Frame source: replay the image's PERIOD frames until RX_TOTAL were queued, keeping at
+     * most INFLIGHT frames queued and not yet completed (as the Python bench does). */
+    {
+        uint64_t cap = H[H_RX_CAP], period = H[H_SA_RX_PERIOD];
+        uint64_t *tab = (uint64_t *)(M + H[H_RX_TAB]);
+        uint64_t prod = H[H_RX_PROD];
+        while (prod < H[H_SA_RX_TOTAL] && prod - H[H_SA_CPLS] < H[H_SA_INFLIGHT] && prod >= period) {
+            uint64_t src = (prod - period) % cap, dst = prod % cap;
+            tab[2 * dst] = tab[2 * src];
+            tab[2 * dst + 1] = tab[2 * src + 1];
+            prod++;
+        }
+        H[H_RX_PROD] = prod;
     }
     if (H[H_SA_CPLS] >= H[H_SA_FRAMES]) {
         H[H_SA_T1_NS] = now_ns();

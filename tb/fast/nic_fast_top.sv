@@ -45,10 +45,14 @@ module nic_fast_top #(
   always_ff @(posedge clk) cyc <= cyc + 64'd1;
   assign cycles = cyc;
 
-  // Reset of the NIC and of this harness: Python's rst, or the standalone start-up reset.
+  // Reset of the NIC and of this harness: Python's rst (registered, so that no logic
+  // depends combinationally on a top-level input: Verilator re-evaluates such logic on every
+  // eval call), or the standalone start-up reset.
   logic sa_rst;
+  logic rst_q = 1'b1;
   logic rst_i;
-  assign rst_i = rst || sa_rst;
+  always_ff @(posedge clk) rst_q <= rst || sa_rst;
+  assign rst_i = rst_q;
 
   // ------------------------------------------------------------------ DPI
   import "DPI-C" function int fm_dpi_attach(input int token);

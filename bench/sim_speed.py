@@ -1,0 +1,178 @@
+"""Simulation-speed benchmark: `python -m bench.sim_speed` (part of `make bench`).
+
+Simulated clock cycles per wall second and frames per wall second for bulk RX traffic
+(back-to-back 1500-byte TCP frames, header/data split on, one queue, the driver's refill done
+in bulk every 128 frame times, every frame checked against the golden model) at MAC width
+64 (DMA 128) and 512 (DMA 1024), on
+  - fast:     the tb/fast/ harness (HDL clock, RX source, DMA target and CSR master in HDL and
+              DPI-C over memory shared with numpy; Python wakes per poll and per CSR access);
+  - baseline: nic_top with tb/nic_tb.py (cocotb Clock, cocotbext-axi AxiStreamSource and
+              AxiSlave: Python per beat), the path the functional tests used before;
+  - ceiling:  the fast harness with no Python at all (tb/fast/standalone.py), the same frames.
+Fast and baseline runs alternate (fast, baseline, fast, baseline, ...) so machine load hits
+both alike; load averages are recorded at the start and end of every run. Besides wall-clock
+rates the JSON has CPU-time rates (process CPU seconds), less sensitive to other processes on
+a shared machine. Benchmarks are never pass/fail on time; a run fails only when a frame is
+wrong. Writes build/bench/sim_speed.json and build/bench/sim_speed.png.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import sys
+import time
+
+from tb.sim import BUILD_ROOT, rtl_file_list, run_rtl_test
+
+WIDTHS = [64, 512]
+FRAMES = {64: 6000, 512: 20000}
+
+
+def _load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def run_one(path: str, width: int, frames: int, rep: int, frame_bytes: int, build_args: list[str]) -> dict:
+    out = BUILD_ROOT / "bench" / f"sim_speed_{path}_{width}_{rep}.json"
+    out.unlink(missing_ok=True)
+    env = {"BENCH_PATH": path, "BENCH_FRAMES": str(frames), "BENCH_OUT": str(out),
+           "BENCH_FRAME_BYTES": str(frame_bytes)}
+    load0 = _load()
+    cpu0 = _children_cpu()
+    t0 = time.monotonic()
+    if path == "fast":
+        from tb.fast.build import run_fast_test
+        run_fast_test("bench.sim_speed_sim", {"DATA_W": width}, f"bench_sim_speed-fast-{width}",
+                      extra_env=env, seed=1, build_args=build_args)
+    else:
+        run_rtl_test("nic_top", rtl_file_list(), "bench.sim_speed_sim", {"DATA_W": width},
+                     f"bench_sim_speed-base-{width}", extra_env=env, seed=1, build_args=build_args)
+    res = json.loads(out.read_text())
+    res.update(rep=rep, load_start=load0, load_end=_load(), process_wall_s=time.monotonic() - t0,
+               process_cpu_s=_children_cpu() - cpu0)
+    return res
+
+
+def _summary(runs: list[dict]) -> dict:
+    if not runs:
+        return {}
+    med = lambda k: statistics.median(r[k] for r in runs)  # noqa: E731
+    return {"runs": len(runs), "cycles": runs[0]["cycles"], "frames": runs[0]["frames"],
+            "cycles_per_s": med("cycles_per_s"), "frames_per_s": med("frames_per_s"),
+            "cycles_per_cpu_s": med("cycles_per_cpu_s"),
+            "cycles_per_s_excl_check": med("cycles_per_s_excl_check"),
+            "check_share": med("check_share")}
+
+
+def plot(doc: dict, path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    kinds = [("baseline", "baseline (cocotbext, per beat)", "#c44"),
+             ("fast", "fast path (tb/fast)", "#48c"),
+             ("ceiling", "Verilator only (no Python)", "#888")]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    widths = [w["data_bits"] for w in doc["widths"]]
+    bw = 0.25
+    for k, (key, label, color) in enumerate(kinds):
+        xs, ys = [], []
+        for i, w in enumerate(doc["widths"]):
+            v = w.get(key, {}).get("cycles_per_s")
+            if v:
+                xs.append(i + (k - 1) * bw)
+                ys.append(v)
+        bars = ax.bar(xs, ys, bw, label=label, color=color)
+        for b, y in zip(bars, ys):
+            ax.text(b.get_x() + b.get_width() / 2, y, f"{y / 1e3:.0f}k", ha="center", va="bottom", fontsize=8)
+    ax.axhline(1e6, color="k", ls=":", lw=1, label="target 1M cycles/s")
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(widths)))
+    ax.set_xticklabels([f"MAC {w} / DMA {w2} bits" for w, w2 in zip(widths, [x["dma_bits"] for x in doc["widths"]])])
+    ax.set_ylabel("simulated cycles per wall second")
+    ax.set_title("Simulation speed, bulk RX (1500-byte frames, every frame checked)")
+    ax.legend(fontsize=8)
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.sim_speed", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--widths", default=",".join(map(str, WIDTHS)), help="MAC widths (DMA = 2x)")
+    ap.add_argument("--frames-64", type=int, default=FRAMES[64], help="frames per run at width 64")
+    ap.add_argument("--frames-512", type=int, default=FRAMES[512], help="frames per run at width 512")
+    ap.add_argument("--baseline-frames-div", type=int, default=1,
+                    help="baseline runs send frames/DIV frames (same traffic, shorter): default 1")
+    ap.add_argument("--frame-bytes", type=int, default=1500)
+    ap.add_argument("--reps", type=int, default=2, help="fast/baseline pairs per width")
+    ap.add_argument("--no-baseline", action="store_true")
+    ap.add_argument("--no-ceiling", action="store_true")
+    ap.add_argument("--verilator-arg", action="append", default=[],
+                    help="extra Verilator build argument for every build (repeatable)")
+    args = ap.parse_args(argv)
+    out_dir = BUILD_ROOT / "bench"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    frames_for = {64: args.frames_64, 512: args.frames_512}
+    doc = {"benchmark": "sim_speed", "frame_bytes": args.frame_bytes, "load_start": _load(),
+           "cpus": os.cpu_count(), "widths": [],
+           "note": "wall-clock rates on a shared machine: see load_start/load_end per run; "
+                   "cycles_per_cpu_s uses the simulator process's CPU time"}
+    for width in [int(w) for w in args.widths.split(",")]:
+        n = frames_for.get(width, 6000)
+        n_base = max(1, n // args.baseline_frames_div)
+        entry: dict = {"data_bits": width, "dma_bits": 2 * width, "runs": []}
+        for rep in range(args.reps):
+            for path in ("fast",) + (() if args.no_baseline else ("base",)):
+                nf = n if path == "fast" else n_base
+                print(f"bench: sim speed, {path}, MAC {width} bits, {nf} frames, run {rep + 1}/{args.reps} "
+                      f"(load {_load()[0]})", flush=True)
+                r = run_one(path, width, nf, rep, args.frame_bytes, args.verilator_arg)
+                r["cycles_per_cpu_s"] = r["cycles"] / max(r.get("cpu_s", r["wall_s"]), 1e-9)
+                r["check_share"] = r["check_s"] / r["wall_s"]
+                entry["runs"].append(r)
+                print(f"  {path:4s}: {r['cycles']} cycles in {r['wall_s']:.1f} s wall: "
+                      f"{r['cycles_per_s'] / 1e3:.0f}k cycles/s, {r['frames_per_s']:.0f} frames/s, "
+                      f"{r['cycles_per_cpu_s'] / 1e3:.0f}k cycles/CPU-s; checking {100 * r['check_share']:.0f}% "
+                      f"of the time; {r['checked']} frames checked", flush=True)
+        entry["fast"] = _summary([r for r in entry["runs"] if r["path"] == "fast"])
+        entry["baseline"] = _summary([r for r in entry["runs"] if r["path"] == "base"])
+        if entry["baseline"]:
+            entry["speedup"] = entry["fast"]["cycles_per_s"] / entry["baseline"]["cycles_per_s"]
+            entry["speedup_cpu"] = entry["fast"]["cycles_per_cpu_s"] / entry["baseline"]["cycles_per_cpu_s"]
+            print(f"bench: MAC {width}: fast {entry['fast']['cycles_per_s'] / 1e3:.0f}k vs baseline "
+                  f"{entry['baseline']['cycles_per_s'] / 1e3:.0f}k cycles/s: {entry['speedup']:.1f}x "
+                  f"({entry['speedup_cpu']:.1f}x in CPU time)", flush=True)
+        if not args.no_ceiling:
+            from bench.sim_speed_sim import bulk_frames
+            from tb.fast import standalone
+            print(f"bench: Verilator-only ceiling, MAC {width} bits, {n} frames (build may take minutes)", flush=True)
+            binary = standalone.build(width, args.verilator_arg)
+            image = out_dir / f"sim_speed_standalone_{width}.img"
+            standalone.make_image(image, width, bulk_frames(args.frame_bytes), n)
+            load0 = _load()
+            c = standalone.run(binary, image)
+            image.unlink(missing_ok=True)
+            c.update(load_start=load0, load_end=_load())
+            entry["ceiling"] = c
+            print(f"  ceiling: {c['cycles']} cycles in {c['wall_s']:.1f} s: {c['cycles_per_s'] / 1e3:.0f}k cycles/s, "
+                  f"{c['frames_per_s']:.0f} frames/s", flush=True)
+        doc["widths"].append(entry)
+    doc["load_end"] = _load()
+    (out_dir / "sim_speed.json").write_text(json.dumps(doc, indent=2))
+    plot(doc, out_dir / "sim_speed.png")
+    print(f"bench: wrote {out_dir / 'sim_speed.json'} and {out_dir / 'sim_speed.png'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,151 @@
+"""The speed ceiling: the fast harness with no Python and no cocotb at all.
+
+`nic_fast_top` built with STANDALONE=1 by `verilator --binary` (Verilator's own main loop),
+the same -O3/--x-assign/--x-initial flags and the same DPI-C memory, RX source and CSR
+master as the cocotb fast path. Python prepares an image file beforehand (tb/fast/shared.py
+layout): the driver's bring-up (driver/rx_queue.py run against a recorder, so the CSR writes
+become a pre-queued command list and the descriptors are in host memory), the same frames
+as bench/sim_speed_sim.py, and a table of buffers. In the run, a small C driver
+(fm_standalone_poll in fastmem.cpp, every 256 cycles) recycles completed buffers and keeps the
+RX source fed, until all frames have completed; it times the traffic phase with the
+monotonic clock and writes cycles and nanoseconds back into the image.
+
+Only the completion count (and that every completion names a posted buffer) is checked
+here: this run measures the simulator, the cocotb runs check the data.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import resource
+import subprocess
+import time
+from pathlib import Path
+
+from driver import regs
+from driver.rx_queue import RxBuffer, RxQueue, RxQueueConfig
+from models.device_memory import DeviceMemory
+from models.host_memory import HostMemory
+from tb.fast import shared
+from tb.fast.build import C_SOURCE, HARNESS, PUBLIC_VLT, generate
+from tb.fast.shared import RegionSpec, SharedBlock
+from tb.nic_tb import DEV_BASE, DEV_SIZE, HOST_BASE, HOST_SIZE
+from tb.sim import BUILD_ROOT, SIM_BUILD_ARGS, TIMING_BUILD_ARGS, WAIVERS, rtl_file_list, setup_verilator_env
+
+N_HDR = 1024
+N_PAY = 1024
+
+
+class _Recorder:
+    """NicHw for the driver's bring-up: CSR writes are queued in the image, reads answer 0."""
+
+    def __init__(self, shm: SharedBlock, host: HostMemory) -> None:
+        self.shm = shm
+        self.host = host
+
+    async def read32(self, addr: int) -> int:
+        return 0
+
+    async def write32(self, addr: int, value: int) -> None:
+        self.shm.csr_push(addr, value, True)
+
+    async def delay(self, ns: int) -> None:
+        return None
+
+
+def build(data_w: int, extra_args: list[str] | None = None) -> Path:
+    """Build (incrementally) the standalone simulator for MAC width `data_w`; its path."""
+    env = dict(os.environ)
+    root = setup_verilator_env(env)
+    out = BUILD_ROOT / "fast" / "standalone" / f"DATA_W={data_w}"
+    out.mkdir(parents=True, exist_ok=True)
+    gen = generate()
+    cmd = [str(root / "bin" / "verilator"), "--binary", "-j", "2", "-Mdir", str(out),
+           "--top-module", "nic_fast_top", "-o", "Vstandalone", "--timescale", "1ns/1ps",
+           *SIM_BUILD_ARGS, *TIMING_BUILD_ARGS, *(extra_args or []),
+           f"-GDATA_W={data_w}", "-GSTANDALONE=1", f"-I{gen}",
+           str(WAIVERS), str(PUBLIC_VLT), *map(str, rtl_file_list()), str(HARNESS), str(C_SOURCE)]
+    log = out / "build.log"
+    with open(log, "w") as fh:
+        rc = subprocess.run(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT).returncode
+    if rc:
+        raise RuntimeError(f"standalone build failed, see {log}:\n" + "\n".join(log.read_text().splitlines()[-30:]))
+    return out / "Vstandalone"
+
+
+def make_image(path: Path, data_w: int, frames: list[bytes], n_frames: int, *,
+               max_in_flight: int = 512) -> None:
+    """Write the standalone run's image: bring-up CSR program, rings, buffers, frames."""
+    dma_bytes = 2 * data_w // 8
+    shm = SharedBlock([RegionSpec("host", HOST_BASE, HOST_SIZE), RegionSpec("device", DEV_BASE, DEV_SIZE)],
+                      sa_bufs=N_HDR + N_PAY, path=path, csr_cap=4096, log_cap=16)
+    shm.h[shared.H_LOG_OK] = 0
+    host = HostMemory(HOST_BASE, HOST_SIZE, buffer=shm.region_buffer("host"))
+    dev = DeviceMemory(DEV_BASE, DEV_SIZE, buffer=shm.region_buffer("device"))
+    hw = _Recorder(shm, host)
+    qcfg = RxQueueConfig(hdr_ring_log2=10, pay_ring_log2=10, cq_log2=11, pay_buf_log2=12,
+                         tcp_data_split=True, hds_thresh=0)
+    rxq = RxQueue(hw, 0, qcfg, dma_bytes=dma_bytes)
+    hdr_base = host.alloc(N_HDR * qcfg.hdr_buf_bytes)
+    dmabuf = dev.export_dmabuf(N_PAY * 4096, chunk_size=64 * 4096)
+    hdr_bufs = [hdr_base + i * qcfg.hdr_buf_bytes for i in range(N_HDR)]
+    pay_bufs = [dmabuf.offset_to_bus(i * 4096) for i in range(N_PAY)]
+
+    async def bring_up() -> None:
+        await rxq.alloc_rx_rings()
+        await rxq.enable()
+        await rxq.post_hdr_buffers([RxBuffer(a, i) for i, a in enumerate(hdr_bufs)])
+        await rxq.post_pay_buffers([RxBuffer(a, i) for i, a in enumerate(pay_bufs)])
+
+    asyncio.run(bring_up())
+    h = shm.h
+    h[shared.H_SA_FRAMES] = n_frames
+    h[shared.H_SA_CQ_BASE], h[shared.H_SA_CQ_LOG2] = rxq.cq_base, qcfg.cq_log2
+    h[shared.H_SA_HDR_BASE], h[shared.H_SA_HDR_LOG2] = rxq._hdr.base, qcfg.hdr_ring_log2
+    h[shared.H_SA_PAY_BASE], h[shared.H_SA_PAY_LOG2] = rxq._pay.base, qcfg.pay_ring_log2
+    h[shared.H_SA_HDR_SW_REG] = regs.rxq_reg(0, regs.RXQ_HDR_RING + regs.RING_SW_IDX)
+    h[shared.H_SA_PAY_SW_REG] = regs.rxq_reg(0, regs.RXQ_PAY_RING + regs.RING_SW_IDX)
+    h[shared.H_SA_CQ_SW_REG] = regs.rxq_reg(0, regs.RXQ_CQ + regs.RING_SW_IDX)
+    h[shared.H_SA_HDR_BUFS] = shm.sa_tab_off
+    h[shared.H_SA_PAY_BUFS] = shm.sa_tab_off + 8 * N_HDR
+    shm.sa_tab[:N_HDR] = hdr_bufs
+    shm.sa_tab[N_HDR:N_HDR + N_PAY] = pay_bufs
+    h[shared.H_SA_NHDR], h[shared.H_SA_NPAY] = N_HDR, N_PAY
+    h[shared.H_SA_HDR_SW], h[shared.H_SA_PAY_SW] = rxq._hdr.sw_idx, rxq._pay.sw_idx
+    period = min(len(frames), n_frames)
+    for f in frames[:period]:
+        shm.rx_push(f)
+    h[shared.H_SA_RX_TOTAL], h[shared.H_SA_RX_PERIOD] = n_frames, period
+    h[shared.H_SA_INFLIGHT] = max_in_flight
+    shm.mm.flush()
+    shm.mm.close()
+    shm.close()
+
+
+def run(binary: Path, image: Path, timeout_s: float = 3600) -> dict:
+    """Run the standalone simulator on `image`; the traffic phase's cycles and seconds."""
+    env = dict(os.environ, FASTMEM_IMAGE=str(image))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    proc = subprocess.run([str(binary)], env=env, capture_output=True, text=True, timeout=timeout_s,
+                          cwd=binary.parent)
+    wall = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode:
+        raise RuntimeError(f"standalone run failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    import mmap
+
+    import numpy as np
+    with open(image, "r+b") as fh:
+        mm = mmap.mmap(fh.fileno(), 4096)
+        h = np.frombuffer(mm, dtype=np.uint64, count=512).copy()
+        mm.close()
+    if not h[shared.H_SA_DONE]:
+        raise RuntimeError("standalone run ended before all frames completed:\n" + proc.stdout[-2000:])
+    cycles = int(h[shared.H_SA_CYC1] - h[shared.H_SA_CYC0])
+    secs = int(h[shared.H_SA_T1_NS] - h[shared.H_SA_T0_NS]) / 1e9
+    frames = int(h[shared.H_SA_CPLS])
+    return {"path": "verilator_only", "frames": frames, "cycles": cycles, "wall_s": secs,
+            "cycles_per_s": cycles / secs, "frames_per_s": frames / secs,
+            "bad_completions": int(h[shared.H_SA_BAD]),
+            "process_wall_s": wall, "process_cpu_s": (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)}
