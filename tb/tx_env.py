@@ -110,10 +110,12 @@ class PagePool:
         self.npages = npages
         self.next = 0
 
-    def place(self, data: bytes, offset: int) -> int:
-        assert 0 <= offset and offset + len(data) <= PAGE
+    def place(self, data: bytes, offset: int, cross: bool = False) -> int:
+        """Write `data` at `offset` in the next page; `cross` lets it run into the page after
+        (a bad segment that the NIC must refuse, never read)."""
+        assert 0 <= offset and (cross or offset + len(data) <= PAGE)
         addr = self.base + PAGE * self.next + offset
-        self.next = (self.next + 1) % self.npages
+        self.next = (self.next + 1 + (1 if cross else 0)) % self.npages
         if self.device:
             self.tb.dev.gpu.write(addr, data)
         else:

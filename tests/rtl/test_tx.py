@@ -207,7 +207,7 @@ async def run_tx_errors(dut) -> None:
     # BAD_SEG: zero length, over 4096, across a 4 KiB boundary, 16 descriptors without EOP.
     raw(p1, [60, 0])
     raw(p1, [4097])
-    cross = TxDesc(dev.place(bytes(100), 4000), 100, eop=True, tag=tag)   # 4000 + 100 > 4096
+    cross = TxDesc(dev.place(bytes(100), 4000, cross=True), 100, eop=True)   # 4000 + 100 > 4096
     p1.add([TxDesc(host.place(bytes(60), 8), 60), cross]); good(p1)
     raw(p1, [10] * 16, eop=False)
     # BAD_LEN: too short, longer than TX_FRAME_LIMIT.
