@@ -1,14 +1,18 @@
 """cocotb half of the RX line-rate benchmark (see bench/rx_linerate.py).
 
-For each frame size, a train of back-to-back TCP frames (no idle cycles, split on, RSS and a
-flow-steering rule on, buffers posted in advance so the driver never has to keep up) goes
-into the RX port. Input and
-output are timed in clock cycles from simulation time: exact and repeatable.
+For each header/data split setting (BENCH_SPLIT, "1,0": on and off) and each frame size, a
+train of back-to-back TCP frames (no idle cycles, RSS and a flow-steering rule on, buffers
+posted in advance so the driver never has to keep up) goes into the RX port. Input and output
+are timed in clock cycles from simulation time: exact and repeatable.
+
+`setup_rx` (one queue, rings, buffers, RSS and a steering rule) is shared with
+bench/rx_metrics_sim.py.
 """
 from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 
 import cocotb
 from cocotb.triggers import Edge
@@ -16,10 +20,14 @@ from cocotb.utils import get_sim_time
 
 from driver import ethtool, regs
 from driver.rx_queue import RxBuffer, RxQueue, RxQueueConfig
+from models.device_memory import DmaBuf
 from tb.frames import Flow, build, pattern
 from tb.nic_tb import CLK_NS, NicTb
 
 FIFO_BYTES = 16384
+HDR_BUF = 256
+PAY_BUF = 4096
+ETH_IP_TCP = 54                 # header bytes of the bench's frames (no VLAN, IPv4, TCP)
 
 
 def frames_for(size: int) -> int:
@@ -27,81 +35,129 @@ def frames_for(size: int) -> int:
     return max(64, min(600, 4 * FIFO_BYTES // size))
 
 
+def bufs_per_frame(size: int, split: bool) -> int:
+    """Payload buffers (= completions) one frame of `size` bytes takes."""
+    pay = size - ETH_IP_TCP if split else size
+    return max(1, -(-pay // PAY_BUF))
+
+
+@dataclass
+class RxSetup:
+    rxq: RxQueue
+    hdr_base: int
+    hdr_bytes: int
+    dmabuf: DmaBuf
+
+    def regions(self) -> list[tuple[int, int, str]]:
+        """Bus address ranges and what the NIC writes there (for bench/rx_metrics_sim.py)."""
+        cq = self.rxq.cq_base
+        out = [(cq, cq + 16 * self.rxq.cq_size, "completion"),
+               (self.hdr_base, self.hdr_base + self.hdr_bytes, "header")]
+        out += [(c.bus_addr, c.bus_addr + c.length, "payload") for c in self.dmabuf.chunks]
+        return out
+
+
+async def setup_rx(tb: NicTb, n_frames: int, size: int, split: bool) -> RxSetup:
+    """After `tb.reset()`: queue 0 with buffers for `n_frames` frames of `size` bytes posted
+    (payload in device memory), split on or off, RSS with all hash types and a steering rule
+    for the bench flow, and the prefetchers given time to fill their caches."""
+    dut = tb.dut
+    await tb.write32(regs.RX_FRAME_LIMIT, 9022)
+    cfg = RxQueueConfig(hdr_ring_log2=10, pay_ring_log2=12, cq_log2=12, pay_buf_log2=12,
+                        hdr_buf_bytes=HDR_BUF, tcp_data_split=split)
+    rxq = RxQueue(tb, 0, cfg, dma_bytes=tb.dma_bytes)
+    await rxq.alloc_rx_rings()
+    await rxq.enable()
+    n_hdr = min(n_frames, 1024)
+    hdr = tb.host.alloc(n_hdr * HDR_BUF)
+    await rxq.post_hdr_buffers([RxBuffer(hdr + HDR_BUF * i, i) for i in range(n_hdr)])
+    bpf = bufs_per_frame(size, split)
+    dmabuf = tb.dev.export_dmabuf(n_frames * bpf * PAY_BUF, chunk_size=64 * PAY_BUF)
+    await rxq.post_pay_buffers([RxBuffer(dmabuf.offset_to_bus(PAY_BUF * i), i)
+                                for i in range(min(n_frames * bpf, 4096))])
+    # RSS (all hash types, a fixed non-zero key, every table entry on queue 0) and one steering
+    # rule matching the flow: the classifier works on every frame, as in real use.
+    nq = int(dut.NUM_RXQ.value)
+    await ethtool.set_rxfh(tb, key=bytes(range(7, 47)), indir=[0] * 128, num_queues=nq)
+    await ethtool.set_rx_flow_hash(tb, {"ip4", "tcp4", "udp4", "ip6", "tcp6", "udp6"})
+    rules = ethtool.NtupleRules(tb, nq)
+    await rules.add(ethtool.NtupleSpec("tcp4", action=0, dst_port=Flow().dport))
+    await tb.delay(20_000)                    # let the prefetchers fill their caches
+    return RxSetup(rxq, hdr, n_hdr * HDR_BUF, dmabuf)
+
+
+def bench_frames(size: int, n: int) -> list[bytes]:
+    frames = [build(Flow(), pattern(size - ETH_IP_TCP, start=i)) for i in range(n)]
+    assert all(len(f) == size for f in frames)
+    return frames
+
+
+async def measure(tb: NicTb, size: int, split: bool) -> dict:
+    dut = tb.dut
+    data_bytes = tb.data_bytes
+    await tb.reset()
+    n = frames_for(size)
+    await setup_rx(tb, n, size, split)
+    frames = bench_frames(size, n)
+
+    cpl_times: list[float] = []
+
+    async def watch_completions() -> None:
+        while True:
+            await Edge(dut.u_dma.cq_hw_idx)
+            cpl_times.append(get_sim_time("ns"))
+
+    watcher = cocotb.start_soon(watch_completions())
+    t0 = get_sim_time("ns")
+    for f in frames:
+        await tb.send(f)
+    await tb.wait_rx_idle()
+    t_in = get_sim_time("ns")
+    waited = 0
+    while await tb.read32(regs.RX_FRAMES) + await tb.read32(regs.RX_DROP_FIFO) < n and waited < 2_000_000:
+        await tb.delay(1000)
+        waited += 1000
+    watcher.cancel()
+    delivered = await tb.read32(regs.RX_FRAMES)
+    fifo_drops = await tb.read32(regs.RX_DROP_FIFO)
+    other_drops = sum([await tb.read32(getattr(regs, c)) for c in
+                       ("RX_DROP_NO_HDR_BUF", "RX_DROP_NO_PAY_BUF", "RX_DROP_CQ_FULL")])
+    beats_per_frame = -(-size // data_bytes)
+    beats = n * beats_per_frame
+    in_cycles = (t_in - t0) / CLK_NS
+    cpf = bufs_per_frame(size, split)         # completions per frame: one per payload buffer
+    out_cycles = (cpl_times[-1] - cpl_times[0]) / CLK_NS if len(cpl_times) > 1 else float("nan")
+    frames_out = (len(cpl_times) - 1) / cpf if cpl_times else 0
+    in_frame_rate = n / in_cycles
+    out_frame_rate = frames_out / out_cycles if out_cycles else float("nan")
+    return {
+        "frame_bytes": size,
+        "split": split,
+        "frames": n,
+        "delivered": delivered,
+        "fifo_drops": fifo_drops,
+        "other_drops": other_drops,
+        "mac_beats_per_frame": beats_per_frame,
+        "input_beats_per_cycle": beats / in_cycles,
+        "input_frames_per_cycle": in_frame_rate,
+        "delivered_frames_per_cycle": out_frame_rate,
+        "delivered_beats_per_cycle": out_frame_rate * beats_per_frame,
+        "line_rate_fraction": min(1.0, out_frame_rate * beats_per_frame),
+        "latency_cycles_last_frame": (cpl_times[-1] - t_in) / CLK_NS if cpl_times else None,
+    }
+
+
 @cocotb.test()
 async def run_linerate(dut) -> None:
     sizes = [int(s) for s in os.environ["BENCH_SIZES"].split(",")]
+    splits = [s.strip() not in ("0", "off") for s in os.environ.get("BENCH_SPLIT", "1").split(",")]
     out_path = os.environ["BENCH_OUT"]
     results = []
     tb = NicTb(dut, cocotb.RANDOM_SEED)
-    data_bytes, dma_bytes = tb.data_bytes, tb.dma_bytes
-    for size in sizes:
-        await tb.reset()
-        await tb.write32(regs.RX_FRAME_LIMIT, 9022)
-        n = frames_for(size)
-        cfg = RxQueueConfig(hdr_ring_log2=10, pay_ring_log2=12, cq_log2=12, pay_buf_log2=12)
-        rxq = RxQueue(tb, 0, cfg, dma_bytes=dma_bytes)
-        await rxq.alloc_rx_rings()
-        await rxq.enable()
-        hdr = tb.host.alloc(n * 256)
-        await rxq.post_hdr_buffers([RxBuffer(hdr + 256 * i, i) for i in range(min(n, 1024))])
-        bufs_per_frame = -(-size // 4096)
-        dmabuf = tb.dev.export_dmabuf(n * bufs_per_frame * 4096, chunk_size=64 * 4096)
-        await rxq.post_pay_buffers([RxBuffer(dmabuf.offset_to_bus(4096 * i), i)
-                                    for i in range(min(n * bufs_per_frame, 4096))])
-        # RSS (all hash types, a fixed non-zero key, every table entry on queue 0) and one steering
-        # rule matching the flow: the classifier works on every frame, as in real use.
-        await ethtool.set_rxfh(tb, key=bytes(range(7, 47)), indir=[0] * 128, num_queues=int(dut.NUM_RXQ.value))
-        await ethtool.set_rx_flow_hash(tb, {"ip4", "tcp4", "udp4", "ip6", "tcp6", "udp6"})
-        rules = ethtool.NtupleRules(tb, int(dut.NUM_RXQ.value))
-        await rules.add(ethtool.NtupleSpec("tcp4", action=0, dst_port=Flow().dport))
-        await tb.delay(20_000)                    # let the prefetchers fill their caches
-        payload = size - 54
-        frames = [build(Flow(), pattern(payload, start=i)) for i in range(n)]
-        assert all(len(f) == size for f in frames)
-
-        cpl_times: list[float] = []
-
-        async def watch_completions() -> None:
-            while True:
-                await Edge(dut.u_dma.cq_hw_idx)
-                cpl_times.append(get_sim_time("ns"))
-
-        watcher = cocotb.start_soon(watch_completions())
-        t0 = get_sim_time("ns")
-        for f in frames:
-            await tb.send(f)
-        await tb.wait_rx_idle()
-        t_in = get_sim_time("ns")
-        waited = 0
-        while await tb.read32(regs.RX_FRAMES) + await tb.read32(regs.RX_DROP_FIFO) < n and waited < 2_000_000:
-            await tb.delay(1000)
-            waited += 1000
-        watcher.cancel()
-        delivered = await tb.read32(regs.RX_FRAMES)
-        fifo_drops = await tb.read32(regs.RX_DROP_FIFO)
-        other_drops = sum([await tb.read32(getattr(regs, c)) for c in
-                           ("RX_DROP_NO_HDR_BUF", "RX_DROP_NO_PAY_BUF", "RX_DROP_CQ_FULL")])
-        beats = n * -(-size // data_bytes)
-        in_cycles = (t_in - t0) / CLK_NS
-        # Completions per frame: one per payload buffer.
-        cpf = bufs_per_frame
-        out_cycles = (cpl_times[-1] - cpl_times[0]) / CLK_NS if len(cpl_times) > 1 else float("nan")
-        frames_out = (len(cpl_times) - 1) / cpf if cpl_times else 0
-        in_frame_rate = n / in_cycles
-        out_frame_rate = frames_out / out_cycles if out_cycles else float("nan")
-        results.append({
-            "frame_bytes": size,
-            "frames": n,
-            "delivered": delivered,
-            "fifo_drops": fifo_drops,
-            "other_drops": other_drops,
-            "input_beats_per_cycle": beats / in_cycles,
-            "input_frames_per_cycle": in_frame_rate,
-            "delivered_frames_per_cycle": out_frame_rate,
-            "line_rate_fraction": min(1.0, out_frame_rate / (1 / -(-size // data_bytes))),
-            "latency_cycles_last_frame": (cpl_times[-1] - t_in) / CLK_NS if cpl_times else None,
-        })
-        dut._log.info("bench %5d B: %s", size, results[-1])
+    for split in splits:
+        for size in sizes:
+            results.append(await measure(tb, size, split))
+            dut._log.info("bench split=%d %5d B: %s", split, size, results[-1])
     with open(out_path, "w") as fh:
-        json.dump({"data_bits": data_bytes * 8, "dma_bits": dma_bytes * 8, "clk_ns": CLK_NS,
+        json.dump({"data_bits": tb.data_bytes * 8, "dma_bits": tb.dma_bytes * 8, "clk_ns": CLK_NS,
                    "results": results}, fh, indent=2)
