@@ -69,6 +69,7 @@ waves: setup ## re-run TEST=<pytest -k expr> with FST waves; GTKWave if a displa
 
 bench: setup ## benchmarks: JSON and plots in build/bench/ (RX line rate per size and width; simulation speed)
 	@$(VENV_PY) -m bench.rx_linerate
+	@$(VENV_PY) -m bench.rx_metrics
 	@$(VENV_PY) -m bench.sim_speed
 
 # make regress [REGRESS_SEEDS=3] [SHARD=i/K] [JOBS=auto] [COVERAGE=1] [BUG=<tests/bugs/NAME.patch>] [REGRESS_K=<pytest -k>]
