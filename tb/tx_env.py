@@ -2,12 +2,14 @@
 descriptor and completion rings in host memory, segment placement in host and device memory,
 frames built with scapy, and the expected outcome of every frame.
 
-Expectations come from docs/tx.md and scapy, never from the RTL:
+Expectations come from the golden model (models/tx.py), docs/tx.md and scapy, never from the
+RTL:
 - `spec_outcomes` walks the posted descriptors with the rules of docs/tx.md ("Rings and
-  registers", "Bad input"), independently written here; when the golden model
-  (`models.tx.check_frame`) is importable the tests also check that it agrees;
-- an OK frame must be byte-equal to the frame scapy built with its L4 checksum computed by
-  scapy (the driver-side seed is the pseudo-header sum; the NIC finishes the checksum).
+  registers", "Bad input"); every frame's status is also asked of the model's
+  `check_frame`, and the two must agree;
+- an OK frame must be byte-equal to the model's `l4_checksum` of the seeded frame (the
+  driver-side seed is the pseudo-header sum; the NIC finishes the checksum), which must
+  equal the frame scapy built with its own L4 checksum.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from scapy.utils import checksum
 
 from driver import regs
 from models.formats import TxCompletion, TxDesc, TxStatus
+from models.tx import check_frame, l4_checksum
 
 MAX_SEGS = 16
 MIN_LEN = 60
@@ -84,6 +87,10 @@ def l4_frame(total_len: int, ipv6: bool, udp: bool, seed: int, zero_csum: bool =
     again = Ether(seeded)
     del (again[UDP] if udp else again[TCP]).chksum
     assert bytes(again) == wire
+    # The golden model: checksum offload of the seeded frame gives the same frame.
+    model, csum = l4_checksum(seeded, csum_start, csum_offset, udp)
+    assert model == wire, "models/tx.py l4_checksum disagrees with scapy"
+    assert csum == int.from_bytes(wire[pos:pos + 2], "big")
     return L4Frame(seeded, wire, csum_start, csum_offset, udp, hdr_len)
 
 
@@ -242,22 +249,11 @@ def spec_outcomes(descs: list[TxDesc | None], first_idx: int, queue: int, cq_fir
     return out
 
 
-_model_check = None
-
-
 def model_check(frame: list[TxDesc | None], limit: int, want: TxStatus) -> None:
     """The golden model's descriptor rules must give the status this file derives from
-    docs/tx.md (models/tx.py, when it is there)."""
-    global _model_check
-    if _model_check is None:
-        try:
-            from models.tx import check_frame
-            _model_check = check_frame
-        except Exception:          # not written yet: nothing to compare with
-            _model_check = False
-    if _model_check:
-        got = _model_check(frame, limit)
-        assert got == want, f"models/tx.py check_frame says {got!r}, docs/tx.md says {want!r} for {frame}"
+    docs/tx.md."""
+    got = check_frame(frame, limit)
+    assert got == want, f"models/tx.py check_frame says {got!r}, docs/tx.md says {want!r} for {frame}"
 
 
 # ------------------------------------------------------------------------------------------
