@@ -197,15 +197,18 @@ def pseudo_hdr_seed(saddr: IpAddress, daddr: IpAddress, proto: int, l4_len: int)
 
 def build_tcp_headers(src_mac: bytes, dst_mac: bytes, saddr: IpAddress, daddr: IpAddress,
                       sport: int, dport: int, seq: int, ack: int, flags: int, window: int,
-                      payload_len: int, ip_id: int = 0) -> tuple[bytes, int]:
+                      payload_len: int, ip_id: int = 0, options: bytes = b'') -> tuple[bytes, int]:
     """Ethernet + IPv4/IPv6 + TCP headers of a segment carrying `payload_len` bytes, with the
     IPv4 header checksum computed (the CPU can read the header) and the TCP checksum field
     seeded with the pseudo-header sum for the NIC to finish (CHECKSUM_PARTIAL). Returns the
-    bytes and `csum_start` (the frame offset of the TCP header)."""
-    tcp_len = TCP_HLEN + payload_len
+    bytes and `csum_start` (the frame offset of the TCP header). `options`: TCP options,
+    a multiple of 4 bytes (the SYN's MSS)."""
+    assert len(options) % 4 == 0 and len(options) <= 40
+    thl = TCP_HLEN + len(options)
+    tcp_len = thl + payload_len
     seed = pseudo_hdr_seed(saddr, daddr, IPPROTO_TCP, tcp_len)
     tcp = struct.pack('!HHIIBBHHH', sport, dport, seq & 0xFFFF_FFFF, ack & 0xFFFF_FFFF,
-                      (TCP_HLEN // 4) << 4, int(flags), min(window, 0xFFFF), seed, 0)
+                      (thl // 4) << 4, int(flags), min(window, 0xFFFF), seed, 0) + options
     if saddr.version == 4:
         ip = bytearray(struct.pack('!BBHHHBBH4s4s', 0x45, 0, IPV4_HLEN + tcp_len,
                                    ip_id & 0xFFFF, IP_DF, DEFAULT_TTL, IPPROTO_TCP, 0,

@@ -13,6 +13,7 @@ import ipaddress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from driver.clock import Clock, VirtualClock
 from driver.errors import KernelError
 from models.device_memory import DmaBuf
 
@@ -64,6 +65,14 @@ class Kernel:
     """The main routing table: (destination prefix, ifindex); longest prefix wins."""
     neigh: dict[ipaddress.IPv4Address | ipaddress.IPv6Address, bytes] = field(default_factory=dict)
     """Static neighbour entries (`ip neigh add ADDR lladdr MAC dev ...`)."""
+    clock: Clock | None = None
+    """Time for the TCP timers (driver/clock.py). None: the first probed device's backend
+    clock (`hw.clock`) is taken, else a `VirtualClock` nobody advances."""
+
+    def get_clock(self) -> Clock:
+        if self.clock is None:
+            self.clock = VirtualClock()
+        return self.clock
 
     # --- net devices ------------------------------------------------------------------------
 
@@ -102,7 +111,18 @@ class Kernel:
         self.neigh[ipaddress.ip_address(addr)] = lladdr
 
     def neigh_lookup(self, addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bytes | None:
-        return self.neigh.get(addr)
+        """A static entry, else what a device's ARP/ND learned (`neigh_lookup` on arp_tbl /
+        nd_tbl)."""
+        mac = self.neigh.get(addr)
+        if mac is not None:
+            return mac
+        for dev in self.netdevs.values():
+            resp = getattr(dev, 'neigh', None)
+            if resp is not None:
+                mac = resp.lookup(addr.packed)
+                if mac is not None:
+                    return mac
+        return None
 
     # --- dma-buf file descriptors -----------------------------------------------------------
 

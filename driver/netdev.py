@@ -44,6 +44,7 @@ from models.host_memory import PAGE_SIZE
 
 if TYPE_CHECKING:
     from driver.devmem import NetDevmemDmabufBinding
+    from driver.neigh import NeighResponder
     from driver.kernel import Kernel
 
 ID_MAGIC = 0x444D4E43
@@ -247,6 +248,12 @@ class Netdev:
         self._txqs: list[NetdevTxQueue] = []
         self._tx_pad: int | None = None
         self.ip_addrs: list[ipaddress.IPv4Interface | ipaddress.IPv6Interface] = []
+        self.neigh: NeighResponder | None = None
+        """ARP and IPv6 ND for this device's addresses (`arp_process`, `ndisc_recv_ns`);
+        made by `add_ip`."""
+        self._neigh_tx: deque[bytes] = deque()
+        self.neigh_drops = 0
+        """ARP/ND frames that were malformed or unreadable (dropped)."""
 
     # --- probe / open / stop ----------------------------------------------------------------
 
@@ -272,6 +279,9 @@ class Netdev:
         self._txqs = [NetdevTxQueue(i) for i in range(self.num_tx_queues)]
         self.ifindex = self.kernel.register_netdev(self)
         self.present = True
+        clock = getattr(self.hw, 'clock', None)
+        if self.kernel.clock is None and clock is not None:
+            self.kernel.clock = clock            # the backend's time drives the TCP timers
 
     async def open(self) -> None:
         """`ndo_open`: frame limit, then every RX queue in use."""
@@ -526,6 +536,9 @@ class Netdev:
         for tq in self._txqs:
             if tq.running:
                 done += await self.clean_tx(tq.index, 4 * budget)
+        while self._neigh_tx:
+            await self.dev_queue_xmit(SkBuff(head=self._neigh_tx.popleft()))
+        await self.kernel.tcp.run_timers()
         await self.kernel.tcp.flush_acks(self)
         return done
 
@@ -538,9 +551,45 @@ class Netdev:
         for frame in frames:
             skb = self._build_skb(q, frame)
             if skb is not None:
-                self.kernel.tcp.rcv(skb, q.napi)
+                self.netif_receive_skb(skb, q.napi)
         await self._refill(q)
         return len(frames)
+
+    def netif_receive_skb(self, skb: SkBuff, napi: Napi | None = None) -> None:
+        """`__netif_receive_skb_core`: ARP (`arp_rcv`) and ICMPv6 neighbour discovery
+        (`ndisc_rcv`) to this device's responder, whose answers leave at the end of the
+        poll; everything else to IP/TCP."""
+        head = skb.head[skb.data:skb.data + 21]
+        ethertype = int.from_bytes(head[12:14], 'big') if len(head) >= 14 else 0
+        if ethertype == 0x0806 or (ethertype == 0x86DD and len(head) == 21 and head[20] == 58):
+            self._neigh_rcv(skb, napi)
+            return
+        self.kernel.tcp.rcv(skb, napi)
+
+    def _neigh_rcv(self, skb: SkBuff, napi: Napi | None) -> None:
+        from driver.neigh import NeighError
+        if self.neigh is None or not skb.readable:
+            self.neigh_drops += int(not skb.readable)
+            skb.free(napi)
+            return
+        frame = skb.head[skb.data:] + skb.copy_bits(skb.headlen, skb.data_len)
+        skb.free(napi)
+        try:
+            reply = self.neigh.handle(frame)
+        except NeighError:
+            self.neigh_drops += 1
+            return
+        if reply is not None:
+            self._neigh_tx.append(reply)
+
+    def neigh_solicit(self, addr: str) -> None:
+        """Ask for `addr`'s MAC (`neigh_probe`): an ARP request or a Neighbor Solicitation,
+        sent at the next poll; the answer fills the table `Kernel.neigh_lookup` reads."""
+        if self.neigh is None:
+            raise KernelError(errno.EADDRNOTAVAIL, f'{self.name} has no address')
+        ip = ipaddress.ip_address(addr)
+        self._neigh_tx.append(self.neigh.arp_request(addr) if ip.version == 4
+                              else self.neigh.neighbor_solicit(addr))
 
     def _build_skb(self, q: NetdevRxQueue, frame: RxFrame) -> SkBuff | None:
         """Completions of one frame -> skb. Header bytes are copied out of the host header
@@ -593,9 +642,17 @@ class Netdev:
 
     def add_ip(self, addr: str) -> None:
         """`ip addr add ADDR/PREFIX dev DEV`: the address, and its connected route."""
+        from driver.neigh import NeighResponder
         iface = ipaddress.ip_interface(addr)
         self.ip_addrs.append(iface)
         self.kernel.route_add(str(iface.network), self)
+        if self.neigh is None:
+            self.neigh = NeighResponder(self.dev_addr)
+        self.neigh.mac = self.dev_addr
+        if iface.version == 4 and self.neigh.ipv4 is None:
+            self.neigh.ipv4 = iface.ip.packed
+        if iface.version == 6 and self.neigh.ipv6 is None:
+            self.neigh.ipv6 = iface.ip.packed
 
     def source_addr(self, family_version: int) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
         """The first address of the device of that IP version (source address selection)."""

@@ -63,6 +63,10 @@ class SkBuff:
     freed: bool = False
     skb_iif: int = 0
     """ifindex of the device the skb arrived on (receive)."""
+    src_mac: bytes | None = None
+    """The Ethernet source of a received frame (the TCP layer answers RSTs to it)."""
+    tcp_options: dict[int, bytes] = field(default_factory=dict)
+    """TCP options of a received segment (kind -> value)."""
     # --- transmit -------------------------------------------------------------------------
     ip_summed: IpSummed = IpSummed.CHECKSUM_NONE
     csum_start: int = 0

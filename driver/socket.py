@@ -19,8 +19,11 @@ blocking (an empty queue raises EAGAIN; end of stream returns 0 bytes):
 128 entries; tokens unknown or already returned are skipped; at most 1024 fragments are
 examined; returns the number freed. `close` releases every outstanding token.
 
-Sockets are made by `Kernel.socket`; `bind`/`listen`/`accept` give an established socket
-(see driver/tcp.py for how it is established without a TX path).
+Sockets are made by `Kernel.socket`. `listen`/`accept` hand out connections whose
+three-way handshake completed; `connect` sends a SYN (the socket is ESTABLISHED once the
+SYN-ACK was polled); `shutdown(SHUT_WR)` and `close` send a FIN after the queued data at the
+next poll (driver/tcp.py has the state machine). Nothing blocks: calls that would wait raise
+EAGAIN, and the driver's poll moves the connection on.
 """
 from __future__ import annotations
 
@@ -188,6 +191,19 @@ class TcpInfo:
     bytes_received: int
     ofo_segments: int
     tokens_outstanding: int
+    rcv_wnd: int = 0
+    """The window the next ACK would advertise (from rcv_nxt)."""
+    snd_una: int = 0
+    snd_nxt: int = 0
+    snd_wnd: int = 0
+    rto_ns: int = 0
+    srtt_ns: int = 0
+    total_retrans: int = 0
+    bytes_acked: int = 0
+    unacked: int = 0
+    """skbs in the retransmit queue."""
+    notsent: int = 0
+    """skbs in the write queue."""
 
 
 @dataclass
@@ -296,12 +312,30 @@ class Socket:
         sk.iss = stack.next_iss()
         sk.state = TcpState.SYN_SENT
         stack.established[sk.key] = sk
+        stack.mib.ActiveOpens += 1
         await sk.send_syn()
 
     def tcp_info(self) -> TcpInfo:
         sk = self._tcp()
+        mss = sk.adv_mss
+        space = min(0xFFFF, sk.free_space())
+        wnd = max(sk.receive_window(), (space // mss) * mss if space >= mss else space)
         return TcpInfo(sk.state, sk.rcv_nxt, sk.copied_seq, sk.bytes_received,
-                       len(sk.ofo_queue), len(sk.user_frags))
+                       len(sk.ofo_queue), len(sk.user_frags), wnd, sk.snd_una, sk.snd_nxt,
+                       sk.snd_wnd, sk.rto_ns, sk.srtt_ns,
+                       sk.total_retrans,
+                       sk.bytes_acked, len(sk.rtx_queue), len(sk.write_queue))
+
+    def shutdown(self, how: int = 1) -> None:
+        """`shutdown(2)`: SHUT_WR (1) or SHUT_RDWR (2) queue a FIN after the data
+        (`tcp_shutdown` -> `tcp_send_fin`); it leaves at the next poll."""
+        sk = self._tcp()
+        if how not in (0, 1, 2):
+            raise KernelError(errno.EINVAL, f'how {how}')
+        if sk.state in (TcpState.LISTEN, TcpState.CLOSED, TcpState.SYN_SENT):
+            raise KernelError(errno.ENOTCONN, f'socket is {sk.state.value}')
+        if how in (1, 2):
+            sk.send_fin()
 
     # --- receive ----------------------------------------------------------------------------
 
@@ -356,7 +390,8 @@ class Socket:
             raise KernelError(-copied, 'recvmsg')
         if copied == 0 and bufsize:
             if sk.reset:
-                raise KernelError(errno.ECONNRESET, 'connection reset')
+                raise KernelError(sk.err if sk.err in (errno.ECONNREFUSED, errno.ETIMEDOUT)
+                                  else errno.ECONNRESET, 'connection reset')
             if not sk.fin_received:
                 raise KernelError(errno.EAGAIN, 'no data')
         return RecvMsg(copied, bytes(msg.data), msg.cmsgs, 0)
@@ -442,8 +477,11 @@ class Socket:
                 raise KernelError(errno.ENODEV, 'the route does not go through the bound device')
         else:
             pieces = [bytes(b) for b in buffers if len(b)]  # type: ignore[arg-type]
-        if sk.state not in (TcpState.ESTABLISHED, TcpState.CLOSE_WAIT):
-            raise KernelError(errno.EPIPE if sk.reset else errno.ENOTCONN,
+        if sk.state not in (TcpState.ESTABLISHED, TcpState.CLOSE_WAIT) or sk.fin_seq is not None:
+            if sk.reset:
+                raise KernelError(sk.err if sk.err == errno.ECONNRESET else errno.EPIPE,
+                                  f'socket is {sk.state.value}')
+            raise KernelError(errno.EPIPE if sk.fin_seq is not None else errno.ENOTCONN,
                               f'socket is {sk.state.value}')
         if not pieces:
             return 0
@@ -582,12 +620,15 @@ class Socket:
     # --- close ------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """`close(2)`: every outstanding token is released, queued data freed."""
+        """`close(2)`: every outstanding token is released, queued data freed; the
+        connection then ends with a FIN (sent at the next poll; the orphan finishes the
+        exchange and retransmits what the peer has not acknowledged), or a RST when unread
+        data was thrown away."""
         if self.closed:
             return
         self.closed = True
         if self.sk is not None:
-            self.sk.destroy()
+            self.sk.close()
 
     def __enter__(self) -> Socket:
         return self

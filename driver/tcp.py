@@ -1,34 +1,79 @@
-"""The TCP receive path, reading headers only (net/ipv4/tcp_ipv4.c, tcp_input.c).
+"""TCP: a real endpoint over headers only (net/ipv4/tcp_ipv4.c, tcp_input.c, tcp_output.c,
+tcp_timer.c). Payload bytes are never read here: they may be in device memory.
 
-`TcpStack.rcv` is what `netif_receive_skb` -> `ip_rcv` -> `tcp_v4_rcv` (or the IPv6 path)
-does with an skb from NAPI: parse the headers from the skb head (host memory), pull them,
-trim Ethernet padding, then look the 4-tuple up (`__inet_lookup_established`, then the
-listener) and queue the data:
+Receive (`TcpStack.rcv` = `netif_receive_skb` -> `ip_rcv` -> `tcp_v4_rcv`/`tcp_v6_rcv`):
+parse the headers from the skb head, pull them, trim Ethernet padding, look the 4-tuple up
+(`__inet_lookup_established`, then the listener) and run the state machine
+(`tcp_rcv_state_process`): the sequence check of RFC 793 as Linux does it (`tcp_sequence`),
+RST (accepted only at exactly `rcv_nxt`, else a challenge ACK: RFC 5961), SYN in a
+synchronized state (challenge ACK), the ACK (`tcp_ack`), then the data:
 
 - in order (`tcp_queue_rcv`): appended to the receive queue, `rcv_nxt` advances, then the
   out-of-order queue is drained as far as it now fits;
-- ahead of `rcv_nxt` (`tcp_data_queue_ofo`): kept in sequence order; a segment wholly covered
-  by one already queued is dropped, queued ones wholly covered by a new one are dropped;
-- behind `rcv_nxt` (a duplicate or retransmission) : dropped at once, its buffers recycled
-  into the page pool's cache (freed in NAPI context); a partial overlap is trimmed;
-- FIN (when it becomes in-order) advances `rcv_nxt` by one and ends the stream.
+- ahead of `rcv_nxt` (`tcp_data_queue_ofo`): **held** in sequence order (never dropped while
+  inside the window); a segment wholly covered by one already queued is dropped, queued ones
+  wholly covered by a new one are dropped; each one triggers an immediate duplicate ACK
+  (RFC 5681 4.2), so the sender's fast retransmit can fire;
+- behind `rcv_nxt` (a duplicate or retransmission): dropped, its buffers recycled at once,
+  and re-acknowledged; a partial overlap is trimmed;
+- FIN (when it becomes in order) advances `rcv_nxt` by one and ends the stream.
 
-A SYN to a listening socket creates an established child straight away (there is no TX path
-yet to answer SYN-ACK; `rcv_nxt` = ISN + 1) that `accept` returns. Sequence numbers are
-32-bit and compared modulo 2^32 (`before`/`after`). Payload bytes are never read here: the
-payload may be in device memory. L4 checksums are not verified (the CPU cannot read the
-payload; the NIC would have to report checksum status, see docs/driver.md).
+The advertised window (`tcp_select_window`): on a queue bound to a dma-buf, what the free
+buffers can hold (buffers posted and empty, cached in the page pool, and free in the
+binding, times the payload one buffer takes); elsewhere the socket's receive buffer less the
+bytes queued. Never more than 65535 (no window scaling is offered), a multiple of the MSS,
+and the right edge never moves left (RFC 793 / RFC 7323 2.4). Segments starting beyond it
+are dropped (`TCPOutOfWindow`) and answered with an ACK.
+
+Connections: `connect` sends a SYN with the MSS option (`tcp_v4_connect` + `tcp_connect`);
+a SYN-ACK acknowledging it establishes (`tcp_rcv_synsent_state_process`), anything else
+acknowledging something else gets a RST. A SYN to a listener creates a request socket in
+SYN_RECV (`tcp_conn_request`) that answers with a SYN-ACK (MSS option); the handshake's
+ACK makes it ESTABLISHED and accept-able (`tcp_check_req`), a wrong ACK gets a RST. A
+segment for no socket gets a RST (`tcp_v4_send_reset`, never in reply to a RST).
+
+Send: `sendmsg_segments` cuts a send into MSS-sized skbs on the write queue
+(`tcp_sendmsg_locked`); `tcp_write_xmit` sends what the peer's window allows, each skb moving
+to the retransmit queue; an ACK frees what it covers (`tcp_clean_rtx_queue`) and only then
+do a MSG_ZEROCOPY call's references go (the notification means "acknowledged", as in Linux).
+Devmem skbs hold net_iov references of the TX binding; every transmission, retransmissions
+included, is a new skb pointing at the same dma-buf pages (a clone: never a copy, never a
+CPU read).
+
+Retransmission (RFC 6298): SRTT/RTTVAR from ACKs of segments sent once (Karn), RTO = SRTT +
+max(G, 4 RTTVAR), at least `rto_min` (Linux's 200 ms), at most 120 s, 1 s before the first
+sample; on expiry (`tcp_retransmit_timer`) the first unacknowledged skb is sent again and
+the RTO doubles (backoff); the SYN and the SYN-ACK are retransmitted the same way. Three
+duplicate ACKs retransmit the first unacknowledged skb at once (fast retransmit, RFC 5681);
+during recovery each partial ACK retransmits the next hole (NewReno, RFC 6582). With a
+zero window and nothing in flight the same timer sends one skb as a window probe
+(`tcp_probe_timer`). There is no congestion window (the peer's window alone bounds what is
+in flight).
+
+Close: `shutdown`/`close` queue a FIN after the data (`tcp_send_fin`); FIN_WAIT1, FIN_WAIT2,
+CLOSING, TIME_WAIT (60 s), CLOSE_WAIT, LAST_ACK as RFC 793. Closing with unread data sends a
+RST instead (`tcp_close`, RFC 2525). A RST kills the connection (ECONNRESET, or
+ECONNREFUSED in SYN_SENT).
+
+Time comes from `Kernel.clock` (driver/clock.py); timers run when the driver polls
+(`TcpStack.run_timers` from `Netdev.poll`). Segments built by the stack leave at the end of
+the poll (`TcpStack.flush`), like ACKs from the delayed-ACK timer.
+
+L4 checksums are not verified (the CPU cannot read the payload; the NIC would have to report
+checksum status, see docs/driver.md).
 """
 from __future__ import annotations
 
 import errno
 import heapq
 import ipaddress
+import struct
 from collections import deque
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from driver.clock import NSEC_PER_MSEC, NSEC_PER_SEC, Clock, VirtualClock
 from driver.errors import KernelError
 from driver.headers import (IPPROTO_TCP, IPV4_HLEN, IPV6_HLEN, TCP_CSUM_OFFSET, TCP_HLEN,
                             HeaderError, IpAddress, PacketHeaders, TcpFlags, build_tcp_headers,
@@ -45,7 +90,24 @@ if TYPE_CHECKING:
 SEQ_MASK = 0xFFFF_FFFF
 TOKEN_MAX = (1 << 31) - 1
 """Tokens are allocated in `sk_user_frags` with `xa_limit_31b` (1 .. 2^31-1)."""
-DEFAULT_RCV_WND = 1 << 24
+MAX_WINDOW = 0xFFFF
+"""No window scaling: the window field is the window."""
+DEFAULT_RCVBUF = 128 << 10
+"""`tcp_rmem[1]`: the receive buffer of a socket on host-memory queues."""
+TCP_TIMEOUT_INIT = 1 * NSEC_PER_SEC
+"""RTO before the first RTT sample (RFC 6298 2.1)."""
+TCP_RTO_MIN = 200 * NSEC_PER_MSEC
+TCP_RTO_MAX = 120 * NSEC_PER_SEC
+TCP_TIMEWAIT_LEN = 60 * NSEC_PER_SEC
+TCP_RETRIES2 = 15
+"""Retransmissions of one skb before the connection is given up (ETIMEDOUT)."""
+TCP_SYN_RETRIES = 6
+CLOCK_G = 1 * NSEC_PER_MSEC
+"""Clock granularity G of RFC 6298."""
+TCPOPT_EOL, TCPOPT_NOP, TCPOPT_MSS = 0, 1, 2
+TCP_MSS_DEFAULT = 536
+"""RFC 9293 3.7.1: the MSS a peer that sent no MSS option is assumed to take (IPv4)."""
+TCP_MSS_DEFAULT_V6 = 1220
 
 
 def before(a: int, b: int) -> bool:
@@ -57,49 +119,140 @@ def after(a: int, b: int) -> bool:
     return before(b, a)
 
 
+def parse_tcp_options(opts: bytes) -> dict[int, bytes]:
+    """TCP options (kind -> value bytes); a malformed list stops the parse (as Linux's
+    `tcp_parse_options` does)."""
+    out: dict[int, bytes] = {}
+    i = 0
+    while i < len(opts):
+        kind = opts[i]
+        if kind == TCPOPT_EOL:
+            break
+        if kind == TCPOPT_NOP:
+            i += 1
+            continue
+        if i + 1 >= len(opts) or opts[i + 1] < 2 or i + opts[i + 1] > len(opts):
+            break
+        out[kind] = opts[i + 2:i + opts[i + 1]]
+        i += opts[i + 1]
+    return out
+
+
+def mss_option(mss: int) -> bytes:
+    return struct.pack('!BBH', TCPOPT_MSS, 4, mss)
+
+
 class TcpState(Enum):
     LISTEN = 'LISTEN'
     SYN_SENT = 'SYN_SENT'
+    SYN_RECV = 'SYN_RECV'
     ESTABLISHED = 'ESTABLISHED'
+    FIN_WAIT1 = 'FIN_WAIT1'
+    FIN_WAIT2 = 'FIN_WAIT2'
+    CLOSING = 'CLOSING'
+    TIME_WAIT = 'TIME_WAIT'
     CLOSE_WAIT = 'CLOSE_WAIT'
+    LAST_ACK = 'LAST_ACK'
     CLOSED = 'CLOSED'
+
+
+SYNCHRONIZED = {TcpState.SYN_RECV, TcpState.ESTABLISHED, TcpState.FIN_WAIT1,
+                TcpState.FIN_WAIT2, TcpState.CLOSING, TcpState.TIME_WAIT,
+                TcpState.CLOSE_WAIT, TcpState.LAST_ACK}
+RECEIVING = {TcpState.ESTABLISHED, TcpState.FIN_WAIT1, TcpState.FIN_WAIT2}
+"""States that still take data (`RCV_SHUTDOWN` not set)."""
+SENDING = {TcpState.ESTABLISHED, TcpState.CLOSE_WAIT}
 
 
 @dataclass
 class TcpMib:
-    """Counters of the receive path (the netstat/nstat names where Linux has one)."""
+    """Counters (the netstat/nstat names where Linux has one)."""
 
     InSegs: int = 0
     InErrs: int = 0
     """Headers that did not parse, or a frame shorter than its IP length."""
     NotTcp: int = 0
     NoSocket: int = 0
-    """Segments with no socket (Linux would answer RST)."""
+    """Segments with no socket (answered with a RST unless they were one)."""
     TCPDupData: int = 0
     """Segments wholly behind rcv_nxt (duplicates, retransmissions): dropped."""
     TCPPartialDup: int = 0
-    """Segments partly behind rcv_nxt: trimmed."""
     TCPOFOQueue: int = 0
     TCPOFODup: int = 0
-    """Out-of-order segments dropped because another covers them."""
     TCPOutOfWindow: int = 0
     TCPAfterFin: int = 0
     TCPPureAck: int = 0
     OutSegs: int = 0
-    """Segments handed to a device (data, ACKs, SYN, SYN-ACK)."""
     OutNoRoutes: int = 0
     """Segments (mostly ACKs) not sent: the socket has no route or no neighbour."""
     TCPTxHwErrors: int = 0
-    """Data segments the NIC completed with an error status (not sent; a real stack would
-    retransmit them on its RTO)."""
+    """Data segments the NIC completed with an error status (not sent; the RTO retransmits
+    them)."""
+    RetransSegs: int = 0
+    TCPTimeouts: int = 0
+    TCPFastRetrans: int = 0
+    TCPWinProbe: int = 0
+    OutRsts: int = 0
+    InRsts: int = 0
+    TCPChallengeACK: int = 0
+    TCPAckUnsent: int = 0
+    """ACKs of data never sent: answered with an ACK, segment dropped (`tcp_ack` < 0)."""
+    ActiveOpens: int = 0
+    PassiveOpens: int = 0
+    AttemptFails: int = 0
+    EstabResets: int = 0
+    TCPAbortOnData: int = 0
+    """Closes with unread data: a RST instead of a FIN."""
+    TCPAbortOnTimeout: int = 0
+    DupAcksIn: int = 0
+    DupAcksOut: int = 0
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
 
 
 @dataclass(eq=False)
+class TcpTxSkb:
+    """An skb of the write queue or the retransmit queue: `TCP_SKB_CB` (seq, end_seq,
+    flags) and the payload (copied bytes, or net_iov fragments of a TX binding, each holding
+    a binding reference), plus the MSG_ZEROCOPY reference of its send call."""
+
+    seq: int
+    end_seq: int
+    """SYN and FIN count one."""
+    flags: TcpFlags
+    linear: bytes = b''
+    frags: list[SkbFrag] = field(default_factory=list)
+    binding: NetDevmemDmabufBinding | None = None
+    uarg: MsgZerocopy | None = None
+    sent_ns: int | None = None
+    """First transmission (`skb->skb_mstamp_ns`), for the RTT sample."""
+    retrans: int = 0
+    """Times sent again (`TCPCB_RETRANS`): such an skb gives no RTT sample (Karn)."""
+    freed: bool = False
+
+    @property
+    def len(self) -> int:
+        return len(self.linear) + sum(f.size for f in self.frags)
+
+    def free(self) -> None:
+        """Out of the queues (acknowledged or purged): the binding references and the
+        zero-copy reference go; the notification comes when the last reference does."""
+        if self.freed:
+            return
+        self.freed = True
+        if self.binding is not None:
+            for f in self.frags:
+                self.binding.put_net_iov(f.netmem)   # type: ignore[arg-type]
+        self.frags = []
+        if self.uarg is not None:
+            uarg, self.uarg = self.uarg, None
+            uarg.put()
+
+
+@dataclass(eq=False)
 class TcpSock:
-    """`struct tcp_sock`, the receive side."""
+    """`struct tcp_sock`."""
 
     stack: TcpStack
     family: int
@@ -111,20 +264,58 @@ class TcpSock:
     irs: int = 0
     rcv_nxt: int = 0
     copied_seq: int = 0
-    rcv_wnd: int = DEFAULT_RCV_WND
+    rcv_wnd: int = MAX_WINDOW
+    """The window last advertised, from `rcv_wup`."""
+    rcv_wup: int = 0
+    """`rcv_nxt` when the window was last advertised."""
+    rcvbuf: int = DEFAULT_RCVBUF
     receive_queue: deque[SkBuff] = field(default_factory=deque)
     ofo_queue: list[SkBuff] = field(default_factory=list)
     user_frags: dict[int, NetIov] = field(default_factory=dict)
     """`sk->sk_user_frags`: token -> net_iov pinned for the user."""
     accept_queue: deque[TcpSock] = field(default_factory=deque)
+    syn_queue: list[TcpSock] = field(default_factory=list)
+    """A listener's request sockets (SYN_RECV, handshake not complete)."""
+    parent: TcpSock | None = None
+    """The listener a request socket came from."""
     fin_received: bool = False
     reset: bool = False
+    err: int = 0
+    """`sk->sk_err`: ECONNRESET, ECONNREFUSED, ETIMEDOUT."""
+    dead: bool = False
+    """`SOCK_DEAD`: closed by the user (an orphan finishing its FIN exchange)."""
     bytes_received: int = 0
+    rx_ifindex: int = 0
+    rx_queue: int = -1
+    """Device and RX queue the connection's segments arrive on (the window's buffers)."""
+    dupacks_owed: int = 0
+    """Immediate duplicate ACKs to send (one per out-of-order or old segment)."""
     # --- send side ----------------------------------------------------------------------
     iss: int = 0
     snd_una: int = 0
     snd_nxt: int = 0
+    write_seq: int = 0
+    """End of the data queued for sending (`tp->write_seq`)."""
     snd_wnd: int = 0
+    snd_wl1: int = 0
+    snd_wl2: int = 0
+    mss_clamp: int = 0
+    """The peer's MSS option (0: none seen yet)."""
+    write_queue: deque[TcpTxSkb] = field(default_factory=deque)
+    rtx_queue: deque[TcpTxSkb] = field(default_factory=deque)
+    fin_seq: int | None = None
+    """Sequence number of our FIN once queued."""
+    srtt_ns: int = 0
+    rttvar_ns: int = 0
+    rto_ns: int = TCP_TIMEOUT_INIT
+    backoff: int = 0
+    timer_ns: int | None = None
+    """Deadline of the retransmit / probe / TIME_WAIT timer (`icsk_timeout`)."""
+    retransmits: int = 0
+    """Consecutive timeouts without progress (`icsk_retransmits`)."""
+    dupacks: int = 0
+    recover: int | None = None
+    """`snd_nxt` when recovery started (fast retransmit or RTO); None when not recovering."""
     dst_dev: Netdev | None = None
     """The device the route to `raddr` goes through (`__sk_dst_get(sk)->dev`)."""
     dst_mac: bytes | None = None
@@ -134,16 +325,22 @@ class TcpSock:
     """`sk->sk_zckey`: the id of the next MSG_ZEROCOPY send call."""
     error_queue: deque[SockExtendedErr] = field(default_factory=deque)
     """`sk->sk_error_queue`: zero-copy notifications waiting for recvmsg(MSG_ERRQUEUE)."""
-    synack_pending: bool = False
     zerocopy: bool = False
     """SOCK_ZEROCOPY (setsockopt SO_ZEROCOPY)."""
     bytes_sent: int = 0
+    """Bytes queued by send calls."""
+    bytes_acked: int = 0
+    total_retrans: int = 0
     _token_next: int = 1
     _tokens_freed: list[int] = field(default_factory=list)
 
     @property
     def key(self) -> tuple:
         return (self.family, self.laddr, self.lport, self.raddr, self.rport)
+
+    @property
+    def now(self) -> int:
+        return self.stack.clock.now_ns()
 
     # --- user tokens (xa_alloc on sk_user_frags) -------------------------------------------
 
@@ -168,98 +365,349 @@ class TcpSock:
             heapq.heappush(self._tokens_freed, token)
         return niov
 
-    # --- receive ----------------------------------------------------------------------------
+    # --- receive: the state machine ---------------------------------------------------------
 
-    def rcv_established(self, skb: SkBuff, h: PacketHeaders, napi: Napi | None) -> None:
+    def rcv_state_process(self, skb: SkBuff, h: PacketHeaders, napi: Napi | None) -> None:
+        """`tcp_rcv_state_process` (with `tcp_rcv_established` and `tcp_validate_incoming`)
+        for every state but LISTEN."""
         mib = self.stack.mib
         if self.state == TcpState.SYN_SENT:
             self._rcv_synsent(skb, h, napi)
             return
-        if TcpFlags.ACK in h.flags and TcpFlags.RST not in h.flags:
-            self._ack(h)
-        if skb.len or skb.fin:
-            self.stack.ack_sched(self)      # every data segment is answered (dups too)
-        if TcpFlags.RST in h.flags:
-            self.reset = True
-            self.state = TcpState.CLOSED
+        flags = h.flags
+        seg_end = (skb.end_seq + int(skb.fin) + int(TcpFlags.SYN in flags)) & SEQ_MASK
+        # 1. sequence check (`tcp_sequence`)
+        win_end = (self.rcv_nxt + self.receive_window()) & SEQ_MASK
+        if before(seg_end, self.rcv_wup) or after(skb.seq, win_end) or (
+                skb.len and skb.seq == win_end and self.receive_window() == 0):
+            if TcpFlags.RST not in flags:
+                if after(skb.seq, self.rcv_nxt):
+                    mib.TCPOutOfWindow += 1
+                else:
+                    mib.TCPDupData += 1
+                self._send_dupack()
             skb.free(napi)
             return
-        if TcpFlags.SYN in h.flags:
-            mib.TCPDupData += 1
+        # 2. RST: only at exactly rcv_nxt (RFC 5961 3.2), else a challenge ACK
+        if TcpFlags.RST in flags:
+            mib.InRsts += 1
+            skb.free(napi)
+            if skb.seq == self.rcv_nxt or self.state == TcpState.SYN_RECV:
+                self._reset_received()
+            else:
+                mib.TCPChallengeACK += 1
+                self._send_dupack()
+            return
+        # 3. SYN in a synchronized state
+        if TcpFlags.SYN in flags:
+            skb.free(napi)
+            if self.state == TcpState.SYN_RECV and h.seq == self.irs:
+                self.stack.xmit_sched(self)          # our SYN-ACK got lost: again
+                self.synack_again = True
+                return
+            mib.TCPChallengeACK += 1
+            self._send_dupack()
+            return
+        # 4. no ACK: dropped
+        if TcpFlags.ACK not in flags:
             skb.free(napi)
             return
+        # 5. the ACK
+        if self.state == TcpState.SYN_RECV:
+            if after(h.ack_seq, self.snd_una) and not after(h.ack_seq, self.snd_nxt):
+                self._established_passive(h)
+            else:
+                skb.free(napi)
+                self.stack.send_reset_for(skb, h, self.dst_dev, self.dst_mac)
+                return
+        if not self._ack(skb, h):
+            skb.free(napi)
+            return
+        if self.state == TcpState.CLOSED:        # LAST_ACK done
+            skb.free(napi)
+            return
+        # 6. data
         if skb.len == 0 and not skb.fin:
             mib.TCPPureAck += 1
+            skb.free(napi)
+            return
+        if self.state == TcpState.TIME_WAIT:
+            self._send_dupack()                  # a retransmitted FIN: ACK it again
+            self._arm_timer(TCP_TIMEWAIT_LEN)
             skb.free(napi)
             return
         end = (skb.end_seq + int(skb.fin)) & SEQ_MASK
         if not after(end, self.rcv_nxt):
             mib.TCPDupData += 1
+            self._send_dupack()
             skb.free(napi)
             return
-        if self.fin_received:
+        if self.fin_received or self.state not in RECEIVING:
             mib.TCPAfterFin += 1
             skb.free(napi)
             return
-        if not before(skb.seq, (self.rcv_nxt + self.rcv_wnd) & SEQ_MASK):
-            mib.TCPOutOfWindow += 1
-            skb.free(napi)
-            return
+        self.stack.ack_sched(self)
         if after(skb.seq, self.rcv_nxt):
             self._ofo_insert(skb, napi)
+            self._send_dupack()
             return
         self._queue_in_order(skb, napi)
         self._ofo_drain(napi)
+        if self.ofo_queue:
+            self._send_dupack()                  # still a hole: tell the sender at once
 
-    def _ack(self, h: PacketHeaders) -> None:
-        """`tcp_ack`: an ACK for new data moves snd_una; the window is remembered."""
-        if after(h.ack_seq, self.snd_una) and not after(h.ack_seq, self.snd_nxt):
-            self.snd_una = h.ack_seq
-        if not before(h.ack_seq, self.snd_una):
+    # kept for callers of the receive-only driver
+    rcv_established = rcv_state_process
+
+    synack_again: bool = False
+
+    def _send_dupack(self) -> None:
+        self.dupacks_owed += 1
+        self.stack.ack_sched(self)
+
+    def _reset_received(self) -> None:
+        """`tcp_reset`."""
+        mib = self.stack.mib
+        if self.state == TcpState.SYN_RECV:
+            self.stack.mib.AttemptFails += 1
+            self._done()
+            return
+        if self.state in (TcpState.ESTABLISHED, TcpState.CLOSE_WAIT):
+            mib.EstabResets += 1
+        self.err = errno.EPIPE if self.state == TcpState.CLOSE_WAIT else errno.ECONNRESET
+        self.reset = True
+        self._done()
+
+    def _done(self) -> None:
+        """`tcp_done`: CLOSED, out of the hash tables, queues purged, timers off."""
+        self.state = TcpState.CLOSED
+        self.timer_ns = None
+        self._purge_write_queues()
+        self.stack.unhash(self)
+        if self.parent is not None:
+            if self in self.parent.syn_queue:
+                self.parent.syn_queue.remove(self)
+
+    def _established_passive(self, h: PacketHeaders) -> None:
+        """`tcp_check_req` + `tcp_child_process`: the handshake's ACK."""
+        self.state = TcpState.ESTABLISHED
+        self.snd_wl1 = h.seq
+        self.snd_wnd = h.window
+        self.retransmits = 0
+        parent = self.parent
+        if parent is not None and self in parent.syn_queue:
+            parent.syn_queue.remove(self)
+            parent.accept_queue.append(self)
+
+    def _ack(self, skb: SkBuff, h: PacketHeaders) -> bool:
+        """`tcp_ack`: False when the segment is to be dropped (it acknowledges data never
+        sent). Moves snd_una, frees what is acknowledged, updates the window, counts
+        duplicate ACKs (fast retransmit at 3), arms or stops the retransmit timer."""
+        mib = self.stack.mib
+        ack = h.ack_seq
+        prior_una = self.snd_una
+        if after(ack, self.snd_nxt):
+            mib.TCPAckUnsent += 1
+            self._send_dupack()
+            return False
+        if before(ack, prior_una):
+            return True                          # old ACK: the data is still processed
+        # the window (`tcp_ack_update_window`, RFC 793 SND.WL1/WL2)
+        window_changed = False
+        if (after(ack, prior_una) or after(h.seq, self.snd_wl1)
+                or (h.seq == self.snd_wl1 and h.window != self.snd_wnd)):
+            window_changed = h.window != self.snd_wnd
             self.snd_wnd = h.window
+            self.snd_wl1 = h.seq
+            self.snd_wl2 = ack
+        if after(ack, prior_una):
+            self.snd_una = ack
+            self.dupacks = 0
+            self.retransmits = 0
+            self.backoff = 0
+            self._clean_rtx_queue(ack)
+            if self.recover is not None:
+                if before(ack, self.recover) and self.rtx_queue:
+                    self._retransmit_head()      # partial ACK: the next hole (RFC 6582)
+                else:
+                    self.recover = None
+            if self.rtx_queue:
+                self._arm_timer(self.rto_ns)
+            else:
+                self.timer_ns = None
+            self._fin_acked_transition()
+            if self.write_queue:
+                self.stack.xmit_sched(self)
+        elif (not skb.len and not skb.fin and not window_changed and self.rtx_queue):
+            self.dupacks += 1
+            mib.DupAcksIn += 1
+            if self.dupacks == 3 and self.recover is None:
+                mib.TCPFastRetrans += 1
+                self.recover = self.snd_nxt
+                self._retransmit_head()
+        elif window_changed and self.write_queue:
+            self.stack.xmit_sched(self)
+        return True
+
+    def _fin_acked_transition(self) -> None:
+        if self.fin_seq is None or not after(self.snd_una, self.fin_seq):
+            return
+        if self.state == TcpState.FIN_WAIT1:
+            self.state = TcpState.FIN_WAIT2
+        elif self.state == TcpState.CLOSING:
+            self.state = TcpState.TIME_WAIT
+            self._arm_timer(TCP_TIMEWAIT_LEN)
+        elif self.state == TcpState.LAST_ACK:
+            self._done()
+
+    def _clean_rtx_queue(self, ack: int) -> None:
+        """`tcp_clean_rtx_queue`: free every skb wholly acknowledged; an RTT sample from the
+        newest one that was sent once (Karn's rule)."""
+        sample: TcpTxSkb | None = None
+        while self.rtx_queue and not after(self.rtx_queue[0].end_seq, ack):
+            t = self.rtx_queue.popleft()
+            if t.retrans == 0 and t.sent_ns is not None:
+                sample = t
+            self.bytes_acked += t.len
+            t.free()
+        if sample is not None:
+            self._rtt_sample(sample)
+
+    def _rtt_sample(self, t: TcpTxSkb) -> None:
+        """RFC 6298 2.2/2.3: SRTT, RTTVAR, RTO."""
+        if t.sent_ns is None or t.retrans:
+            return
+        r = max(1, self.now - t.sent_ns)
+        if self.srtt_ns == 0:
+            self.srtt_ns, self.rttvar_ns = r, r // 2
+        else:
+            self.rttvar_ns = (3 * self.rttvar_ns + abs(self.srtt_ns - r)) // 4
+            self.srtt_ns = (7 * self.srtt_ns + r) // 8
+        self.rto_ns = min(TCP_RTO_MAX, max(self.stack.rto_min_ns,
+                                           self.srtt_ns + max(CLOCK_G, 4 * self.rttvar_ns)))
 
     def _rcv_synsent(self, skb: SkBuff, h: PacketHeaders, napi: Napi | None) -> None:
-        """`tcp_rcv_synsent_state_process`: a SYN-ACK acknowledging our SYN establishes."""
-        ok = (TcpFlags.SYN in h.flags and TcpFlags.ACK in h.flags
-              and h.ack_seq == (self.iss + 1) & SEQ_MASK)
+        """`tcp_rcv_synsent_state_process`: a SYN-ACK acknowledging our SYN establishes; an
+        ACK of anything else gets a RST (RFC 793 3.4); RST with an acceptable ACK refuses."""
+        flags = h.flags
+        mib = self.stack.mib
         skb.free(napi)
-        if TcpFlags.RST in h.flags and TcpFlags.ACK in h.flags:
-            self.reset = True
-            self.state = TcpState.CLOSED
+        if TcpFlags.ACK in flags and h.ack_seq != (self.iss + 1) & SEQ_MASK:
+            if TcpFlags.RST not in flags:
+                self.stack.send_reset_for(skb, h, self.dst_dev, self.dst_mac)
             return
-        if not ok:
+        if TcpFlags.RST in flags:
+            if TcpFlags.ACK in flags:
+                mib.InRsts += 1
+                mib.AttemptFails += 1
+                self.err = errno.ECONNREFUSED
+                self.reset = True
+                self._done()
             return
+        if TcpFlags.SYN not in flags or TcpFlags.ACK not in flags:
+            return                                 # simultaneous open is not supported
         self.irs = h.seq
-        self.rcv_nxt = self.copied_seq = (h.seq + 1) & SEQ_MASK
-        self.snd_una = h.ack_seq
+        self.rcv_nxt = self.copied_seq = self.rcv_wup = (h.seq + 1) & SEQ_MASK
+        self.snd_wl1 = h.seq
         self.snd_wnd = h.window
+        self._take_mss(skb, h)
         self.state = TcpState.ESTABLISHED
+        self.snd_una = h.ack_seq
+        self.timer_ns = None
+        self.retransmits = 0
+        if self.rtx_queue:
+            self._rtt_sample(self.rtx_queue[0])
+            self.rtx_queue.popleft().free()
         self.stack.ack_sched(self)
+        if self.write_queue:
+            self.stack.xmit_sched(self)
+
+    def _take_mss(self, skb: SkBuff, h: PacketHeaders) -> None:
+        opts = skb.tcp_options
+        if TCPOPT_MSS in opts and len(opts[TCPOPT_MSS]) == 2:
+            self.mss_clamp = struct.unpack('!H', opts[TCPOPT_MSS])[0]
+        else:
+            self.mss_clamp = TCP_MSS_DEFAULT if self.family == 2 else TCP_MSS_DEFAULT_V6
+
+    # --- the receive window -----------------------------------------------------------------
+
+    def receive_window(self) -> int:
+        """`tcp_receive_window`: what is left of the window last advertised."""
+        w = (self.rcv_wup + self.rcv_wnd - self.rcv_nxt) & SEQ_MASK
+        return 0 if w >= 0x8000_0000 else w
+
+    @property
+    def adv_mss(self) -> int:
+        """The MSS we announce: the route device's MTU less the headers."""
+        mtu = self.dst_dev.mtu if self.dst_dev is not None else 1500
+        return mtu - (IPV4_HLEN if self.family == 2 else IPV6_HLEN) - TCP_HLEN
+
+    def free_space(self) -> int:
+        """Bytes the receiver can take now. On a queue bound to a dma-buf: the buffers the
+        NIC can still fill (posted and empty, cached in the page pool, free in the binding)
+        times the payload one buffer takes; else the receive buffer less what is queued."""
+        dev = self.stack.kernel.dev_get_by_index(self.rx_ifindex) if self.rx_ifindex else None
+        if dev is not None and 0 <= self.rx_queue < dev.num_rx_queues:
+            q = dev.rx_queue(self.rx_queue)
+            if q.mp_params is not None and q.pay_pool is not None:
+                pages = len(q.pay_bufs) + q.pay_pool.cached + q.mp_params.pages_free
+                buf = dev.ringparam.rx_buf_len
+                mss = self.adv_mss
+                per_buf = mss // -(-mss // buf)
+                return pages * per_buf
+        queued = sum(s.len for s in self.receive_queue) + sum(s.len for s in self.ofo_queue)
+        return max(0, self.rcvbuf - queued)
+
+    def select_window(self) -> int:
+        """`tcp_select_window`: a multiple of the MSS up to 65535, never shrinking the right
+        edge; records what was advertised."""
+        mss = self.adv_mss
+        space = min(MAX_WINDOW, self.free_space())
+        new = (space // mss) * mss if space >= mss else space
+        cur = self.receive_window()
+        if new < cur:
+            new = cur
+        self.rcv_wnd = new
+        self.rcv_wup = self.rcv_nxt
+        return new
+
+    def window_update_due(self) -> bool:
+        """`__tcp_cleanup_rbuf`: the window the reader opened is worth an ACK (at least
+        twice what the peer sees, and at least one more MSS)."""
+        if self.state not in RECEIVING:
+            return False
+        cur = self.receive_window()
+        if 2 * cur > MAX_WINDOW:
+            return False
+        space = min(MAX_WINDOW, self.free_space())
+        return space >= 2 * cur and space >= cur + self.adv_mss
 
     # --- send -------------------------------------------------------------------------------
 
     @property
     def mss(self) -> int:
-        """`tcp_current_mss`: the route device's MTU less the IP and TCP headers (no options
-        are sent)."""
-        mtu = self.dst_dev.mtu if self.dst_dev is not None else 1500
-        return mtu - (IPV4_HLEN if self.family == 2 else IPV6_HLEN) - TCP_HLEN
+        """`tcp_current_mss`: ours, and the peer's MSS option if smaller (no options are
+        sent on data segments)."""
+        m = self.adv_mss
+        return min(m, self.mss_clamp) if self.mss_clamp else m
 
     @property
     def can_send(self) -> bool:
         return self.dst_dev is not None and self.dst_mac is not None and self.laddr is not None
 
     def build_skb(self, seq: int, flags: TcpFlags, payload_len: int,
-                  linear: bytes = b'') -> SkBuff:
+                  linear: bytes = b'', options: bytes = b'') -> SkBuff:
         """`tcp_transmit_skb` + `ip_queue_xmit` headers: an skb whose head holds Ethernet,
-        IP and TCP headers (plus `linear` payload bytes), CHECKSUM_PARTIAL. The caller adds
-        fragments for the rest of `payload_len`."""
+        IP and TCP headers (plus `linear` payload bytes), CHECKSUM_PARTIAL; the window is
+        chosen now. The caller adds fragments for the rest of `payload_len`."""
         assert self.dst_dev is not None and self.dst_mac is not None
         assert self.laddr is not None and self.raddr is not None
         self.ip_id = (self.ip_id + 1) & 0xFFFF
+        window = self.select_window()
+        ack = self.rcv_nxt if flags & TcpFlags.ACK else 0
         head, csum_start = build_tcp_headers(
             self.dst_dev.dev_addr, self.dst_mac, self.laddr, self.raddr, self.lport,
-            self.rport, seq, self.rcv_nxt, flags, self.rcv_wnd, payload_len, self.ip_id)
+            self.rport, seq, ack, flags, window, payload_len, self.ip_id, options)
         skb = SkBuff(head=head + linear, ip_summed=IpSummed.CHECKSUM_PARTIAL,
                      csum_start=csum_start, csum_offset=TCP_CSUM_OFFSET,
                      queue_mapping=self.flow_hash, seq=seq)
@@ -277,42 +725,165 @@ class TcpSock:
         return await self.dst_dev.dev_queue_xmit(skb)
 
     async def send_ack(self) -> None:
-        """`tcp_send_ack` (or the SYN-ACK of a passive open: `tcp_v4_send_synack`)."""
+        """`tcp_send_ack`: a pure ACK with the current window."""
         if not self.can_send:
             self.stack.mib.OutNoRoutes += 1
             return
-        if self.synack_pending:
-            self.synack_pending = False
-            await self.transmit(self.build_skb(self.iss, TcpFlags.SYN | TcpFlags.ACK, 0))
-            return
         await self.transmit(self.build_skb(self.snd_nxt, TcpFlags.ACK, 0))
 
-    async def send_syn(self) -> None:
-        """`tcp_connect`: the SYN of an active open."""
+    def queue_syn(self, ack: bool) -> None:
+        """The SYN (active open, `tcp_connect`) or SYN-ACK (`tcp_conn_request`), with the MSS
+        option, on the retransmit queue; `tcp_write_xmit` sends it."""
+        flags = TcpFlags.SYN | (TcpFlags.ACK if ack else TcpFlags(0))
         self.snd_una = self.iss
-        self.snd_nxt = (self.iss + 1) & SEQ_MASK
-        await self.transmit(self.build_skb(self.iss, TcpFlags.SYN, 0))
+        self.snd_nxt = self.write_seq = (self.iss + 1) & SEQ_MASK
+        t = TcpTxSkb(self.iss, self.snd_nxt, flags)
+        self.rtx_queue.append(t)
+        self._syn_pending = t
+
+    _syn_pending: TcpTxSkb | None = None
+
+    async def send_syn(self) -> None:
+        """`tcp_connect`: queue and send the SYN."""
+        self.queue_syn(ack=False)
+        await self.tcp_write_xmit()
 
     def _tx_done(self, skb: SkBuff) -> None:
         """The destructor of a data skb: runs when the driver frees it after its completion
         (or a drop)."""
-        if skb.tx_status != 0:
+        if skb.tx_status not in (0,):
             self.stack.mib.TCPTxHwErrors += 1
+
+    async def tcp_transmit_skb(self, t: TcpTxSkb) -> None:
+        """Send `t` once: a new skb with fresh headers whose fragments point at the same
+        dma-buf pages (each holding its own binding reference), and one more reference on
+        the send call's zero-copy completion (the clone shares `skb_shinfo`)."""
+        if not self.can_send:
+            self.stack.mib.OutNoRoutes += 1
+            return
+        opts = mss_option(self.adv_mss) if t.flags & TcpFlags.SYN else b''
+        skb = self.build_skb(t.seq, t.flags, t.len, t.linear, opts)
+        if t.binding is not None:
+            for f in t.frags:
+                t.binding.get_net_iov(f.netmem)       # type: ignore[arg-type]
+            skb.frags = [SkbFrag(f.netmem, f.offset, f.size) for f in t.frags]
+            skb.frag_unref = t.binding.put_net_iov
+        skb.destructor = self._tx_done
+        if t.uarg is not None:
+            skb.ubuf = t.uarg.get()
+        if t.sent_ns is None:
+            t.sent_ns = self.now
+        await self.transmit(skb)
+
+    async def tcp_write_xmit(self, probe: bool = False) -> int:
+        """`tcp_write_xmit`: send the SYN/SYN-ACK if due, then write-queue skbs while they fit
+        the peer's window (`tcp_snd_wnd_test`), moving each to the retransmit queue; with
+        `probe`, one skb even if it does not fit. Returns the skbs sent."""
+        n = 0
+        if self._syn_pending is not None or self.synack_again:
+            t = self._syn_pending or (self.rtx_queue[0] if self.rtx_queue else None)
+            self._syn_pending = None
+            self.synack_again = False
+            if t is not None and t.flags & TcpFlags.SYN:
+                if t.sent_ns is not None:
+                    t.retrans += 1
+                    self.total_retrans += 1
+                    self.stack.mib.RetransSegs += 1
+                await self.tcp_transmit_skb(t)
+                if self.timer_ns is None:
+                    self._arm_timer(self.rto_ns)
+                n += 1
+        if self.state not in SYNCHRONIZED or self.state == TcpState.SYN_RECV:
+            return n
+        wnd_end = (self.snd_una + self.snd_wnd) & SEQ_MASK
+        while self.write_queue:
+            t = self.write_queue[0]
+            fits = not after(t.end_seq, wnd_end) or (t.len == 0 and t.flags & TcpFlags.FIN)
+            if not fits and not probe:
+                if not self.rtx_queue and self.timer_ns is None:
+                    self._arm_timer(self.rto_ns)     # the probe timer
+                break
+            probe = False
+            self.write_queue.popleft()
+            self.rtx_queue.append(t)
+            self.snd_nxt = t.end_seq
+            await self.tcp_transmit_skb(t)
+            n += 1
+            if self.timer_ns is None:
+                self._arm_timer(self.rto_ns)
+        return n
+
+    def _arm_timer(self, ns: int) -> None:
+        """`inet_csk_reset_xmit_timer`."""
+        self.timer_ns = self.now + ns
+
+    def _retransmit_head(self) -> None:
+        """Mark the first unacknowledged skb for retransmission at the end of this poll."""
+        self._rtx_due = True
+        self.stack.xmit_sched(self)
+
+    _rtx_due: bool = False
+
+    async def tcp_retransmit_skb(self) -> None:
+        """`tcp_retransmit_skb` of the retransmit queue's head."""
+        if not self.rtx_queue:
+            return
+        t = self.rtx_queue[0]
+        t.retrans += 1
+        self.total_retrans += 1
+        self.stack.mib.RetransSegs += 1
+        await self.tcp_transmit_skb(t)
+
+    async def tcp_retransmit_timer(self) -> None:
+        """The retransmit timer fired (`tcp_write_timer_handler`): SYN/SYN-ACK, the first
+        unacknowledged skb (RTO backoff, NewReno recovery until snd_nxt is acknowledged), a
+        window probe, or the end of TIME_WAIT."""
+        mib = self.stack.mib
+        self.timer_ns = None
+        if self.state == TcpState.TIME_WAIT:
+            self._done()
+            return
+        if self.state == TcpState.CLOSED:
+            return
+        if not self.rtx_queue:
+            if self.write_queue and self.state in SYNCHRONIZED:
+                mib.TCPWinProbe += 1                    # `tcp_probe_timer`
+                self.backoff += 1
+                await self.tcp_write_xmit(probe=True)
+                self._arm_timer(min(TCP_RTO_MAX, self.rto_ns << self.backoff))
+            return
+        limit = TCP_SYN_RETRIES if self.state in (TcpState.SYN_SENT, TcpState.SYN_RECV) \
+            else TCP_RETRIES2
+        if self.retransmits >= limit:
+            mib.TCPAbortOnTimeout += 1
+            self.err = errno.ETIMEDOUT
+            self.reset = True
+            self._done()
+            return
+        mib.TCPTimeouts += 1
+        self.retransmits += 1
+        self.backoff += 1
+        self.dupacks = 0
+        if self.state in SYNCHRONIZED and self.state != TcpState.SYN_RECV:
+            self.recover = self.snd_nxt
+        await self.tcp_retransmit_skb()
+        self.rto_ns = min(TCP_RTO_MAX, self.rto_ns * 2)
+        self._arm_timer(self.rto_ns)
 
     async def sendmsg_segments(self, pieces: list[tuple[int, int]] | list[bytes],
                                binding: NetDevmemDmabufBinding | None,
                                uarg: MsgZerocopy | None, max_frags: int) -> int:
-        """`tcp_sendmsg_locked`'s loop: cut the send into MSS-sized segments and transmit
-        each. `pieces` are `(dma-buf offset, length)` with a binding (the payload becomes
-        net_iov fragments, one per dma-buf page touched, never read: `skb_zerocopy_iter_stream`
-        -> `zerocopy_fill_skb_from_devmem`), else bytes copied into the skb head. A segment
-        also ends when it has `max_frags` fragments (`MAX_SKB_FRAGS`). Returns bytes sent."""
+        """`tcp_sendmsg_locked`'s loop: cut the send into MSS-sized skbs on the write queue,
+        then `tcp_push`. `pieces` are `(dma-buf offset, length)` with a binding (the payload
+        becomes net_iov fragments, one per dma-buf page touched, never read:
+        `skb_zerocopy_iter_stream` -> `zerocopy_fill_skb_from_devmem`), else bytes copied
+        into the skb. An skb also ends when it has `max_frags` fragments (`MAX_SKB_FRAGS`).
+        Every skb holds a reference on `uarg` until it is acknowledged. Returns bytes queued."""
         mss = self.mss
         sent = 0
         work: list[tuple[int, int] | bytes] = list(pieces)
         total = sum(p[1] if isinstance(p, tuple) else len(p) for p in pieces)
         while work:
-            seq = self.snd_nxt
             frags: list[SkbFrag] = []
             linear = bytearray()
             room = mss
@@ -341,24 +912,34 @@ class TcpSock:
             n = mss - room
             last = sent + n == total
             flags = TcpFlags.ACK | (TcpFlags.PSH if last else TcpFlags(0))
-            skb = self.build_skb(seq, flags, n, bytes(linear))
-            skb.frags = frags
-            if binding is not None:
-                skb.frag_unref = binding.put_net_iov
-            skb.destructor = self._tx_done
-            if uarg is not None:
-                skb.ubuf = uarg.get()
-            self.snd_nxt = (self.snd_nxt + n) & SEQ_MASK
+            t = TcpTxSkb(self.write_seq, (self.write_seq + n) & SEQ_MASK, flags,
+                         bytes(linear), frags, binding, uarg.get() if uarg else None)
+            self.write_queue.append(t)
+            self.write_seq = t.end_seq
             self.bytes_sent += n
             sent += n
-            await self.transmit(skb)
+        await self.tcp_write_xmit()
         return sent
+
+    def send_fin(self) -> None:
+        """`tcp_send_fin`: a FIN after everything queued; sent by the next `tcp_write_xmit`."""
+        if self.fin_seq is not None:
+            return
+        self.fin_seq = self.write_seq
+        t = TcpTxSkb(self.write_seq, (self.write_seq + 1) & SEQ_MASK, TcpFlags.FIN | TcpFlags.ACK)
+        self.write_seq = t.end_seq
+        self.write_queue.append(t)
+        if self.state == TcpState.ESTABLISHED:
+            self.state = TcpState.FIN_WAIT1
+        elif self.state == TcpState.CLOSE_WAIT:
+            self.state = TcpState.LAST_ACK
+        self.stack.xmit_sched(self)
 
     def zerocopy_notify(self, lo: int, length: int, code: int) -> None:
         """`__msg_zerocopy_callback`: queue `[lo, lo + length - 1]` on the error queue,
         merged into the last queued notification when it continues it
         (`skb_zerocopy_notif_merge`)."""
-        if self.state == TcpState.CLOSED and self.stack.established.get(self.key) is not self:
+        if self.dead:
             return                          # SOCK_DEAD: nobody to tell
         hi = (lo + length - 1) & SEQ_MASK
         tail = self.error_queue[-1] if self.error_queue else None
@@ -368,6 +949,8 @@ class TcpSock:
             tail.ee_data = hi
             return
         self.error_queue.append(SockExtendedErr(0, SO_EE_ORIGIN_ZEROCOPY, 0, code, lo, hi))
+
+    # --- receive: queues --------------------------------------------------------------------
 
     def _queue_in_order(self, skb: SkBuff, napi: Napi | None) -> None:
         """`tcp_queue_rcv` (+ `tcp_fin`): `skb` starts at or before rcv_nxt."""
@@ -383,10 +966,23 @@ class TcpSock:
         if skb.fin:
             self.rcv_nxt = (self.rcv_nxt + 1) & SEQ_MASK
             self.fin_received = True
-            if self.state == TcpState.ESTABLISHED:
-                self.state = TcpState.CLOSE_WAIT
+            self._fin_transition()
         if not skb.len:
             skb.free(napi)
+
+    def _fin_transition(self) -> None:
+        """`tcp_fin`."""
+        if self.state == TcpState.ESTABLISHED:
+            self.state = TcpState.CLOSE_WAIT
+        elif self.state == TcpState.FIN_WAIT1:
+            if self.fin_seq is not None and after(self.snd_una, self.fin_seq):
+                self.state = TcpState.TIME_WAIT
+                self._arm_timer(TCP_TIMEWAIT_LEN)
+            else:
+                self.state = TcpState.CLOSING
+        elif self.state == TcpState.FIN_WAIT2:
+            self.state = TcpState.TIME_WAIT
+            self._arm_timer(TCP_TIMEWAIT_LEN)
 
     def _ofo_key(self, skb: SkBuff) -> int:
         return (skb.seq - self.rcv_nxt) & SEQ_MASK
@@ -439,8 +1035,56 @@ class TcpSock:
         self._token_next = 1
         return n
 
+    def _purge_write_queues(self) -> None:
+        """`tcp_write_queue_purge`."""
+        while self.write_queue:
+            self.write_queue.popleft().free()
+        while self.rtx_queue:
+            self.rtx_queue.popleft().free()
+
+    def close(self) -> None:
+        """`tcp_close`: tokens and queued data released at once; then a FIN after the data
+        (the socket lives on as an orphan until the FIN exchange ends), or a RST when unread
+        data was thrown away (RFC 2525) or the handshake had not completed."""
+        unread = bool(self.receive_queue) or bool(self.ofo_queue)
+        self.release_user_frags()
+        while self.receive_queue:
+            self.receive_queue.popleft().free(None)
+        while self.ofo_queue:
+            self.ofo_queue.pop().free(None)
+        while self.accept_queue:
+            child = self.accept_queue.popleft()
+            child.dead = True
+            child.abort()
+        for child in list(self.syn_queue):
+            child._done()
+        self.dead = True
+        if self.state == TcpState.LISTEN:
+            self.stack.unhash(self)
+            self.state = TcpState.CLOSED
+            return
+        if self.state in (TcpState.CLOSED, TcpState.SYN_SENT):
+            self._done()
+            return
+        if unread and self.state in SYNCHRONIZED and self.state != TcpState.TIME_WAIT:
+            self.stack.mib.TCPAbortOnData += 1
+            self.abort()
+            return
+        if self.state in SENDING:
+            self.send_fin()
+
+    def abort(self) -> None:
+        """`tcp_send_active_reset` + `tcp_done`: a RST (it leaves at the next poll), then
+        CLOSED at once."""
+        if self.can_send:
+            self.stack._resets.append(
+                (self.dst_dev, self.build_skb(self.snd_nxt, TcpFlags.RST | TcpFlags.ACK, 0)))
+        else:
+            self.stack.mib.OutNoRoutes += 1
+        self._done()
+
     def destroy(self) -> None:
-        """`tcp_close` -> `inet_csk_destroy_sock`: tokens, queues, hash tables."""
+        """`inet_csk_destroy_sock` at once: tokens, queues, hash tables (no FIN)."""
         self.release_user_frags()
         while self.receive_queue:
             self.receive_queue.popleft().free(None)
@@ -448,13 +1092,12 @@ class TcpSock:
             self.ofo_queue.pop().free(None)
         while self.accept_queue:
             self.accept_queue.popleft().destroy()
-        self.stack.unhash(self)
-        self.stack._ack_pending.pop(self, None)
-        self.state = TcpState.CLOSED
+        self.dead = True
+        self._done()
 
 
 class TcpStack:
-    """The TCP layer of one kernel: hash tables, counters, the receive entry point."""
+    """The TCP layer of one kernel: hash tables, counters, timers, the receive entry point."""
 
     def __init__(self, kernel: Kernel) -> None:
         self.kernel = kernel
@@ -463,8 +1106,21 @@ class TcpStack:
         self.mib = TcpMib()
         self.not_tcp_rx: int = 0
         self._ack_pending: dict[TcpSock, None] = {}
+        self._xmit_pending: dict[TcpSock, None] = {}
+        self._resets: list[tuple[Netdev, SkBuff]] = []
         self._iss = 0x1234_0000
         self._next_port = 32768
+        self.rto_min_ns = TCP_RTO_MIN
+        """`TCP_RTO_MIN` (200 ms, Linux; RFC 6298 says 1 s). A backend whose time runs much
+        slower than the peer's may lower it."""
+        self.repair_iss: dict[tuple, int] = {}
+        """ISS a passive connection with this key `(family, laddr, lport, raddr, rport)`
+        takes instead of a fresh one, as a `TCP_REPAIR` socket would set its sequence: a
+        capture replay uses it so the captured client's ACKs match."""
+
+    @property
+    def clock(self) -> Clock:
+        return self.kernel.get_clock()
 
     # --- tables -----------------------------------------------------------------------------
 
@@ -482,6 +1138,7 @@ class TcpStack:
                 lst.remove(sk)
         elif self.established.get(sk.key) is sk:
             del self.established[sk.key]
+        self._ack_pending.pop(sk, None)
 
     def lookup_listener(self, family: int, daddr: IpAddress, dport: int) -> TcpSock | None:
         for sk in self.listeners.get((family, dport), []):
@@ -489,26 +1146,78 @@ class TcpStack:
                 return sk
         return None
 
-    # --- receive ----------------------------------------------------------------------------
+    # --- output scheduling (the end of the poll) --------------------------------------------
 
     def ack_sched(self, sk: TcpSock) -> None:
         """`inet_csk_schedule_ack`: an ACK goes out at the end of this NAPI poll (the
-        delayed-ACK timer of this model; one ACK covers every segment of the poll)."""
+        delayed-ACK timer of this model; one ACK covers every in-order segment of the
+        poll, plus one immediate duplicate ACK per out-of-order or old segment)."""
         self._ack_pending[sk] = None
 
+    def xmit_sched(self, sk: TcpSock) -> None:
+        """`tcp_push` / `tcp_data_snd_check` from the receive path: run `tcp_write_xmit`
+        (and due retransmissions) at the end of the poll."""
+        self._xmit_pending[sk] = None
+
     async def flush_acks(self, dev: Netdev | None = None) -> int:
-        """Send the scheduled ACKs (of sockets routed through `dev`, or all); ACKs sent."""
-        n = 0
+        """The end of a poll: RSTs, retransmissions, data the window lets out, then the ACKs
+        still owed (data segments carry the ACK already) and window updates. Of sockets
+        routed through `dev`, or all. Returns the segments sent."""
+        before_out = self.mib.OutSegs
+        for rdev, skb in list(self._resets):
+            if dev is None or rdev is dev:
+                self._resets.remove((rdev, skb))
+                self.mib.OutSegs += 1
+                self.mib.OutRsts += 1
+                await rdev.dev_queue_xmit(skb)
+        for sk in list(self._xmit_pending):
+            if dev is not None and sk.dst_dev is not None and sk.dst_dev is not dev:
+                continue
+            del self._xmit_pending[sk]
+            if sk.state == TcpState.CLOSED:
+                continue
+            sent = 0
+            if sk._rtx_due:
+                sk._rtx_due = False
+                await sk.tcp_retransmit_skb()
+                sent += 1
+            sent += await sk.tcp_write_xmit()
+            if sent and sk in self._ack_pending and not sk.dupacks_owed:
+                del self._ack_pending[sk]       # the data carried the ACK
+        for sk in list(self.established.values()):
+            if (sk not in self._ack_pending and sk.window_update_due()
+                    and (dev is None or sk.dst_dev is dev)):
+                self._ack_pending[sk] = None
         for sk in list(self._ack_pending):
             if dev is not None and sk.dst_dev is not None and sk.dst_dev is not dev:
                 continue
             del self._ack_pending[sk]
-            if sk.state in (TcpState.CLOSED, TcpState.LISTEN):
+            if sk.state in (TcpState.CLOSED, TcpState.LISTEN, TcpState.SYN_SENT):
                 continue
-            before_out = self.mib.OutSegs
-            await sk.send_ack()
-            n += self.mib.OutSegs - before_out
-        return n
+            n = max(1, sk.dupacks_owed)
+            self.mib.DupAcksOut += n - 1
+            sk.dupacks_owed = 0
+            for _ in range(n):
+                await sk.send_ack()
+        return self.mib.OutSegs - before_out
+
+    flush = flush_acks
+
+    async def run_timers(self) -> int:
+        """The timer softirq at poll time: every socket whose retransmit/probe/TIME_WAIT
+        timer is due runs it. Returns how many fired."""
+        now = self.clock.now_ns()
+        fired = 0
+        for sk in list(self.established.values()):
+            if sk.timer_ns is not None and sk.timer_ns <= now:
+                fired += 1
+                await sk.tcp_retransmit_timer()
+        return fired
+
+    def next_timer_ns(self) -> int | None:
+        """The earliest armed timer, or None."""
+        t = [sk.timer_ns for sk in self.established.values() if sk.timer_ns is not None]
+        return min(t) if t else None
 
     def next_iss(self) -> int:
         """`secure_tcp_seq` stand-in: deterministic, different per connection."""
@@ -523,6 +1232,32 @@ class TcpStack:
             dev = self.kernel.dev_get_by_index(iif)
         return dev
 
+    # --- RST for no socket ------------------------------------------------------------------
+
+    def send_reset_for(self, skb: SkBuff, h: PacketHeaders, dev: Netdev | None = None,
+                       mac: bytes | None = None) -> None:
+        """`tcp_v4_send_reset`: never for a RST; `<SEQ=SEG.ACK><CTL=RST>` when the segment
+        has an ACK, else `<SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>` (RFC 793 3.4). Sent out
+        of the device the segment came in on, at the end of the poll."""
+        if TcpFlags.RST in h.flags:
+            return
+        dev = dev or (self.kernel.dev_get_by_index(skb.skb_iif) if skb.skb_iif else None)
+        mac = mac or skb.src_mac
+        if dev is None or mac is None:
+            self.mib.OutNoRoutes += 1
+            return
+        if TcpFlags.ACK in h.flags:
+            seq, ack, flags = h.ack_seq, 0, TcpFlags.RST
+        else:
+            seg_len = h.payload_len + int(TcpFlags.SYN in h.flags) + int(TcpFlags.FIN in h.flags)
+            seq, ack, flags = 0, (h.seq + seg_len) & SEQ_MASK, TcpFlags.RST | TcpFlags.ACK
+        head, csum_start = build_tcp_headers(dev.dev_addr, mac, h.daddr, h.saddr, h.dport,
+                                             h.sport, seq, ack, flags, 0, 0)
+        self._resets.append((dev, SkBuff(head=head, ip_summed=IpSummed.CHECKSUM_PARTIAL,
+                                         csum_start=csum_start, csum_offset=TCP_CSUM_OFFSET)))
+
+    # --- receive ----------------------------------------------------------------------------
+
     def rcv(self, skb: SkBuff, napi: Napi | None = None) -> None:
         """`netif_receive_skb` for an skb whose head holds all of its headers."""
         src_mac = skb.head[skb.data + 6:skb.data + 12]
@@ -536,6 +1271,7 @@ class TcpStack:
             self.mib.NotTcp += 1
             skb.free(napi)
             return
+        opts = skb.head[skb.data + h.l4_off + TCP_HLEN:skb.data + h.pay_off]
         skb.pull(h.pay_off)
         want = h.payload_len
         if skb.len < want:
@@ -545,31 +1281,51 @@ class TcpStack:
         skb.trim(want, napi)
         skb.seq = h.seq
         skb.fin = TcpFlags.FIN in h.flags
+        skb.src_mac = src_mac
+        skb.tcp_options = parse_tcp_options(opts) if opts else {}
         self.mib.InSegs += 1
         sk = self.established.get((h.family, h.daddr, h.dport, h.saddr, h.sport))
         if sk is not None:
-            sk.rcv_established(skb, h, napi)
+            if skb.skb_iif:
+                sk.rx_ifindex, sk.rx_queue = skb.skb_iif, skb.queue_mapping
+            sk.rcv_state_process(skb, h, napi)
             return
         listener = self.lookup_listener(h.family, h.daddr, h.dport)
-        if listener is not None and TcpFlags.SYN in h.flags and TcpFlags.ACK not in h.flags:
-            isn_next = (h.seq + 1) & SEQ_MASK
-            child = TcpSock(self, h.family, TcpState.ESTABLISHED, h.daddr, h.dport, h.saddr,
-                            h.sport, irs=h.seq, rcv_nxt=isn_next, copied_seq=isn_next)
-            child.iss = self.next_iss()
-            child.snd_una = child.iss
-            child.snd_nxt = (child.iss + 1) & SEQ_MASK
-            child.snd_wnd = h.window
-            child.dst_dev = self.route(h.saddr, skb.skb_iif)
-            child.dst_mac = self.kernel.neigh_lookup(h.saddr) or src_mac
-            child.zerocopy = listener.zerocopy     # sock flags are cloned
-            child.synack_pending = True
-            self.ack_sched(child)
-            self.established[child.key] = child
-            listener.accept_queue.append(child)
-            skb.free(napi)
-            return
+        if listener is not None:
+            if TcpFlags.SYN in h.flags and not h.flags & (TcpFlags.ACK | TcpFlags.RST):
+                self._conn_request(listener, skb, h, src_mac)
+                skb.free(napi)
+                return
+            if TcpFlags.RST in h.flags:
+                skb.free(napi)
+                return
         self.mib.NoSocket += 1
+        self.send_reset_for(skb, h, mac=src_mac)
         skb.free(napi)
+
+    def _conn_request(self, listener: TcpSock, skb: SkBuff, h: PacketHeaders,
+                      src_mac: bytes) -> None:
+        """`tcp_conn_request`: a request socket in SYN_RECV (hashed, so the handshake's ACK
+        finds it), a SYN-ACK with the MSS option at the end of the poll."""
+        isn_next = (h.seq + 1) & SEQ_MASK
+        child = TcpSock(self, h.family, TcpState.SYN_RECV, h.daddr, h.dport, h.saddr,
+                        h.sport, irs=h.seq, rcv_nxt=isn_next, copied_seq=isn_next,
+                        rcv_wup=isn_next)
+        child.parent = listener
+        iss = self.repair_iss.get(child.key)
+        child.iss = iss if iss is not None else self.next_iss()
+        child.snd_wnd = h.window
+        child.snd_wl1 = h.seq
+        child.rx_ifindex, child.rx_queue = skb.skb_iif, skb.queue_mapping
+        child.dst_dev = self.route(h.saddr, skb.skb_iif)
+        child.dst_mac = self.kernel.neigh_lookup(h.saddr) or src_mac
+        child.zerocopy = listener.zerocopy     # sock flags are cloned
+        child._take_mss(skb, h)
+        child.queue_syn(ack=True)
+        self.established[child.key] = child
+        listener.syn_queue.append(child)
+        self.mib.PassiveOpens += 1
+        self.xmit_sched(child)
 
 
 def ip_addr(addr: str | IpAddress | None) -> IpAddress | None:

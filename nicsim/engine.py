@@ -206,6 +206,10 @@ async def replay(env: Any, frames: list[bytes | None], cfg: ReplayConfig,
     listeners: dict[tuple[int, int], Socket] = {}
     for f in frames:
         h = _headers(f)
+        if h and h.protocol == IPPROTO_TCP and TcpFlags.SYN in h.flags and TcpFlags.ACK in h.flags:
+            # The captured server's SYN-ACK: our passive side takes its ISS (as a TCP_REPAIR
+            # socket would), so the captured client's ACKs acknowledge our SYN-ACK.
+            kernel.tcp.repair_iss[(h.family, h.saddr, h.sport, h.daddr, h.dport)] = h.seq
         if h and h.protocol == IPPROTO_TCP and TcpFlags.SYN in h.flags and TcpFlags.ACK not in h.flags:
             key = (h.family, h.dport)
             if key not in listeners:

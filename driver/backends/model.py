@@ -27,6 +27,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from driver.clock import Clock, VirtualClock
 from models.bus import DmaAddressSpace
 from models.device_memory import CpuAccessMode, DeviceMemory
 from models.host_memory import HostMemory
@@ -99,7 +100,8 @@ class ModelHw:
     def __init__(self, num_rxq: int = 1, dma_bytes: int = 8, data_bytes: int = 8,
                  host_size: int = HOST_SIZE, dev_size: int = DEV_SIZE,
                  cpu_access: CpuAccessMode | str = CpuAccessMode.RAISE, seed: int = 0,
-                 desc_cache: int = 16, rss: bool = True, num_txq: int = 4) -> None:
+                 desc_cache: int = 16, rss: bool = True, num_txq: int = 4,
+                 clock: Clock | None = None) -> None:
         self.host = HostMemory(HOST_BASE, host_size)
         self.dev = DeviceMemory(DEV_BASE, dev_size, cpu_access=cpu_access, seed=seed)
         self.space = DmaAddressSpace()
@@ -111,6 +113,9 @@ class ModelHw:
             self.nic.classifier = Classifier(num_rxq)  # type: ignore[assignment]  # rss.Classification vs nic_model.Classification
         self.wire = ModelWire(self.nic)
         self.dma_bytes = dma_bytes
+        self.clock: Clock = clock if clock is not None else VirtualClock()
+        """The time the driver's TCP timers read: a `VirtualClock` that `delay` (and the
+        caller, `clock.advance`) moves, or a `WallClock` for a peer in real time."""
 
     async def read32(self, addr: int) -> int:
         return self.nic.mmio_read(addr)
@@ -120,4 +125,6 @@ class ModelHw:
         await self.wire.deliver_tx()
 
     async def delay(self, ns: int) -> None:
-        return None
+        """The model has no time of its own: a virtual clock moves by `ns`."""
+        if isinstance(self.clock, VirtualClock):
+            self.clock.advance(ns)

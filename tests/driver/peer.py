@@ -2,8 +2,10 @@
 builds their frames (scapy), retransmits from the last acknowledged byte (go-back-N), and can
 send segments out of order or twice.
 
-There is no TX path in the NIC yet, so the "ACK" comes straight from the receiving socket
-(`Socket.tcp_info().rcv_nxt`, what its next ACK would carry).
+The peer completes the three-way handshake with the ISS the driver chose (`ack_seq`, from
+the SYN-ACK). For speed, and on backends whose TX wire is not captured, the "ACK" the sender
+acts on comes straight from the receiving socket (`Socket.tcp_info()`: `rcv_nxt` and the
+window its next ACK would carry); the sender never sends beyond that window.
 """
 from __future__ import annotations
 
@@ -39,6 +41,10 @@ class TcpPeer:
     """Stream offset of the next byte to send (FIN is at len(stream))."""
     retransmits: int = 0
     frames_sent: int = 0
+    ack_seq: int = 1
+    """The ACK number on every frame: the driver's ISS + 1 once the SYN-ACK was seen."""
+    snd_wnd: int = 65535
+    """The receiver's window (from its ACKs); `next_frames` stays inside it."""
 
     @property
     def mss(self) -> int:
@@ -60,13 +66,33 @@ class TcpPeer:
         f = self.flow
         l3 = IPv6(src=self.src, dst=self.dst) if f.ipv6 else IP(src=self.src, dst=self.dst)
         pkt = Ether(src=MAC_SRC, dst=MAC_DST) / l3 / TCP(sport=f.sport, dport=f.dport, seq=seq,
-                                                         ack=1, flags=flags, window=65535)
+                                                         ack=self.ack_seq, flags=flags,
+                                                         window=65535)
         if payload:
             pkt = pkt / Raw(payload)
         return pad(bytes(pkt))
 
     def syn(self) -> bytes:
-        return self.frame(self.isn, flags='S')
+        """The SYN, with the MSS option (a stack without one is held to 536 bytes)."""
+        f = self.flow
+        l3 = IPv6(src=self.src, dst=self.dst) if f.ipv6 else IP(src=self.src, dst=self.dst)
+        return pad(bytes(Ether(src=MAC_SRC, dst=MAC_DST) / l3 / TCP(
+            sport=f.sport, dport=f.dport, seq=self.isn, flags='S', window=65535,
+            options=[('MSS', self.mss)])))
+
+    def handshake_ack(self, driver_iss: int) -> bytes:
+        """The third segment of the handshake, acknowledging the driver's SYN-ACK."""
+        self.ack_seq = (driver_iss + 1) & SEQ_MASK
+        return self.frame(self.seq_of(0), flags='A')
+
+    def ack_frame(self, ack: int, window: int = 65535) -> bytes:
+        """A pure ACK of the driver's data up to sequence number `ack`."""
+        self.ack_seq = ack & SEQ_MASK
+        f = self.flow
+        l3 = IPv6(src=self.src, dst=self.dst) if f.ipv6 else IP(src=self.src, dst=self.dst)
+        return pad(bytes(Ether(src=MAC_SRC, dst=MAC_DST) / l3 / TCP(
+            sport=f.sport, dport=f.dport, seq=self.seq_of(self.snd_nxt), ack=self.ack_seq,
+            flags='A', window=window)))
 
     def write(self, data: bytes) -> None:
         self.stream += data
@@ -96,6 +122,7 @@ class TcpPeer:
     def next_frames(self, window: int) -> list[bytes]:
         """Frames from snd_nxt, as long as they stay within `window` bytes of snd_una."""
         frames = []
+        window = min(window, self.snd_wnd)
         while self.snd_nxt < self.end and self.snd_nxt < self.snd_una + window:
             seg = self.segment_at(self.snd_nxt)
             frames.append(self.segment_frame(seg))
@@ -103,13 +130,16 @@ class TcpPeer:
         self.frames_sent += len(frames)
         return frames
 
-    def ack(self, rcv_nxt: int) -> None:
-        """The receiver acknowledged up to sequence number `rcv_nxt`."""
+    def ack(self, rcv_nxt: int, window: int | None = None) -> None:
+        """The receiver acknowledged up to sequence number `rcv_nxt` (and advertised
+        `window` from there)."""
         acked = (rcv_nxt - self.seq_of(0)) & SEQ_MASK
         if acked <= self.end and acked > self.snd_una:
             self.snd_una = acked
         if self.snd_nxt < self.snd_una:
             self.snd_nxt = self.snd_una
+        if window is not None and acked == self.snd_una:
+            self.snd_wnd = window
 
     def rewind(self) -> None:
         """Retransmission timeout: go back to the first unacknowledged byte."""

@@ -202,9 +202,35 @@ class Rig:
         return s
 
     async def connect(self, peer: TcpPeer, listener: Socket) -> Socket:
+        """The three-way handshake: SYN, the driver's SYN-ACK (read off the TX wire when the
+        backend captures it, else the ISS of the request socket), the ACK; then accept."""
         await self.send([peer.syn()])
         await self.pump()
+        assert listener.sk is not None
+        wire = getattr(self.env, 'tx_frames', None)
+        iss = None
+        if wire is not None and self.netdev.netmem_tx:
+            from scapy.layers.inet import TCP
+            from scapy.layers.l2 import Ether
+            for f in reversed(wire):
+                p = Ether(f)
+                if TCP in p and p[TCP].flags == 'SA' and p[TCP].dport == peer.flow.sport \
+                        and p[TCP].ack == peer.seq_of(0):
+                    iss = p[TCP].seq
+                    opts = dict(p[TCP].options)
+                    assert opts.get('MSS') == self.netdev.mtu - (60 if peer.flow.ipv6 else 40), \
+                        'the SYN-ACK carries our MSS'
+                    break
+            assert iss is not None, 'no SYN-ACK on the wire'
+        else:
+            iss = listener.sk.syn_queue[-1].iss
+        expect_errno(errno.EAGAIN, listener.accept)      # not before the handshake's ACK
+        await self.send([peer.handshake_ack(iss)])
+        await self.pump()
         sock, _ = listener.accept()
+        info = sock.tcp_info()
+        assert info.state == TcpState.ESTABLISHED
+        peer.snd_wnd = info.rcv_wnd
         return sock
 
     def window(self, peer: TcpPeer) -> int:
@@ -225,7 +251,8 @@ class Rig:
             await self.pump()
             reader.drain()
             una = peer.snd_una
-            peer.ack(reader.sock.tcp_info().rcv_nxt)
+            info = reader.sock.tcp_info()
+            peer.ack(info.rcv_nxt, info.rcv_wnd)
             if peer.done and (reader.eof or not peer.fin):
                 return
             if not frames and peer.snd_una == una:
@@ -822,7 +849,8 @@ async def steered_devmem_flow_with_rss(env: DriverEnv, *, mtu: int = 1500,
         assert r.frags == 0 and r.eof, 'a flow off the bound queue gets no devmem messages'
     assert bytes(reader.got) == want and reader.devmem_bytes == len(want) and reader.eof
     frames_on = [nd.qstats(q).packets for q in range(nq)]
-    assert frames_on[nq - 1] == peer.frames_sent + 1, 'only the devmem flow on the bound queue'
+    assert frames_on[nq - 1] == peer.frames_sent + 2, 'only the devmem flow on the bound queue' \
+        ' (its data, the SYN and the handshake ACK)'
     assert sum(1 for n in frames_on[:nq - 1] if n) >= 2, f'RSS spread the flows: {frames_on}'
     await rig.finish()
 
@@ -914,12 +942,49 @@ async def tx_settle(rig: Rig, env: DriverEnv, frames: int) -> None:
     raise AssertionError(f'the NIC finished {sum(hw[n] for n in names)} of {frames} TX frames')
 
 
+def driver_seq_end(frames: list[bytes], port: int) -> int | None:
+    """The highest sequence number the driver's segments to `port` reached (seq + length,
+    SYN and FIN counting one), or None."""
+    from scapy.layers.inet import TCP
+    top = None
+    for f in frames:
+        pkt = check_tcp_frame(f)
+        t = pkt[TCP]
+        if t.dport != port or 'R' in t.flags:
+            continue
+        end = (t.seq + len(tcp_payload(pkt)) + int('S' in t.flags) + int('F' in t.flags)) & 0xFFFF_FFFF
+        if top is None or ((end - top) & 0xFFFF_FFFF) < 0x8000_0000:
+            top = end
+    return top
+
+
+async def peer_acks_all(rig: Rig, peer: TcpPeer, sock: Socket, wire: list[bytes],
+                        rounds: int = 200) -> int:
+    """The peer acknowledges what it received from the driver (the highest end sequence
+    on the wire), the driver polls and sends what the window now allows, until everything
+    the socket queued is acknowledged. Returns the ACKs sent."""
+    sk = sock.sk
+    assert sk is not None
+    acks = 0
+    for _ in range(rounds):
+        await rig.netdev.poll()
+        if sk.snd_una == sk.write_seq and not sk.write_queue:
+            return acks
+        top = driver_seq_end(wire, peer.flow.sport)
+        if top is not None and top != peer.ack_seq:
+            await rig.send([peer.ack_frame(top)])
+            acks += 1
+        await rig.pump()
+    raise AssertionError(f'not acknowledged: snd_una {sk.snd_una} write_seq {sk.write_seq}')
+
+
 async def devmem_tx_segmentation(env: DriverEnv, *, ipv6: bool = False) -> None:
     """Sends of 1, MSS-1, MSS, MSS+1 bytes and 64 KiB from odd dma-buf offsets across 4 KiB
     pages: MSS-sized segments with consecutive sequence numbers, valid IPv4 and TCP
     checksums (scapy), payload equal to the dma-buf bytes named (read by the GPU), never read
-    by the CPU; one zero-copy notification per call, and only after the driver polled the
-    completions."""
+    by the CPU, no more in flight than the peer's 65535-byte window; the zero-copy
+    notifications only once the data is acknowledged (NIC completions alone are not enough:
+    the retransmit queue still references the dma-buf), coalesced into one range."""
     rig, sock, peer, b = await tx_connection(env, ipv6=ipv6)
     wire = tx_wire(env)
     mss = peer.mss
@@ -936,10 +1001,13 @@ async def devmem_tx_segmentation(env: DriverEnv, *, ipv6: bool = False) -> None:
         assert n == size
         want_frames += -(-size // mss)
         expect_errno(errno.EAGAIN, sock.recvmsg, 0, 64, MSG_ERRQUEUE)   # nothing polled yet
-    await tx_settle(rig, env, hw_before['TX_FRAMES'] + want_frames)
-    # the NIC is done, but the driver has not read the completions: still no notification
-    expect_errno(errno.EAGAIN, sock.recvmsg, 0, 64, MSG_ERRQUEUE)
+    in_flight = (sk.snd_nxt - seq) & 0xFFFF_FFFF
+    assert in_flight <= 65535 and sk.write_queue, 'the peer\'s window holds the rest back'
+    await tx_settle(rig, env, hw_before['TX_FRAMES'] + len(sk.rtx_queue))
     await rig.netdev.poll()
+    # the NIC is done with what it sent, but nothing is acknowledged: no notification
+    expect_errno(errno.EAGAIN, sock.recvmsg, 0, 64, MSG_ERRQUEUE)
+    await peer_acks_all(rig, peer, sock, wire)
     notes = sock.zerocopy_notifications()
     assert notes == [(0, len(sizes) - 1)], f'coalesced range of the {len(sizes)} calls: {notes}'
     frames = [f for f in wire[base:] if tcp_payload(check_tcp_frame(f))]
@@ -959,6 +1027,7 @@ async def devmem_tx_segmentation(env: DriverEnv, *, ipv6: bool = False) -> None:
         assert got == b.dmabuf.gpu_read(off, size), 'payload = the dma-buf bytes named'
     qs = await rig.netdev.qstats_get()
     assert qs['tx-hw-drops'] == 0 and qs['tx-dropped'] == 0
+    assert rig.kernel.tcp.mib.RetransSegs == 0
     hw = await rig.netdev.tx_hw_stats()
     assert all(hw[n] == hw_before[n] for n in hw if n.startswith('TX_ERR') or n.endswith('RD_ERR'))
     sock.close()
@@ -1012,6 +1081,7 @@ async def devmem_tx_errors(env: DriverEnv) -> None:
     assert await sock.sendmsg([(size - 10, 100)], cm, MSG_ZEROCOPY) == 10
     await rig.settle()
     await rig.pump()
+    await peer_acks_all(rig, peer, sock, wire)
     assert sock.zerocopy_notifications() == [(0, 0)], 'failed calls used no id'
     # closing the netlink socket unbinds: the id is gone
     await nl.close()

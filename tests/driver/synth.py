@@ -40,6 +40,9 @@ class Synth:
         lst.bind(('0.0.0.0', self.peer.flow.dport))
         lst.listen()
         self.kernel.tcp.rcv(SkBuff(head=self.peer.syn()))
+        assert lst.sk is not None
+        (req,) = lst.sk.syn_queue             # the SYN-ACK cannot leave (no device): its ISS
+        self.kernel.tcp.rcv(SkBuff(head=self.peer.handshake_ack(req.iss)))
         sock, _ = lst.accept()
         return sock
 

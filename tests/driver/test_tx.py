@@ -21,8 +21,8 @@ from driver.tx_queue import NetdevTx, TxCsum, TxFrameError, TxQueue, TxQueueConf
 from models.formats import TxStatus
 from models.host_memory import PAGE_SIZE
 from tests.driver.env import ModelEnv
-from tests.driver.scenarios import (Reader, check_tcp_frame, expect_errno, tcp_payload,
-                                    tx_connection, zc_cmsg)
+from tests.driver.scenarios import (Reader, check_tcp_frame, expect_errno, peer_acks_all,
+                                    tcp_payload, tx_connection, zc_cmsg)
 
 
 def run(coro):  # type: ignore[no-untyped-def]
@@ -135,40 +135,74 @@ def test_route_through_another_device_is_enodev() -> None:
     run(body())
 
 
-def test_dma_read_error_completes_with_error_and_next_send_works() -> None:
+def test_dma_read_error_is_retransmitted_on_rto() -> None:
+    """A frame the NIC fails (DMA read error) is not sent; its data stays in the retransmit
+    queue, so no notification yet. After the RTO (RFC 6298: backoff, the dma-buf read again
+    by the NIC, not by the CPU) it goes out with the dma-buf bytes; the peer's ACK brings
+    the notification."""
     async def body() -> None:
         env = ModelEnv()
         rig, sock, peer, b = await tx_connection(env, pages=16)
+        wire = env.tx_frames
+        sk = sock.sk
+        assert sk is not None
         bad_page = b.dmabuf.offset_to_bus(5 * PAGE_SIZE)
         env.hw.space.add_error_range(bad_page + 100, 8)
-        before = len(env.tx_frames)
+        before = len(wire)
         await sock.sendmsg([(5 * PAGE_SIZE, 1000)], zc_cmsg(b.id), MSG_ZEROCOPY)
-        assert len(env.tx_frames) == before, 'a failed frame is not sent'
-        expect_errno(errno.EAGAIN, sock.recvmsg, 0, 64, 0x2000)
+        assert len(wire) == before, 'a failed frame is not sent'
         await rig.netdev.poll()
-        assert sock.zerocopy_notifications() == [(0, 0)], 'the notification still arrives'
+        expect_errno(errno.EAGAIN, sock.recvmsg, 0, 64, 0x2000)
         qs = await rig.netdev.qstats_get()
         assert qs['tx-hw-drops'] == 1 and qs['tx-hw-drop-errors'] == 0
         assert (await rig.netdev.tx_hw_stats())['TX_DMA_RD_ERR'] == 1
         assert rig.kernel.tcp.mib.TCPTxHwErrors == 1
         env.hw.space.clear_error_ranges()
-        await sock.sendmsg([(6 * PAGE_SIZE, 1000)], zc_cmsg(b.id), MSG_ZEROCOPY)
-        pkt = check_tcp_frame(env.tx_frames[-1])
-        assert tcp_payload(pkt) == b.dmabuf.gpu_read(6 * PAGE_SIZE, 1000)
+        rto = sk.rto_ns
+        assert 200_000_000 <= rto <= 1_000_000_000, 'RFC 6298 bounds (Linux RTO_MIN 200 ms)'
+        env.hw.clock.advance(rto - 1)
         await rig.netdev.poll()
+        assert len(wire) == before, 'not before the RTO'
+        env.hw.clock.advance(1)
+        await rig.netdev.poll()
+        assert len(wire) == before + 1 and rig.kernel.tcp.mib.TCPTimeouts == 1
+        assert sk.rto_ns == 2 * rto, 'backoff doubles the RTO'
+        pkt = check_tcp_frame(wire[-1])
+        assert tcp_payload(pkt) == b.dmabuf.gpu_read(5 * PAGE_SIZE, 1000)
+        expect_errno(errno.EAGAIN, sock.recvmsg, 0, 64, 0x2000)
+        await peer_acks_all(rig, peer, sock, wire)
+        assert sock.zerocopy_notifications() == [(0, 0)]
+        await sock.sendmsg([(6 * PAGE_SIZE, 1000)], zc_cmsg(b.id), MSG_ZEROCOPY)
+        pkt = check_tcp_frame(wire[-1])
+        assert tcp_payload(pkt) == b.dmabuf.gpu_read(6 * PAGE_SIZE, 1000)
+        await peer_acks_all(rig, peer, sock, wire)
         assert sock.zerocopy_notifications() == [(1, 1)]
+        assert env.dev.cpu_reads == 0
         await rig.finish()
     run(body())
 
 
-def test_stop_with_frames_in_flight_still_notifies() -> None:
-    """Frames posted but not completed when the device stops are dropped and counted; their
-    notification arrives (the skbs are freed)."""
+def test_stop_with_frames_in_flight_then_retransmit() -> None:
+    """Frames posted but not completed when the device stops are dropped and counted; the
+    data is still in the retransmit queue, so no notification. Once the device is up again
+    the RTO sends it again (then the next hole on the partial ACK, RFC 6582), and the ACK
+    brings the notification."""
     async def body() -> None:
         env = ModelEnv()
         rig, sock, peer, b = await tx_connection(env, pages=16)
+        wire = env.tx_frames
+        env.hw.nic.tx_autorun = False              # the NIC does not get to send them
         await sock.sendmsg([(0, 3000)], zc_cmsg(b.id), MSG_ZEROCOPY)
         await rig.netdev.stop()
+        assert (await rig.netdev.qstats_get())['tx-dropped'] == 3
+        assert sock.zerocopy_notifications() == []
+        env.hw.nic.tx_autorun = True
+        await rig.netdev.open()
+        before = len(wire)
+        env.hw.clock.advance(2_000_000_000)
+        await peer_acks_all(rig, peer, sock, wire)
+        got = b''.join(tcp_payload(check_tcp_frame(f)) for f in wire[before:])
+        assert got == b.dmabuf.gpu_read(0, 3000)
         assert sock.zerocopy_notifications() == [(0, 0)]
         await rig.finish()
     run(body())
