@@ -67,9 +67,10 @@ waves: setup ## re-run TEST=<pytest -k expr> with FST waves; GTKWave if a displa
 	  for f in $$new; do gtkwave --save=scripts/nic_top.gtkw "$$f" & done; \
 	else for f in $$new; do .venv/bin/nicsim waves "$$f" -o "$${f%.fst}.png" || true; done; fi; exit $$rc
 
-bench: setup ## benchmarks: JSON and plots in build/bench/ (RX line rate per size and width; simulation speed)
+bench: setup ## benchmarks: JSON and plots in build/bench/ (RX and TX line rate per size and width; simulation speed)
 	@$(VENV_PY) -m bench.rx_linerate
 	@$(VENV_PY) -m bench.rx_metrics
+	@$(VENV_PY) -m bench.tx_linerate
 	@$(VENV_PY) -m bench.sim_speed
 
 # make regress [REGRESS_SEEDS=3] [SHARD=i/K] [JOBS=auto] [COVERAGE=1] [BUG=<tests/bugs/NAME.patch>] [REGRESS_K=<pytest -k>]
