@@ -3,6 +3,7 @@
   nicsim demo                  the devmem story on the RTL, with a report (docs/nicsim.md)
   nicsim replay CAPTURE.pcap   replay a capture through the driver on the RTL or the model
   nicsim waves FILE.fst        render named signal groups of a waveform to PNG or SVG
+  nicsim live                  the driver's TCP against the Linux stack in a namespace (root)
 """
 from __future__ import annotations
 
@@ -150,6 +151,56 @@ def cmd_waves(args: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------------------------------------- live
+def cmd_live(args: argparse.Namespace) -> int:
+    from nicsim.live_net import probe
+    if args.backend == "rtl":
+        print("nicsim live: --backend rtl needs the RTL TX path and a TX sink in tb/nic_tb.py, "
+              "which have not landed yet; use --backend model", file=sys.stderr)
+        return 2
+    if not 0 <= args.drop_rate < 1:
+        print("nicsim live: --drop-rate is a probability in [0, 1)", file=sys.stderr)
+        return 2
+    reason = probe()
+    if reason is not None:
+        print(f"nicsim live: cannot create the namespace: {reason}", file=sys.stderr)
+        return 2
+    from nicsim.live import LiveConfig, run_model
+    cfg = LiveConfig(nbytes=args.bytes, drop_rate=args.drop_rate, seed=args.seed, mtu=args.mtu,
+                     tap_name=args.tap, timeout_s=args.timeout,
+                     rx=args.only in (None, "rx"), tx=args.only in (None, "tx"))
+    t0 = time.monotonic()
+    try:
+        res = run_model(cfg, _say)
+    except (RuntimeError, TimeoutError, OSError) as e:
+        print(f"nicsim live: {e}", file=sys.stderr)
+        return 1
+    wall = time.monotonic() - t0
+    rows = [
+        ("devmem RX (Linux -> driver)", f"{res.rx_bytes} B, {'byte-exact' if res.rx_ok else 'FAILED'}, "
+         f"{res.rx_bytes * 8 / max(res.rx_wall_s, 1e-9) / 1e6:.1f} Mbit/s wall" if cfg.rx else "-"),
+        ("devmem TX (driver -> Linux)", f"{res.tx_bytes} B, {'byte-exact' if res.tx_ok else 'FAILED'}, "
+         f"{res.tx_bytes * 8 / max(res.tx_wall_s, 1e-9) / 1e6:.1f} Mbit/s wall" if cfg.tx else "-"),
+        ("simulated time", "none (the model has no time; TCP timers on the wall clock)"
+         if res.sim_ns is None else f"{res.sim_ns / 1e6:.3f} ms"),
+        ("frames to NIC / dropped", f"{res.frames_to_nic} / {res.dropped_to_nic}"),
+        ("frames to Linux / dropped", f"{res.frames_to_linux} / {res.dropped_to_linux}"),
+        ("driver retransmissions", f"{res.tcp.get('RetransSegs', 0)} (timeouts "
+         f"{res.tcp.get('TCPTimeouts', 0)}, fast {res.tcp.get('TCPFastRetrans', 0)})"),
+        ("ARP / ND answered", f"{res.neigh.get('arp_requests_answered', 0)} / {res.neigh.get('ns_answered', 0)}"),
+        ("CPU reads of device memory", str(res.cpu_reads)),
+        ("wall time", f"{wall:.1f} s"),
+    ]
+    w = max(len(k) for k, _ in rows)
+    print()
+    for k, v in rows:
+        print(f"  {k:<{w}}  {v}")
+    print(flush=True)
+    for e in res.errors:
+        print(f"nicsim live: {e}", file=sys.stderr)
+    return 0 if res.ok else 1
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from nicsim.demo import main as demo_main
     return demo_main(args)
@@ -189,6 +240,18 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--waves", metavar="FILE.fst", help="record an FST waveform (rtl only)")
     r.add_argument("--seed", type=int, default=None)
     r.set_defaults(func=cmd_replay)
+
+    lv = sub.add_parser("live", help="the driver's TCP against the Linux TCP stack (needs root)")
+    lv.add_argument("--backend", choices=["model", "rtl"], default="model")
+    lv.add_argument("--bytes", type=int, default=1 << 20, help="bytes each way (default 1 MiB)")
+    lv.add_argument("--drop-rate", type=float, default=0.0,
+                    help="probability of dropping a frame in the bridge, both directions")
+    lv.add_argument("--seed", type=int, default=1)
+    lv.add_argument("--mtu", type=int, default=1500)
+    lv.add_argument("--tap", default="nicsim0", help="TAP device name (inside the private namespace)")
+    lv.add_argument("--timeout", type=float, default=300.0, help="seconds before giving up")
+    lv.add_argument("--only", choices=["rx", "tx"], default=None, help="one direction only")
+    lv.set_defaults(func=cmd_live)
 
     w = sub.add_parser("waves", help="render signal groups of an FST waveform to PNG or SVG")
     w.add_argument("file", help="FST file (from --waves, make waves or WAVES=1)")
