@@ -34,6 +34,21 @@ def _netns() -> str:
     return subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
 
 
+def _net_ns_of(pid: int | str) -> set[str]:
+    """The network namespaces any thread of `pid` is in (`net:[inode]`)."""
+    out = set()
+    for t in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            out.add(os.readlink(t / "ns" / "net"))
+        except OSError:
+            pass
+    return out
+
+
+def _all_net_ns() -> set[str]:
+    return {ns for p in Path("/proc").iterdir() if p.name.isdigit() for ns in _net_ns_of(p.name)}
+
+
 @pytest.mark.timeout(300)
 def test_one_megabyte_each_way_with_loss() -> None:
     """1 MiB each way (devmem RX: Linux -> driver; devmem TX: driver -> Linux) with 2 % of
@@ -63,10 +78,11 @@ def test_one_megabyte_each_way_with_loss() -> None:
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["SIGINT", "SIGKILL"])
 def test_interrupted_run_leaves_nothing_behind(sig: signal.Signals) -> None:
-    """`nicsim live` killed in the middle of a run (Ctrl-C, or SIGKILL): no TAP device, no
-    named namespace, no process of the run remains."""
+    """`nicsim live` killed in the middle of a run (Ctrl-C, or SIGKILL): its private
+    namespace (and with it the TAP device) is gone, no named namespace was made, no process
+    of the run remains. (Other tests may create namespaces named nicsim-* meanwhile.)"""
     tap = f"nslkill{int(sig)}"
-    links, netns = _links(), _netns()
+    netns = _netns()
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
     p = subprocess.Popen([sys.executable, "-m", "nicsim", "live", "--bytes", str(64 << 20),
                           "--tap", tap, "--drop-rate", "0.01"], cwd=ROOT, env=env,
@@ -80,6 +96,8 @@ def test_interrupted_run_leaves_nothing_behind(sig: signal.Signals) -> None:
                 break
         else:
             pytest.fail(f"the run ended before data flowed: {seen}")
+        private = _net_ns_of(p.pid) - _net_ns_of(os.getpid())
+        assert len(private) == 1, f"the run's private namespace: {private}"
         p.send_signal(sig)
         p.wait(timeout=30)
     finally:
@@ -88,8 +106,11 @@ def test_interrupted_run_leaves_nothing_behind(sig: signal.Signals) -> None:
             p.wait()
     assert p.returncode != 0
     time.sleep(0.2)
-    assert tap not in _links() and _links() <= links, "the TAP device outlived the run"
-    assert _netns() == netns, "a named namespace was left"
+    assert not (private & _all_net_ns()), "the run's namespace outlived it"
+    assert tap not in _links(), "the TAP device leaked into the host namespace"
+    assert not set(_netns().split()) - set(netns.split()) - {n for n in _netns().split()
+                                                             if n.startswith("nicsim-")}, \
+        "the run left a named namespace"
     ps = subprocess.run(["ps", "-eo", "pid,ppid,args"], capture_output=True, text=True).stdout
     left = [ln for ln in ps.splitlines()[1:]
             if ln.split()[1] == str(p.pid) or (f"--tap {tap}" in ln and "ps -eo" not in ln)]
