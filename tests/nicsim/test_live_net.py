@@ -13,7 +13,7 @@ import time
 
 import pytest
 from scapy.layers.inet import IP, UDP
-from scapy.layers.inet6 import IPv6
+from scapy.layers.inet6 import ICMPv6ND_NS, IPv6
 from scapy.layers.l2 import ARP, Ether
 
 from driver.neigh import NeighError, NeighResponder, mac_bytes
@@ -68,7 +68,10 @@ def test_linux_resolves_us_and_udp_flows_both_ways(family: str) -> None:
             # Linux -> us: Linux must resolve our address first; we answer from driver.neigh.
             sock.sendto(b"hello from linux", (nic_ip, 5000))
             if v6:
-                ns = _frames_until(net, lambda f: IPv6 in Ether(f) and Ether(f)[IPv6].nh == 58)
+                # Linux may also send MLD reports or a router solicitation: wait for the
+                # Neighbor Solicitation for our address itself.
+                ns = _frames_until(net, lambda f: ICMPv6ND_NS in Ether(f)
+                                   and Ether(f)[ICMPv6ND_NS].tgt == nic_ip)
             else:
                 ns = _frames_until(net, lambda f: ARP in Ether(f))
             reply = neigh.handle(ns)
