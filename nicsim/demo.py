@@ -1,13 +1,15 @@
 """`nicsim demo` (and `make demo`): the end-to-end devmem story on the RTL.
 
-Traffic: eight ordinary TCP/UDP flows (IPv4 and IPv6) that RSS spreads over queues 0..6, one
-TCP flow that an n-tuple rule steers to queue 7, which is bound to a dma-buf in device (GPU)
-memory, and a few frames the NIC must drop (a runt, an oversize frame, a frame with a broken
-IP header). The reference driver runs it all (Netdev, ethtool RSS and NtupleRules, netlink
-bind_rx, the TCP receive path and a devmem socket that reads the payload through the GPU
-accessor and returns its tokens with SO_DEVMEM_DONTNEED), through the same engine as
-`nicsim replay`. Output: a summary table, and in --out a Markdown report with PNG plots
-(queue distribution, bytes per memory, drops by reason, a waveform snapshot).
+Traffic: eight ordinary TCP/UDP flows (IPv4 and IPv6) that RSS spreads over queues 0..6 (no
+connection behind them: the driver answers their TCP segments with RSTs), one TCP connection
+(SYN, the handshake's ACK, data, FIN, as the server's NIC receives them) that an n-tuple rule
+steers to queue 7, which is bound to a dma-buf in device (GPU) memory, and a few frames the
+NIC must drop (a runt, an oversize frame, a frame with a broken IP header). The reference
+driver runs it all (Netdev, ethtool RSS and NtupleRules, netlink bind_rx, the TCP endpoint
+and a devmem socket that reads the payload through the GPU accessor and returns its tokens
+with SO_DEVMEM_DONTNEED), through the same engine as `nicsim replay`. Output: a summary
+table, and in --out a Markdown report with PNG plots (queue distribution, bytes per memory,
+drops by reason, a waveform snapshot).
 """
 from __future__ import annotations
 
@@ -26,11 +28,16 @@ def build_traffic(frames_per_flow: int, devmem_bytes: int, seed: int) -> tuple[l
     from tb.frames import Flow, build, pattern
     from tests.driver.peer import TcpPeer
     rng = random.Random(seed)
-    devmem = TcpPeer(Flow(sport=40000, dport=DEVMEM_PORT))
+    devmem = TcpPeer(Flow(sport=40000, dport=DEVMEM_PORT), isn=rng.getrandbits(32))
     want = rng.randbytes(devmem_bytes)
     devmem.write(want)
     devmem.shutdown()
-    dm_frames = [devmem.syn()] + devmem.next_frames(1 << 30)
+    # The devmem flow is a whole TCP conversation as the server's NIC receives it: SYN, the
+    # handshake's ACK of the server's SYN-ACK, the data, FIN. The server's ISS is the one
+    # this client saw (the replay engine gives our passive socket the ISS the client's
+    # handshake ACK acknowledges, as a TCP_REPAIR socket would take it).
+    server_iss = rng.getrandbits(32)
+    dm_frames = [devmem.syn(), devmem.handshake_ack(server_iss)] + devmem.next_frames(1 << 30)
     flows = [Flow(proto="tcp" if i % 2 == 0 else "udp", ipv6=i >= 4, sport=41000 + 97 * i,
                   dport=6000 + i) for i in range(8)]
     other = []
@@ -83,17 +90,27 @@ def main(args: argparse.Namespace) -> int:
         print(f"demo: FAILED\n{exc}")
         return 1
     wall = time.monotonic() - t0
-    got = b""
+    got, eof = b"", False
     for s in res.streams.values():
         if s.get("file") and s["devmem_queue"]:
             got = Path(s["file"]).read_bytes()
-    ok = got == want
+            eof = s["eof"]
+    tcp = res.stats["tcp"]
+    # a correct conversation: accepted after the handshake, every byte, the FIN, and no
+    # reset, challenge ACK or out-of-window segment on the way
+    clean = eof and tcp["PassiveOpens"] == 1 and not any(
+        tcp[k] for k in ("EstabResets", "TCPChallengeACK", "TCPOutOfWindow", "InRsts"))
+    ok = got == want and clean
     recs = res.records
     deliv = [r for r in recs if r["status"] == "delivered"]
     rows = [("MAC / DMA width", f"{args.data_width} / {2 * args.data_width} bits"),
             ("frames sent / delivered", f"{len(recs)} / {len(deliv)}"),
             *summarize(res)[1:],
-            ("devmem stream via GPU accessor", f"{len(got)} B, {'identical' if ok else 'DIFFERENT'} to what was sent"),
+            ("devmem stream via GPU accessor", f"{len(got)} B, {'identical' if got == want else 'DIFFERENT'} to what was sent"),
+            ("devmem TCP connection", "handshake, data, FIN: clean" if clean else
+             f"NOT clean (end of stream {eof}, passive opens {tcp['PassiveOpens']}, "
+             f"resets {tcp['EstabResets']}, challenge ACKs {tcp['TCPChallengeACK']}, "
+             f"out of window {tcp['TCPOutOfWindow']}, RSTs in {tcp['InRsts']})"),
             ("wall time", f"{wall:.1f} s")]
     w = max(len(k) for k, _ in rows)
     print("\ndemo: RSS + a steered devmem flow on the " + args.backend.upper())

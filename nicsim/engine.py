@@ -204,19 +204,33 @@ async def replay(env: Any, frames: list[bytes | None], cfg: ReplayConfig,
 
     # Listen on every port a SYN goes to, so the socket layer accepts those connections.
     listeners: dict[tuple[int, int], Socket] = {}
+    handshake_acks: dict[tuple, int] = {}
+    syns: set[tuple] = set()
     for f in frames:
         h = _headers(f)
-        if h and h.protocol == IPPROTO_TCP and TcpFlags.SYN in h.flags and TcpFlags.ACK in h.flags:
+        if not h or h.protocol != IPPROTO_TCP:
+            continue
+        if TcpFlags.SYN in h.flags and TcpFlags.ACK in h.flags:
             # The captured server's SYN-ACK: our passive side takes its ISS (as a TCP_REPAIR
             # socket would), so the captured client's ACKs acknowledge our SYN-ACK.
             kernel.tcp.repair_iss[(h.family, h.saddr, h.sport, h.daddr, h.dport)] = h.seq
-        if h and h.protocol == IPPROTO_TCP and TcpFlags.SYN in h.flags and TcpFlags.ACK not in h.flags:
+        elif TcpFlags.SYN in h.flags:
+            syns.add((h.family, h.daddr, h.dport, h.saddr, h.sport))
             key = (h.family, h.dport)
             if key not in listeners:
                 s = kernel.socket(h.family, SOCK_STREAM)
                 s.bind(("::" if h.family == AF_INET6 else "0.0.0.0", h.dport))
                 s.listen()
                 listeners[key] = s
+        elif TcpFlags.ACK in h.flags and not h.flags & TcpFlags.RST:
+            # The client's first ACK after its SYN (the handshake's third segment)
+            # acknowledges the server's ISS + 1: what a capture of one direction only
+            # (the server's RX side, like the demo's traffic) says about the server's ISS.
+            key = (h.family, h.daddr, h.dport, h.saddr, h.sport)
+            if key in syns:
+                handshake_acks.setdefault(key, (h.ack_seq - 1) & 0xFFFF_FFFF)
+    for key, iss in handshake_acks.items():
+        kernel.tcp.repair_iss.setdefault(key, iss)   # a captured SYN-ACK wins
     conns: dict[str, Conn] = {}
     conn_queues: dict[str, set[int]] = {}
 

@@ -13,8 +13,10 @@ def test_demo_runs(data_w: int, tmp_path, capsys: pytest.CaptureFixture[str]) ->
                  "--devmem-bytes", "8192", "--no-waves", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "CPU reads of device memory         0" in out
-    # 7 devmem-flow frames, 16 ordinary ones, 2 of the 3 odd frames dropped
-    assert "frames sent / delivered            26 / 24" in out
+    # 8 devmem-flow frames (SYN, the handshake's ACK, 6 segments of at most 1460 bytes, the
+    # last with FIN), 16 ordinary ones, 2 of the 3 odd frames dropped
+    assert "frames sent / delivered            27 / 25" in out
     assert "8192 B, identical to what was sent" in out
+    assert "devmem TCP connection              handshake, data, FIN: clean" in out
     for f in ("report.md", "queues.png", "memory.png", "drops.png", "records.jsonl"):
         assert (tmp_path / f).is_file()
