@@ -334,6 +334,10 @@ class TcpSock:
     _token_next: int = 1
     _tokens_freed: list[int] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        if self.rto_ns == TCP_TIMEOUT_INIT:
+            self.rto_ns = getattr(self.stack, 'rto_init_ns', TCP_TIMEOUT_INIT)
+
     @property
     def key(self) -> tuple:
         return (self.family, self.laddr, self.lport, self.raddr, self.rport)
@@ -1113,6 +1117,9 @@ class TcpStack:
         self.rto_min_ns = TCP_RTO_MIN
         """`TCP_RTO_MIN` (200 ms, Linux; RFC 6298 says 1 s). A backend whose time runs much
         slower than the peer's may lower it."""
+        self.rto_init_ns = TCP_TIMEOUT_INIT
+        """`TCP_TIMEOUT_INIT` (1 s): the RTO of a new socket before its first RTT sample (SYN,
+        SYN-ACK). A backend whose time runs much slower than the peer's may lower it."""
         self.repair_iss: dict[tuple, int] = {}
         """ISS a passive connection with this key `(family, laddr, lport, raddr, rport)`
         takes instead of a fresh one, as a `TCP_REPAIR` socket would set its sequence: a

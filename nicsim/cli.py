@@ -154,42 +154,65 @@ def cmd_waves(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------- live
 def cmd_live(args: argparse.Namespace) -> int:
     from nicsim.live_net import probe
-    if args.backend == "rtl":
-        print("nicsim live: --backend rtl needs the RTL TX path and a TX sink in tb/nic_tb.py, "
-              "which have not landed yet; use --backend model", file=sys.stderr)
-        return 2
     if not 0 <= args.drop_rate < 1:
         print("nicsim live: --drop-rate is a probability in [0, 1)", file=sys.stderr)
+        return 2
+    if args.backend == "model" and args.data_width is not None:
+        print("nicsim live: --data-width needs --backend rtl", file=sys.stderr)
         return 2
     reason = probe()
     if reason is not None:
         print(f"nicsim live: cannot create the namespace: {reason}", file=sys.stderr)
         return 2
-    from nicsim.live import LiveConfig, run_model
+    from nicsim.live import RTL_RTO_MIN_US, LiveConfig, run_model, run_rtl
+    timeout = args.timeout if args.timeout is not None else (300.0 if args.backend == "model" else 3600.0)
     cfg = LiveConfig(nbytes=args.bytes, drop_rate=args.drop_rate, seed=args.seed, mtu=args.mtu,
-                     tap_name=args.tap, timeout_s=args.timeout,
-                     rx=args.only in (None, "rx"), tx=args.only in (None, "tx"))
+                     tap_name=args.tap, timeout_s=timeout,
+                     rx=args.only in (None, "rx"), tx=args.only in (None, "tx"),
+                     rto_min_us=args.rto_min_us if args.backend == "rtl" else None)
+    width = args.data_width or 64
+    _say(f"live: {cfg.nbytes} B each way, drop rate {cfg.drop_rate:g}, on the {args.backend}"
+         + (f" (nic_top DATA_W={width}, driver rto_min {cfg.rto_min_us or RTL_RTO_MIN_US:g} us "
+            f"simulated)" if args.backend == "rtl" else ""))
     t0 = time.monotonic()
     try:
-        res = run_model(cfg, _say)
+        if args.backend == "model":
+            res = run_model(cfg, _say)
+        else:
+            res = run_rtl(cfg, width, seed=args.sim_seed)
     except (RuntimeError, TimeoutError, OSError) as e:
         print(f"nicsim live: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("nicsim live: interrupted", file=sys.stderr)
+        return 130
     wall = time.monotonic() - t0
+
+    def rate(n: int, wall_s: float, sim_ns: int | None) -> str:
+        out = f"{n * 8 / max(wall_s, 1e-9) / 1e6:.2f} Mbit/s wall ({wall_s:.1f} s)"
+        if sim_ns is not None:
+            out += f", {n * 8 / max(sim_ns, 1):.2f} Gbit/s simulated ({sim_ns / 1e3:.1f} us)"
+        return out
+
+    lx = res.linux
     rows = [
         ("devmem RX (Linux -> driver)", f"{res.rx_bytes} B, {'byte-exact' if res.rx_ok else 'FAILED'}, "
-         f"{res.rx_bytes * 8 / max(res.rx_wall_s, 1e-9) / 1e6:.1f} Mbit/s wall" if cfg.rx else "-"),
+         f"{rate(res.rx_bytes, res.rx_wall_s, res.rx_sim_ns)}" if cfg.rx else "-"),
         ("devmem TX (driver -> Linux)", f"{res.tx_bytes} B, {'byte-exact' if res.tx_ok else 'FAILED'}, "
-         f"{res.tx_bytes * 8 / max(res.tx_wall_s, 1e-9) / 1e6:.1f} Mbit/s wall" if cfg.tx else "-"),
+         f"{rate(res.tx_bytes, res.tx_wall_s, res.tx_sim_ns)}" if cfg.tx else "-"),
         ("simulated time", "none (the model has no time; TCP timers on the wall clock)"
-         if res.sim_ns is None else f"{res.sim_ns / 1e6:.3f} ms"),
+         if res.sim_ns is None else f"{res.sim_ns / 1e6:.3f} ms, {res.cycles} cycles at 250 MHz"),
         ("frames to NIC / dropped", f"{res.frames_to_nic} / {res.dropped_to_nic}"),
         ("frames to Linux / dropped", f"{res.frames_to_linux} / {res.dropped_to_linux}"),
         ("driver retransmissions", f"{res.tcp.get('RetransSegs', 0)} (timeouts "
          f"{res.tcp.get('TCPTimeouts', 0)}, fast {res.tcp.get('TCPFastRetrans', 0)})"),
+        ("Linux retransmissions", f"{lx.get('TcpRetransSegs', '?')} (timeouts "
+         f"{lx.get('TcpExtTCPTimeouts', '?')}, fast {lx.get('TcpExtTCPFastRetrans', '?')})"),
+        ("Linux TCP checksum errors", str(lx.get("TcpInCsumErrors", "?"))),
         ("ARP / ND answered", f"{res.neigh.get('arp_requests_answered', 0)} / {res.neigh.get('ns_answered', 0)}"),
         ("CPU reads of device memory", str(res.cpu_reads)),
-        ("wall time", f"{wall:.1f} s"),
+        ("wall time", f"{wall:.1f} s" + (" (with the Verilator build, if one was needed)"
+                                         if args.backend == "rtl" else "")),
     ]
     w = max(len(k) for k, _ in rows)
     print()
@@ -249,8 +272,14 @@ def build_parser() -> argparse.ArgumentParser:
     lv.add_argument("--seed", type=int, default=1)
     lv.add_argument("--mtu", type=int, default=1500)
     lv.add_argument("--tap", default="nicsim0", help="TAP device name (inside the private namespace)")
-    lv.add_argument("--timeout", type=float, default=300.0, help="seconds before giving up")
+    lv.add_argument("--data-width", type=int, default=None, choices=[64, 512],
+                    help="rtl: MAC width in bits (DMA twice that); default 64")
+    lv.add_argument("--timeout", type=float, default=None,
+                    help="wall seconds before giving up (default 300 on the model, 3600 on the RTL)")
     lv.add_argument("--only", choices=["rx", "tx"], default=None, help="one direction only")
+    lv.add_argument("--rto-min-us", type=float, default=None,
+                    help="rtl: the driver's rto_min in simulated microseconds (default 200; initial RTO 5x)")
+    lv.add_argument("--sim-seed", type=int, default=None, help="rtl: cocotb random seed")
     lv.set_defaults(func=cmd_live)
 
     w = sub.add_parser("waves", help="render signal groups of an FST waveform to PNG or SVG")

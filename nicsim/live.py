@@ -17,13 +17,18 @@ Two runs, each with `nbytes` bytes:
   computed) must receive exactly those bytes, and every send call's notification arrives.
 
 With `drop_rate`, the bridge drops frames on purpose in both directions (seeded), so both
-TCP stacks must retransmit. The model backend drives the TCP timers from the wall clock (the
-peer is in real time); it has no simulated time. Nothing is left behind: the namespace is
-anonymous and dies with its descriptors, also when the process is killed.
+TCP stacks must retransmit. The flow (`run_live`) is written once for both backends; a
+backend is a `LiveEnv`: the NIC as the driver sees it, the MAC ports, and how time passes.
+The model backend (`ModelLiveEnv`, `run_model`) drives the TCP timers from the wall clock
+(the peer is in real time); it has no simulated time. The RTL backend (nicsim/live_sim.py,
+nic_top under Verilator through cocotb) runs the driver's timers on simulated time.
+Nothing is left behind: the namespace is anonymous and dies with its descriptors, also when
+the process is killed.
 """
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import errno
 import random
 import socket
@@ -32,7 +37,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from driver import ethtool
 from driver.clock import WallClock
@@ -66,6 +71,9 @@ class LiveConfig:
     timeout_s: float = 300.0
     rx: bool = True
     tx: bool = True
+    rto_min_us: float | None = None
+    """The driver's `rto_min` (and initial RTO) in microseconds of the backend's time; None:
+    Linux's 200 ms (and 1 s). The RTL backend lowers it (its time runs slow)."""
 
 
 @dataclass
@@ -84,7 +92,15 @@ class LiveResult:
     rx_wall_s: float = 0.0
     tx_wall_s: float = 0.0
     sim_ns: int | None = None
-    """Simulated time, for a backend that has it (None on the model)."""
+    """Simulated time of the whole run, for a backend that has it (None on the model)."""
+    rx_sim_ns: int | None = None
+    tx_sim_ns: int | None = None
+    """Simulated time of each transfer (None on the model)."""
+    cycles: int | None = None
+    """Clock cycles simulated (None on the model)."""
+    linux: dict[str, int] = field(default_factory=dict)
+    """The Linux peer's counters in its namespace (/proc/net/snmp, netstat): checksum errors,
+    retransmissions, segments."""
     tcp: dict[str, int] = field(default_factory=dict)
     neigh: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
@@ -98,26 +114,91 @@ def pattern(n: int, seed: int) -> bytes:
     return random.Random(seed).randbytes(n)
 
 
+class LiveEnv(Protocol):
+    """A backend for `run_live`: the NIC as the driver sees it and its MAC ports."""
+
+    hw: Any
+    """`NicHw` for the `Netdev`, with `.dev` (device memory: dma-bufs, `cpu_reads`) and
+    `.clock` (the driver's TCP timers)."""
+
+    async def to_nic(self, frame: bytes) -> None:
+        """One frame into the NIC's MAC RX port."""
+        ...
+
+    def rx_room(self) -> int:
+        """How many frames the MAC RX port takes now (the rest wait in Linux's TAP queue)."""
+        ...
+
+    def from_nic(self) -> list[bytes]:
+        """Frames the NIC transmitted since the last call."""
+        ...
+
+    async def idle(self) -> None:
+        """Nothing moved in the last round: let some time pass."""
+        ...
+
+    def sim_ns(self) -> int | None:
+        """Simulated time, or None for a backend without it."""
+        ...
+
+    def cycles(self) -> int | None:
+        ...
+
+
+class ModelLiveEnv:
+    """The golden model (two RX queues, DMA 16 bytes wide), TCP timers on the wall clock."""
+
+    def __init__(self) -> None:
+        from driver.backends.model import ModelHw
+        self.hw = ModelHw(num_rxq=2, dma_bytes=16, data_bytes=8, clock=WallClock())
+        self.hw.wire.keep_tx_frames = False
+        self._tx: list[bytes] = []
+        self.hw.wire.on_tx = self._tx.append
+
+    async def to_nic(self, frame: bytes) -> None:
+        await self.hw.wire.send(frame)
+
+    def rx_room(self) -> int:
+        return 64
+
+    def from_nic(self) -> list[bytes]:
+        out, self._tx[:] = list(self._tx), []
+        return out
+
+    async def idle(self) -> None:
+        await asyncio.sleep(0.0002)
+
+    def sim_ns(self) -> int | None:
+        return None
+
+    def cycles(self) -> int | None:
+        return None
+
+
 class Bridge:
     """TAP <-> NIC MAC ports, dropping frames on purpose (seeded) in both directions."""
 
-    def __init__(self, net: LiveNet, hw: Any, drop_rate: float, seed: int, res: LiveResult) -> None:
-        self.net, self.hw, self.res = net, hw, res
+    def __init__(self, net: LiveNet, env: LiveEnv, drop_rate: float, seed: int, res: LiveResult) -> None:
+        self.net, self.env, self.res = net, env, res
         self.drop_rate = drop_rate
         self.rng_in = random.Random(seed)
         self.rng_out = random.Random(seed + 1)
 
-    def to_linux(self, frame: bytes) -> None:
-        """`hw.wire.on_tx`: a frame the NIC sent."""
-        if self.drop_rate and self.rng_out.random() < self.drop_rate:
-            self.res.dropped_to_linux += 1
-            return
-        self.res.frames_to_linux += 1
-        self.net.write_frame(frame)
+    def to_linux(self) -> int:
+        """Frames the NIC sent, out of the TAP; how many."""
+        frames = self.env.from_nic()
+        for frame in frames:
+            if self.drop_rate and self.rng_out.random() < self.drop_rate:
+                self.res.dropped_to_linux += 1
+                continue
+            self.res.frames_to_linux += 1
+            self.net.write_frame(frame)
+        return len(frames)
 
-    async def from_linux(self, budget: int = 64) -> int:
-        """Frames Linux sent, into the NIC's RX port; how many were read."""
+    async def from_linux(self) -> int:
+        """Frames Linux sent, into the NIC's RX port, as many as it takes now; how many."""
         n = 0
+        budget = self.env.rx_room()
         while n < budget:
             f = self.net.read_frame()
             if f is None:
@@ -129,8 +210,34 @@ class Bridge:
             self.res.frames_to_nic += 1
             if len(f) < 60:                    # the sender's MAC pads on a real wire
                 f = f + bytes(60 - len(f))
-            await self.hw.wire.send(f)
+            await self.env.to_nic(f)
         return n
+
+
+def linux_counters(net: LiveNet) -> dict[str, int]:
+    """The namespace's own TCP/IP counters (/proc/thread-self/net/*, read from a thread in
+    the namespace: /proc/self/net would be the process's)."""
+    def read() -> dict[str, int]:
+        out: dict[str, int] = {}
+        for name in ("snmp", "netstat"):
+            try:
+                with open(f"/proc/thread-self/net/{name}") as fh:
+                    lines = fh.read().splitlines()
+            except OSError:
+                continue
+            for head, vals in zip(lines[::2], lines[1::2]):
+                proto, keys = head.split(":", 1)
+                for k, v in zip(keys.split(), vals.split(":", 1)[1].split()):
+                    try:
+                        out[f"{proto}{k}"] = int(v)
+                    except ValueError:
+                        pass
+        return out
+    c = net.run_in_ns(read)
+    keep = ("TcpInCsumErrors", "TcpInErrs", "TcpRetransSegs", "TcpInSegs", "TcpOutSegs",
+            "TcpOutRsts", "TcpExtTCPLostRetransmit", "TcpExtTCPTimeouts", "TcpExtTCPFastRetrans",
+            "TcpExtTCPOFOQueue", "IpInHdrErrors", "IpInReceives")
+    return {k: c[k] for k in keep if k in c}
 
 
 class LinuxPeer(threading.Thread):
@@ -149,20 +256,23 @@ class LinuxPeer(threading.Thread):
             self.error = e
 
 
-async def run_live(cfg: LiveConfig, progress: Callable[[str], None] = print) -> LiveResult:
-    """Both runs on the golden model; see the module docstring."""
-    from driver.backends.model import ModelHw
+async def run_live(cfg: LiveConfig, env: LiveEnv | None = None,
+                   progress: Callable[[str], None] = print) -> LiveResult:
+    """Both runs on `env` (default: the golden model); see the module docstring."""
     res = LiveResult()
     ncfg = LiveNetConfig(tap_name=cfg.tap_name, mtu=cfg.mtu)
     net = LiveNet(ncfg)
     socks: list[socket.socket] = []
     try:
         net.set_nonblocking()
-        hw = ModelHw(num_rxq=2, dma_bytes=16, data_bytes=8, clock=WallClock())
-        hw.wire.keep_tx_frames = False
-        bridge = Bridge(net, hw, cfg.drop_rate, cfg.seed, res)
-        hw.wire.on_tx = bridge.to_linux
-        kernel = Kernel()
+        if env is None:
+            env = ModelLiveEnv()
+        hw = env.hw
+        bridge = Bridge(net, env, cfg.drop_rate, cfg.seed, res)
+        kernel = Kernel(clock=hw.clock)
+        if cfg.rto_min_us is not None:
+            kernel.tcp.rto_min_ns = int(cfg.rto_min_us * 1000)
+            kernel.tcp.rto_init_ns = 5 * kernel.tcp.rto_min_ns
         nd = Netdev(kernel, hw, name="eth0")
         nd.dev_addr = mac_bytes(NIC_MAC)
         await nd.probe()
@@ -188,21 +298,34 @@ async def run_live(cfg: LiveConfig, progress: Callable[[str], None] = print) -> 
         deadline = time.monotonic() + cfg.timeout_s
         last = [time.monotonic()]
 
+        sim0 = env.sim_ns()
+
         async def pump(status: Callable[[], str]) -> None:
             n = await bridge.from_linux()
-            await nd.poll()
+            n += await nd.poll()
+            n += bridge.to_linux()
             if time.monotonic() > deadline:
-                raise TimeoutError(f"live: no end after {cfg.timeout_s:g} s: {status()}")
+                raise TimeoutError(f"live: no end after {cfg.timeout_s:g} s wall: {status()}")
             if time.monotonic() - last[0] > 1.0:
                 last[0] = time.monotonic()
-                progress(status())
+                t = env.sim_ns()
+                progress(status() + ("" if t is None else f", simulated {(t - sim0) / 1e6:.3f} ms"))
             if not n:
-                await asyncio.sleep(0.0002)
+                await env.idle()
 
         if cfg.rx:
-            await _devmem_rx(cfg, ncfg, net, kernel, nd, rx_buf, rx_id, socks, res, pump, progress)
+            t = env.sim_ns()
+            await _devmem_rx(cfg, ncfg, net, kernel, nd, rx_buf, rx_id, socks, res, pump, progress, env)
+            if t is not None:
+                res.rx_sim_ns = env.sim_ns() - t
         if cfg.tx:
-            await _devmem_tx(cfg, ncfg, net, kernel, nd, hw, nl, socks, res, pump, progress)
+            t = env.sim_ns()
+            await _devmem_tx(cfg, ncfg, net, kernel, nd, hw, nl, socks, res, pump, progress, env)
+            if t is not None:
+                res.tx_sim_ns = env.sim_ns() - t
+        res.linux = linux_counters(net)
+        if res.linux.get("TcpInCsumErrors", 0):
+            res.errors.append(f"Linux counted {res.linux['TcpInCsumErrors']} TCP checksum errors")
         res.cpu_reads = hw.dev.cpu_reads
         res.tcp = kernel.tcp.mib.as_dict()
         if nd.neigh is not None:
@@ -210,6 +333,9 @@ async def run_live(cfg: LiveConfig, progress: Callable[[str], None] = print) -> 
         if res.cpu_reads:
             res.errors.append(f"the CPU read device memory {res.cpu_reads} times")
         await nd.stop()
+        if sim0 is not None:
+            res.sim_ns = env.sim_ns() - sim0
+            res.cycles = env.cycles()
     finally:
         for s in socks:
             try:
@@ -220,7 +346,15 @@ async def run_live(cfg: LiveConfig, progress: Callable[[str], None] = print) -> 
     return res
 
 
-async def _devmem_rx(cfg, ncfg, net, kernel, nd, rx_buf, rx_id, socks, res, pump, progress):  # type: ignore[no-untyped-def]
+def _rate(nbytes: int, wall_s: float, sim_ns: int | None) -> str:
+    """Throughput in wall time, and in simulated time when there is one."""
+    out = f"{nbytes * 8 / max(wall_s, 1e-9) / 1e6:.2f} Mbit/s wall"
+    if sim_ns is not None:
+        out += f", {nbytes * 8 / max(sim_ns, 1):.3f} Gbit/s simulated ({sim_ns / 1e6:.3f} ms)"
+    return out
+
+
+async def _devmem_rx(cfg, ncfg, net, kernel, nd, rx_buf, rx_id, socks, res, pump, progress, env):  # type: ignore[no-untyped-def]
     """Linux sends `nbytes`; the driver reads them through the GPU accessor."""
     data = pattern(cfg.nbytes, cfg.seed)
     lst = kernel.socket(AF_INET, SOCK_STREAM)
@@ -240,6 +374,7 @@ async def _devmem_rx(cfg, ncfg, net, kernel, nd, rx_buf, rx_id, socks, res, pump
 
     peer = LinuxPeer("linux-sender", linux_send)
     t0 = time.monotonic()
+    s0 = env.sim_ns()
     peer.start()
     got = bytearray()
     conn = None
@@ -290,13 +425,13 @@ async def _devmem_rx(cfg, ncfg, net, kernel, nd, rx_buf, rx_id, socks, res, pump
     if not res.rx_ok:
         res.errors.append(f"devmem RX: got {len(got)} B ({res.rx_devmem_bytes} via device memory), "
                           f"sent {len(data)} B, equal: {bytes(got) == data}")
-    progress(f"live rx: {len(got)} B in {res.rx_wall_s:.2f} s wall "
-             f"({len(got) * 8 / max(res.rx_wall_s, 1e-9) / 1e6:.1f} Mbit/s), "
+    sim = None if s0 is None else env.sim_ns() - s0
+    progress(f"live rx: {len(got)} B in {res.rx_wall_s:.2f} s wall ({_rate(len(got), res.rx_wall_s, sim)}), "
              f"{'byte-exact' if res.rx_ok else 'MISMATCH'}, {res.rx_devmem_bytes} B via device memory")
     lst.close()
 
 
-async def _devmem_tx(cfg, ncfg, net, kernel, nd, hw, nl, socks, res, pump, progress):  # type: ignore[no-untyped-def]
+async def _devmem_tx(cfg, ncfg, net, kernel, nd, hw, nl, socks, res, pump, progress, env):  # type: ignore[no-untyped-def]
     """The driver sends `nbytes` from a dma-buf; Linux receives them."""
     size = -(-cfg.nbytes // PAGE_SIZE) * PAGE_SIZE
     tx_buf = hw.dev.export_dmabuf(size, chunk_size=16 * PAGE_SIZE)
@@ -330,6 +465,7 @@ async def _devmem_tx(cfg, ncfg, net, kernel, nd, hw, nl, socks, res, pump, progr
     peer = LinuxPeer("linux-receiver", linux_recv)
     peer.start()
     t0 = time.monotonic()
+    s0 = env.sim_ns()
 
     def status() -> str:
         return (f"live tx: {len(received)}/{cfg.nbytes} B, drops to nic/linux "
@@ -374,11 +510,56 @@ async def _devmem_tx(cfg, ncfg, net, kernel, nd, hw, nl, socks, res, pump, progr
                           f"equal: {bytes(received) == data}")
     if not res.tx_notified:
         res.errors.append(f"devmem TX: notifications {notes} for {calls} calls")
-    progress(f"live tx: {len(received)} B in {res.tx_wall_s:.2f} s wall "
-             f"({len(received) * 8 / max(res.tx_wall_s, 1e-9) / 1e6:.1f} Mbit/s), "
+    sim = None if s0 is None else env.sim_ns() - s0
+    progress(f"live tx: {len(received)} B in {res.tx_wall_s:.2f} s wall ({_rate(len(received), res.tx_wall_s, sim)}), "
              f"{'byte-exact' if res.tx_ok else 'MISMATCH'}, notifications {notes}")
     sock.close()
 
 
 def run_model(cfg: LiveConfig, progress: Callable[[str], None] = print) -> LiveResult:
-    return asyncio.run(run_live(cfg, progress))
+    return asyncio.run(run_live(cfg, None, progress))
+
+
+RTL_RTO_MIN_US = 200.0
+"""The driver's `rto_min` on the RTL backend, in simulated microseconds (Linux's is 200 ms;
+the initial RTO is 5 times this, Linux's 1 s). The simulation runs about 10^4 times slower
+than real time, and the RTTs it sees are tens of simulated microseconds: with 200 ms a lost
+tail segment would stall for 50 million cycles."""
+
+
+def run_rtl(cfg: LiveConfig, data_width: int = 64, name: str | None = None,
+            seed: int | None = None, idle_cycles: int | None = None) -> LiveResult:
+    """Both runs through nic_top under Verilator (nicsim/live_sim.py, launched through
+    tb/sim.run_rtl_test like `nicsim replay`); progress is the simulator's own output.
+    Raises RuntimeError with the simulation's message when the run did not end (a timeout,
+    an exception in the flow, a crash)."""
+    import json
+    import os
+
+    from tb.sim import BUILD_ROOT, rtl_file_list, run_rtl_test
+    name = name or f"nicsim-live-w{data_width}"
+    if cfg.rto_min_us is None:
+        cfg = dataclasses.replace(cfg, rto_min_us=RTL_RTO_MIN_US)
+    work = BUILD_ROOT / "nicsim" / name
+    work.mkdir(parents=True, exist_ok=True)
+    job, out = work / "job.json", work / "result.json"
+    j: dict[str, Any] = {"config": dataclasses.asdict(cfg)}
+    if idle_cycles is not None:
+        j["idle_cycles"] = idle_cycles
+    job.write_text(json.dumps(j))
+    out.unlink(missing_ok=True)
+    err = None
+    try:
+        run_rtl_test("nic_top", rtl_file_list(), "nicsim.live_sim", {"DATA_W": data_width}, name,
+                     waves=False, seed=seed,
+                     extra_env={"NICSIM_JOB": str(job), "NICSIM_OUT": str(out),
+                                "NICSIM_PARENT": str(os.getpid()),
+                                # cocotbext-axi's deprecation warnings, one per port at start
+                                "PYTHONWARNINGS": "ignore::DeprecationWarning"})
+    except AssertionError as e:
+        err = str(e)
+    r: dict[str, Any] = json.loads(out.read_text()) if out.is_file() else {}
+    if "fatal" in r or err is not None or not r:
+        raise RuntimeError(r.get("fatal") or err or "the simulation wrote no result")
+    r.pop("wall_s", None)
+    return LiveResult(**r)
