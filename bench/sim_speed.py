@@ -28,7 +28,7 @@ import time
 from tb.sim import BUILD_ROOT, rtl_file_list, run_rtl_test
 
 WIDTHS = [64, 512]
-FRAMES = {64: 6000, 512: 20000}
+FRAMES = {64: 3000, 512: 20000}
 
 
 def _load() -> list[float]:

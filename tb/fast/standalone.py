@@ -53,11 +53,15 @@ class _Recorder:
         return None
 
 
-def build(data_w: int, extra_args: list[str] | None = None) -> Path:
-    """Build (incrementally) the standalone simulator for MAC width `data_w`; its path."""
+def build(data_w: int, extra_args: list[str] | None = None, opt_fast: str | None = None,
+          tag: str = "") -> Path:
+    """Build (incrementally) the standalone simulator for MAC width `data_w`; its path.
+    `opt_fast`: C++ optimisation of the model (Verilator's OPT_FAST, default -Os)."""
     env = dict(os.environ)
     root = setup_verilator_env(env)
-    out = BUILD_ROOT / "fast" / "standalone" / f"DATA_W={data_w}"
+    if opt_fast:
+        env["MAKEFLAGS"] += f" OPT_FAST={opt_fast}"
+    out = BUILD_ROOT / "fast" / "standalone" / f"DATA_W={data_w}{tag}"
     out.mkdir(parents=True, exist_ok=True)
     gen = generate()
     cmd = [str(root / "bin" / "verilator"), "--binary", "-j", "2", "-Mdir", str(out),
@@ -118,8 +122,7 @@ def make_image(path: Path, data_w: int, frames: list[bytes], n_frames: int, *,
     h[shared.H_SA_RX_TOTAL], h[shared.H_SA_RX_PERIOD] = n_frames, period
     h[shared.H_SA_INFLIGHT] = max_in_flight
     shm.mm.flush()
-    shm.mm.close()
-    shm.close()
+    shm.close()       # the mapping goes with the last numpy view
 
 
 def run(binary: Path, image: Path, timeout_s: float = 3600) -> dict:
