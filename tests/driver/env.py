@@ -2,7 +2,8 @@
 
 An RTL environment implements the same few members over tb/nic_tb.NicTb: `hw` (the NicTb
 itself: read32/write32/delay/host), `dev` (tb.dev), `send` (tb.send) and, optionally,
-`window_bytes`, `seed` and `steering` (see scenarios.DriverEnv); `RtlEnv` below is that.
+`window_bytes`, `seed`, `steering` and `tx_frames` (see scenarios.DriverEnv); `RtlEnv` below
+is that.
 """
 from __future__ import annotations
 
@@ -45,6 +46,16 @@ class RtlEnv:
         self.dev: DeviceMemory = tb.dev
         self.seed = seed
         self.window_bytes = window_bytes
+        self.tx_frames: list[bytes] = []
+        """Every frame the NIC sent on m_axis_tx, in order (as `ModelEnv.tx_frames`): a
+        coroutine drains the testbench's TX sink into it as frames complete."""
+        import cocotb
+        self._collector = cocotb.start_soon(self._collect())
+
+    async def _collect(self) -> None:
+        while True:
+            frame = await self.tb.tx.recv()
+            self.tx_frames.append(bytes(frame.tdata))
 
     async def send(self, frame: bytes) -> None:
         await self.tb.send(frame)

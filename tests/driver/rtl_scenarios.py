@@ -1,6 +1,7 @@
 """The driver scenarios on the RTL (cocotb side): tests/driver/test_scenarios_rtl.py builds
-nic_top and runs this module. Same scenario code as on the model; smaller streams, since a
-simulated cycle costs far more than a model frame."""
+nic_top and runs this module. Same scenario code as on the model (the RX scenarios and the TX
+ones, whose TX wire is the testbench's m_axis_tx sink: RtlEnv.tx_frames); smaller streams,
+since a simulated cycle costs far more than a model frame."""
 from __future__ import annotations
 
 from functools import partial
@@ -9,7 +10,7 @@ import cocotb
 
 from tb.nic_tb import NicTb, TrafficProfile
 from tests.driver.env import RtlEnv
-from tests.driver.scenarios import SCENARIOS, Scenario, devmem_stream
+from tests.driver.scenarios import SCENARIOS, TX_SCENARIOS, Scenario, devmem_stream
 
 RTL_OVERRIDES = {
     'stream-mtu1500-pattern': partial(devmem_stream, mtu=1500, data='pattern', size=48 << 10),
@@ -19,14 +20,15 @@ RTL_OVERRIDES = {
     'stream-ipv6-mtu1500-pattern': partial(devmem_stream, mtu=1500, ipv6=True, size=48 << 10),
     'stream-sequence-wraparound': partial(devmem_stream, size=32 << 10, isn=0xFFFF_FFFF - 20_000),
 }
-BY_NAME: dict[str, Scenario] = {s.name: s for s in SCENARIOS}
+ALL = SCENARIOS + TX_SCENARIOS
+BY_NAME: dict[str, Scenario] = {s.name: s for s in ALL}
 
 
 @cocotb.test()
-@cocotb.parametrize(name=[cocotb.Param(s.name, s.name.replace('-', '_')) for s in SCENARIOS])
+@cocotb.parametrize(name=[cocotb.Param(s.name, s.name.replace('-', '_')) for s in ALL])
 async def run_scenario(dut, name: str) -> None:
     scenario = BY_NAME[name]
     func = RTL_OVERRIDES.get(name, scenario.func)
-    tb = NicTb(dut, cocotb.RANDOM_SEED, TrafficProfile(rx_idle=0.05, dma_stall=0.1))
+    tb = NicTb(dut, cocotb.RANDOM_SEED, TrafficProfile(rx_idle=0.05, dma_stall=0.1, tx_stall=0.1))
     await tb.reset()
     await func(RtlEnv(tb, seed=cocotb.RANDOM_SEED, steering=True))   # nic_top classifies frames

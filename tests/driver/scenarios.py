@@ -50,9 +50,10 @@ class DriverEnv(Protocol):
     """What a backend gives the scenarios.
 
     Optional members: `window_bytes: int` (how many bytes may be sent before the driver runs
-    NAPI; the RTL's frame FIFO may need a small one), `seed: int`, and `steering: bool` (the
+    NAPI; the RTL's frame FIFO may need a small one), `seed: int`, `steering: bool` (the
     NIC classifies frames with RSS and n-tuple rules; steering scenarios are Unsupported
-    without it).
+    without it), and `tx_frames: list[bytes]` (every frame the NIC sent, in order, growing
+    as they leave; the handshake reads the SYN-ACK from it, the TX scenarios need it).
     """
 
     @property
@@ -115,6 +116,8 @@ class Rig:
     rng: random.Random = field(default_factory=random.Random)
     seen_base: int = 0
     delivered_base: int = 0
+    tx_sent_base: int = 0
+    wire_base: int = 0
 
     @classmethod
     async def create(cls, env: DriverEnv, *, rx_pending: int = 64, split: bool = True,
@@ -134,6 +137,9 @@ class Rig:
                   rng=random.Random(getattr(env, 'seed', 0)))
         rig.seen_base = await rig.frames_seen()
         rig.delivered_base = await rig.hw('RX_FRAMES')
+        if netdev.netmem_tx:
+            rig.tx_sent_base = (await netdev.tx_hw_stats())['TX_FRAMES']
+            rig.wire_base = len(getattr(env, 'tx_frames', None) or [])
         return rig
 
     # --- wire and NAPI ----------------------------------------------------------------------
@@ -173,9 +179,37 @@ class Rig:
             if n:
                 continue
             if self.frames_polled() >= await self.hw('RX_FRAMES') - self.delivered_base:
-                return total
+                return total + await self.tx_sync()
             await self.env.hw.delay(SETTLE_NS)
         raise AssertionError('completions missing: the NIC counted more frames than it wrote')
+
+    def tx_outstanding(self) -> int:
+        """Frames the driver handed to its TX queues (ring or qdisc) and has not seen
+        complete yet."""
+        return sum(len(tq.tx_buffers) + len(tq.qdisc) for tq in self.netdev.tx_queues)
+
+    async def tx_sync(self) -> int:
+        """Run NAPI until every frame the driver posted has completed (docs/tx.md: one
+        completion per frame) and every frame the NIC counted as sent (`TX_FRAMES`) is on
+        the env's captured TX wire: on the RTL a frame is counted when it is in the TX FIFO,
+        before its last beat leaves. Immediate on the model. Frames handled."""
+        if not self.netdev.netmem_tx:
+            return 0
+        wire = getattr(self.env, 'tx_frames', None)
+        total = 0
+        for _ in range(SETTLE_POLLS):
+            if self.tx_outstanding():
+                n = await self.netdev.poll()
+                total += n
+                if n:
+                    continue
+            else:
+                sent = (await self.netdev.tx_hw_stats())['TX_FRAMES'] - self.tx_sent_base
+                if wire is None or len(wire) - self.wire_base >= sent:
+                    return total
+            await self.env.hw.delay(SETTLE_NS)
+        raise AssertionError(f'TX not done: {self.tx_outstanding()} frames outstanding, '
+                             f'{len(wire or []) - self.wire_base} on the wire')
 
     async def hw(self, name: str) -> int:
         return (await self.netdev.hw_stats())[name]
@@ -1175,5 +1209,5 @@ TX_SCENARIOS: list[Scenario] = [
     Scenario('devmem-tx-errors', devmem_tx_errors),
     Scenario('acks-through-tx', acks_through_tx),
 ]
-"""Need `env.tx_frames` (the NIC's TX wire). The model runner runs them; the RTL runner
-will once tb/nic_tb.py has a TX sink (RtlEnv.tx_frames) and rtl/tx is in."""
+"""Need `env.tx_frames` (the NIC's TX wire): ModelEnv's `hw.wire.tx_frames`, RtlEnv's
+m_axis_tx sink. Both runners run them."""

@@ -1,6 +1,6 @@
 """The driver scenarios on the RTL through cocotb: the same scenario code as
-tests/driver/test_scenarios.py runs on the golden model, here on nic_top under Verilator
-(about 50 s of simulation per width after the build). `-m "not rtl"` leaves it out for a fast
+tests/driver/test_scenarios.py runs on the golden model (SCENARIOS and TX_SCENARIOS), here
+on nic_top under Verilator (about 90 s of simulation at DATA_W 64, 60 s at 512). `-m "not rtl"` leaves it out for a fast
 model-only run. `DRIVER_RTL_TESTS` picks cocotb tests by name, e.g.
 `run_scenario/name=token_pressure`.
 """
