@@ -588,7 +588,7 @@ class TcpSock:
             self.rttvar_ns = (3 * self.rttvar_ns + abs(self.srtt_ns - r)) // 4
             self.srtt_ns = (7 * self.srtt_ns + r) // 8
         self.rto_ns = min(TCP_RTO_MAX, max(self.stack.rto_min_ns,
-                                           self.srtt_ns + max(CLOCK_G, 4 * self.rttvar_ns)))
+                                           self.srtt_ns + max(self.stack.clock_g_ns, 4 * self.rttvar_ns)))
 
     def _rcv_synsent(self, skb: SkBuff, h: PacketHeaders, napi: Napi | None) -> None:
         """`tcp_rcv_synsent_state_process`: a SYN-ACK acknowledging our SYN establishes; an
@@ -1117,6 +1117,9 @@ class TcpStack:
         self.rto_min_ns = TCP_RTO_MIN
         """`TCP_RTO_MIN` (200 ms, Linux; RFC 6298 says 1 s). A backend whose time runs much
         slower than the peer's may lower it."""
+        self.clock_g_ns = CLOCK_G
+        """The clock granularity G of RFC 6298 (1 ms: a jiffy at HZ=1000), a floor under
+        4 RTTVAR. A backend whose time runs much slower than the peer's may lower it."""
         self.rto_init_ns = TCP_TIMEOUT_INIT
         """`TCP_TIMEOUT_INIT` (1 s): the RTO of a new socket before its first RTT sample (SYN,
         SYN-ACK). A backend whose time runs much slower than the peer's may lower it."""

@@ -72,8 +72,9 @@ class LiveConfig:
     rx: bool = True
     tx: bool = True
     rto_min_us: float | None = None
-    """The driver's `rto_min` (and initial RTO) in microseconds of the backend's time; None:
-    Linux's 200 ms (and 1 s). The RTL backend lowers it (its time runs slow)."""
+    """The driver's `rto_min` in microseconds of the backend's time, with the initial RTO 5
+    times and the clock granularity G 1/200 of it; None: Linux's 200 ms, 1 s and 1 ms. The
+    RTL backend lowers it (its time runs slow)."""
 
 
 @dataclass
@@ -98,6 +99,10 @@ class LiveResult:
     """Simulated time of each transfer (None on the model)."""
     cycles: int | None = None
     """Clock cycles simulated (None on the model)."""
+    tx_srtt_ns: int = 0
+    tx_rto_max_ns: int = 0
+    """The driver's sending socket: smoothed RTT at the end, largest RTO during the run
+    (the backend's time)."""
     linux: dict[str, int] = field(default_factory=dict)
     """The Linux peer's counters in its namespace (/proc/net/snmp, netstat): checksum errors,
     retransmissions, segments."""
@@ -273,6 +278,7 @@ async def run_live(cfg: LiveConfig, env: LiveEnv | None = None,
         if cfg.rto_min_us is not None:
             kernel.tcp.rto_min_ns = int(cfg.rto_min_us * 1000)
             kernel.tcp.rto_init_ns = 5 * kernel.tcp.rto_min_ns
+            kernel.tcp.clock_g_ns = kernel.tcp.rto_min_ns // 200     # 1 ms : 200 ms, as Linux
         nd = Netdev(kernel, hw, name="eth0")
         nd.dev_addr = mac_bytes(NIC_MAC)
         await nd.probe()
@@ -496,6 +502,9 @@ async def _devmem_tx(cfg, ncfg, net, kernel, nd, hw, nl, socks, res, pump, progr
     while peer.is_alive() or sock.tcp_info().state not in (TcpState.FIN_WAIT2, TcpState.TIME_WAIT,
                                                             TcpState.CLOSED):
         await pump(status)
+        info = sock.tcp_info()
+        res.tx_rto_max_ns = max(res.tx_rto_max_ns, info.rto_ns)
+        res.tx_srtt_ns = info.srtt_ns
         notes += sock.zerocopy_notifications()
         if peer.error is not None:
             raise RuntimeError(f"Linux receiver: {peer.error!r}")
