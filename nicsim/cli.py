@@ -206,6 +206,8 @@ def cmd_live(args: argparse.Namespace) -> int:
         ("frames to Linux / dropped", f"{res.frames_to_linux} / {res.dropped_to_linux}"),
         ("driver retransmissions", f"{res.tcp.get('RetransSegs', 0)} (timeouts "
          f"{res.tcp.get('TCPTimeouts', 0)}, fast {res.tcp.get('TCPFastRetrans', 0)})"),
+        ("driver's sender SRTT / largest RTO", f"{res.tx_srtt_ns / 1e3:.1f} / {res.tx_rto_max_ns / 1e3:.1f} us"
+         + (" simulated" if res.sim_ns is not None else " wall") if cfg.tx else "-"),
         ("Linux retransmissions", f"{lx.get('TcpRetransSegs', '?')} (timeouts "
          f"{lx.get('TcpExtTCPTimeouts', '?')}, fast {lx.get('TcpExtTCPFastRetrans', '?')})"),
         ("Linux TCP checksum errors", str(lx.get("TcpInCsumErrors", "?"))),
