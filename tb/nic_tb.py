@@ -73,7 +73,8 @@ def _pause_gen(rng: random.Random, p: float) -> Iterator[bool]:
 class NicTb:
     """Everything a test needs to drive `nic_top`."""
 
-    def __init__(self, dut, seed: int, profile: TrafficProfile | None = None) -> None:
+    def __init__(self, dut, seed: int, profile: TrafficProfile | None = None,
+                 loopback: bool = False) -> None:
         self.dut = dut
         self.rng = random.Random(seed)
         self.data_bytes = len(dut.s_axis_rx_tdata) // 8
@@ -94,6 +95,18 @@ class NicTb:
         self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
         self.dma = AxiSlave(AxiBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst, target=_BusTarget(self.space, dut._log))
         self.set_profile(profile or TrafficProfile())
+        self.looped_frames: list[bytes] = []
+        """With `loopback`: every frame that went from m_axis_tx back into s_axis_rx."""
+        if loopback:
+            cocotb.start_soon(self._loopback())
+
+    async def _loopback(self) -> None:
+        """A loopback cable: each frame the NIC sends on m_axis_tx is queued, whole and in
+        order, on its own s_axis_rx (so `tx_frames()` sees nothing; `looped_frames` has them)."""
+        while True:
+            frame = bytes((await self.tx.recv()).tdata)
+            self.looped_frames.append(frame)
+            await self.rx.send(AxiStreamFrame(frame))
 
     def set_profile(self, profile: TrafficProfile) -> None:
         self.profile = profile
