@@ -201,6 +201,15 @@ module tx_cpl_wr
     end
   end
 
+`ifndef SYNTHESIS
+  // At most FRAMES frames between the scheduler's order note and the completion's turn.
+  always_ff @(posedge clk) begin
+    if (!rst && ((fail_valid && !fq_in_ready) || (data_valid && !dq_in_ready))) begin
+      $error("tx_cpl_wr: completion FIFO overflow");
+    end
+  end
+`endif
+
   logic unused;
   assign unused = ^{ord_count, fq_count, dq_count, fq_in_ready, dq_in_ready, bq_count, wr_idle};
 endmodule

@@ -116,6 +116,12 @@ module tx_egress #(
     end
   end
 
+`ifndef SYNTHESIS
+  always_ff @(posedge clk) begin
+    if (!rst && eg_valid && !note_in_ready) $error("tx_egress: note FIFO overflow");
+  end
+`endif
+
   logic unused;
   assign unused = ^{note_in_ready, note_count, off_q[LWD-1:0]};
 endmodule

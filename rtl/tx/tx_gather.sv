@@ -9,8 +9,8 @@
 //   stage 1: the beat's valid bytes are shifted down to lane 0 and the rest cleared (registered)
 //   stage 2: they are appended to the partial word; a full word goes out. At the frame's end
 //            the partial word goes out too, so a frame may end with two words in one cycle:
-//            an 8-entry buffer with two write ports absorbs that (a frame that emits two words
-//            in a cycle has had a cycle without a word, so the buffer stays shallow).
+//            a small buffer with two write ports absorbs that (at most 2 words; the proof is at
+//            the buffer, and simulation checks it).
 // Output: one word per cycle at most, no back-pressure; `out_err` on a frame's last word says a
 // beat of the frame came back with SLVERR/DECERR.
 // Reset: synchronous, active high; do not reset with reads in flight.
@@ -146,26 +146,51 @@ module tx_gather #(
   end
 
   // ---------------------------------------------------------------- two-in, one-out buffer
-  localparam int unsigned EB = 8;
+  // Occupancy bound, by construction (occ: words held at a cycle's start; every cycle one word
+  // leaves if occ > 0, and w0 + w1 arrive):
+  //   1. Two words arrive only in the cycle of a frame's last beat with fill + n > DB.
+  //   2. A frame of L bytes arrives in B >= ceil(L / DB) beats (a beat carries at most DB of
+  //      its bytes) and leaves exactly W = ceil(L / DB) words. If its last beat writes two,
+  //      its other B - 1 beats wrote W - 2 <= B - 2 words, so one of them wrote none: between
+  //      a frame's first beat and a two-word cycle t there is a cycle s with no word written.
+  //   3. After s, occ <= max(occ_s - 1, 0); cycles with at most one word never raise occ above
+  //      max(occ, 1); so occ_t <= max(occ_s - 1, 1) and occ_(t+1) <= max(occ_s, 2).
+  //   By induction over two-word cycles occ never exceeds 2 (EB_BOUND). EB = 4 is the next
+  //   power of two; simulation checks the bound below.
+  localparam int unsigned EB       = 4;
+  localparam int unsigned EB_BOUND = 2;
   logic [DATA_W+1:0] eb_q [EB];        // {last, err, data}
-  logic [3:0]        eb_wr_q, eb_rd_q;
+  logic [2:0]        eb_wr_q, eb_rd_q, eb_count;
+
+  initial begin
+    if (EB < EB_BOUND + 1 || (EB & (EB - 1)) != 0) $fatal(1, "tx_gather: EB must be a power of two above EB_BOUND");
+  end
 
   always_ff @(posedge clk) begin
     if (rst) begin
       eb_wr_q <= '0;
       eb_rd_q <= '0;
     end else begin
-      eb_wr_q <= eb_wr_q + 4'(w0_valid) + 4'(w1_valid);
-      if (out_valid) eb_rd_q <= eb_rd_q + 4'd1;
+      eb_wr_q <= eb_wr_q + 3'(w0_valid) + 3'(w1_valid);
+      if (out_valid) eb_rd_q <= eb_rd_q + 3'd1;
     end
   end
   always_ff @(posedge clk) begin
-    if (w0_valid) eb_q[eb_wr_q[2:0]]        <= {w0_last, frame_err, comb[DATA_W-1:0]};
-    if (w1_valid) eb_q[eb_wr_q[2:0] + 3'd1] <= {1'b1, frame_err, comb[2*DATA_W-1:DATA_W]};
+    if (w0_valid) eb_q[eb_wr_q[1:0]]        <= {w0_last, frame_err, comb[DATA_W-1:0]};
+    if (w1_valid) eb_q[eb_wr_q[1:0] + 2'd1] <= {1'b1, frame_err, comb[2*DATA_W-1:DATA_W]};
   end
 
-  assign out_valid = eb_wr_q != eb_rd_q;
-  assign {out_last, out_err, out_data} = eb_q[eb_rd_q[2:0]];
+  assign eb_count  = eb_wr_q - eb_rd_q;
+  assign out_valid = eb_count != '0;
+  assign {out_last, out_err, out_data} = eb_q[eb_rd_q[1:0]];
+
+`ifndef SYNTHESIS
+  // The bound proved above; and a beat always has its burst note.
+  always_ff @(posedge clk) begin
+    if (!rst && 32'(eb_count) > EB_BOUND) $error("tx_gather: %0d words buffered, bound is %0d", eb_count, EB_BOUND);
+    if (!rst && r_valid && !note_valid) $error("tx_gather: R beat without a burst note");
+  end
+`endif
 
   logic unused;
   assign unused = ^{bn_count, note_valid};

@@ -149,6 +149,18 @@ module tx_store
     cpl.status   = side_out.err ? TX_DMA_RD_ERR : TX_OK;
   end
 
+`ifndef SYNTHESIS
+  // What the scheduler's reservations guarantee (docs/tx.md): a gathered word always finds
+  // room in the TX FIFO, a frame note always finds room, and a word never comes without one.
+  always_ff @(posedge clk) begin
+    if (!rst) begin
+      if (in_valid && wr_full) $error("tx_store: TX FIFO overflow: a gathered word was lost");
+      if (frame_valid && !rec_in_ready) $error("tx_store: frame note FIFO overflow");
+      if (in_valid && !rec_valid) $error("tx_store: a word arrived without a frame note");
+    end
+  end
+`endif
+
   logic unused;
   assign unused = ^{rec_valid, rec_in_ready, rec_count, wr_full};
 endmodule
