@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+import cocotb
 from cocotb.triggers import RisingEdge
 from scapy.layers.inet import IP, TCP, UDP, in4_pseudoheader
 from scapy.layers.inet6 import IPv6, in6_pseudoheader
@@ -116,6 +117,11 @@ class PagePool:
             self.base = tb.host.alloc(npages * PAGE)
         self.npages = npages
         self.next = 0
+        self.used = 0          # pages handed out; more than npages means one was reused
+
+    @property
+    def wrapped(self) -> bool:
+        return self.used > self.npages
 
     def place(self, data: bytes, offset: int, cross: bool = False) -> int:
         """Write `data` at `offset` in the next page; `cross` lets it run into the page after
@@ -123,6 +129,7 @@ class PagePool:
         assert 0 <= offset and (cross or offset + len(data) <= PAGE)
         addr = self.base + PAGE * self.next + offset
         self.next = (self.next + 1 + (1 if cross else 0)) % self.npages
+        self.used += 1 + (1 if cross else 0)
         if self.device:
             self.tb.dev.gpu.write(addr, data)
         else:
@@ -262,13 +269,17 @@ def model_check(frame: list[TxDesc | None], limit: int, want: TxStatus) -> None:
 class TxRing:
     """TXQ[t]: descriptor ring and completion ring in host memory."""
 
-    def __init__(self, tb, t: int, log2: int = 8, cq_log2: int = 8) -> None:
+    def __init__(self, tb, t: int, log2: int = 8, cq_log2: int = 8, offset: int = 0,
+                 cq_offset: int = 0) -> None:
+        """`offset`, `cq_offset`: 16-byte multiples added to page-aligned ring bases (a ring
+        that starts mid-page, mid bus word, or straddles a 4 KiB boundary)."""
+        assert offset % 16 == 0 and cq_offset % 16 == 0
         self.tb = tb
         self.t = t
         self.log2 = log2
         self.cq_log2 = cq_log2
-        self.base = tb.host.alloc(16 << log2)
-        self.cq_base = tb.host.alloc(16 << cq_log2)
+        self.base = tb.host.alloc((16 << log2) + offset) + offset
+        self.cq_base = tb.host.alloc((16 << cq_log2) + cq_offset) + cq_offset
         self.sw_idx = 0
         self.cq_sw_idx = 0
 
@@ -318,6 +329,19 @@ class TxRing:
     async def ack(self) -> None:
         await self.tb.write32(self.reg(regs.TXQ_CQ + regs.RING_SW_IDX), self.cq_sw_idx)
 
+    def cq_entry(self, idx: int) -> TxCompletion:
+        """The completion-ring entry of free-running index `idx`, whatever its GEN."""
+        size = 1 << self.cq_log2
+        return TxCompletion.unpack(self.tb.host.read(self.cq_base + 16 * (idx % size), 16), strict=True)
+
+    def cq_addr(self, idx: int) -> int:
+        return self.cq_base + 16 * (idx % (1 << self.cq_log2))
+
+    async def hw_idx(self) -> tuple[int, int]:
+        """(DESC_RING.HW_IDX, CQ.HW_IDX)."""
+        return (await self.tb.read32(self.reg(regs.TXQ_DESC_RING + regs.RING_HW_IDX)),
+                await self.tb.read32(self.reg(regs.TXQ_CQ + regs.RING_HW_IDX)))
+
 
 # ------------------------------------------------------------------------------------------
 # MAC-side checks
@@ -363,3 +387,306 @@ def match_sent(sent: list[bytes], pending: dict[int, list[bytes]]) -> None:
                     diff += f" q{q}: {len(bad)} bytes differ, first at {bad[:8]}"
             raise AssertionError(f"sent frame {k} ({len(f)} B, {f[:16].hex()}) is no queue's next "
                                  f"frame; heads {heads};{diff}")
+
+
+# ------------------------------------------------------------------------------------------
+# AXI protocol checks on the DMA master and the MAC stream
+# ------------------------------------------------------------------------------------------
+TX_DATA_ID = 24
+
+
+class AxiChecker:
+    """Passive AXI4 / AXI-Stream rule checks on nic_top's ports, sampled every rising edge
+    (AMBA AXI and ACE spec, A3.2.1, A3.4.1, A3.4.4; AXI-Stream 2.2.1):
+
+    - AR, AW, m_axis_tx: VALID once high stays high until READY; the payload stays stable;
+    - AR, AW: INCR, full-width size, at most MAX_BURST beats, no burst crosses 4 KiB;
+    - R: per ID, beats in order of the reads, RLAST exactly on each read's last beat, no beat
+      of an ID without a read outstanding; TX segment data (ARID 24) is never back-pressured
+      (docs/tx.md: "R beats are never back-pressured by the TX path");
+    - W: bursts in AW order (no interleaving), WLAST exactly on each burst's last beat;
+    - B: only for IDs with a write outstanding.
+    Violations are collected in `errors` (the first few)."""
+
+    def __init__(self, dut) -> None:
+        self.dut = dut
+        self.errors: list[str] = []
+        self.db = len(dut.m_axi_wdata) // 8
+        self.max_burst = int(dut.MAX_BURST.value)
+        self.reads = 0
+        self.writes = 0
+        self.splits = 0          # TX data bursts of exactly MAX_BURST beats (a split segment)
+        self.cycle = 0
+        self.task = cocotb.start_soon(self._run())
+
+    def _err(self, msg: str) -> None:
+        if len(self.errors) < 20:
+            self.errors.append(f"cycle {self.cycle}: {msg}")
+
+    def _addr_rules(self, ch: str, addr: int, length: int, size: int, burst: int) -> None:
+        beats = length + 1
+        if burst != 1:
+            self._err(f"{ch}: burst type {burst}, want INCR")
+        if 1 << size != self.db:
+            self._err(f"{ch}: size {size}, want full width {self.db} bytes")
+        if beats > self.max_burst:
+            self._err(f"{ch}: {beats} beats > MAX_BURST {self.max_burst}")
+        start = addr & ~(self.db - 1)
+        if start // 4096 != (start + beats * self.db - 1) // 4096:
+            self._err(f"{ch}: burst at {addr:#x} of {beats} beats crosses 4 KiB")
+
+    async def _run(self) -> None:
+        dut = self.dut
+        ar_hold = aw_hold = tx_hold = None
+        r_out: dict[int, list[int]] = {}          # ID -> beats left of each outstanding read
+        aw_lens: list[int] = []                   # beats of accepted AW bursts, in order
+        w_beats = 0                               # beats of the current W burst
+        w_lens: list[int] = []                    # completed W bursts
+        b_out: dict[int, int] = {}
+        while True:
+            await RisingEdge(dut.clk)
+            self.cycle += 1
+            if dut.rst.value == 1:
+                ar_hold = aw_hold = tx_hold = None
+                continue
+            # AR
+            arv, arr = int(dut.m_axi_arvalid.value), int(dut.m_axi_arready.value)
+            if ar_hold is not None and not arv:
+                self._err("ARVALID dropped before ARREADY")
+            if arv:
+                ar = (int(dut.m_axi_arid.value), int(dut.m_axi_araddr.value), int(dut.m_axi_arlen.value),
+                      int(dut.m_axi_arsize.value), int(dut.m_axi_arburst.value))
+                if ar_hold is not None and ar != ar_hold:
+                    self._err(f"AR payload changed while waiting: {ar_hold} -> {ar}")
+                if arr:
+                    self._addr_rules("AR", *ar[1:])
+                    r_out.setdefault(ar[0], []).append(ar[2] + 1)
+                    self.reads += 1
+                    if ar[0] == TX_DATA_ID and ar[2] + 1 == self.max_burst:
+                        self.splits += 1
+                    ar_hold = None
+                else:
+                    ar_hold = ar
+            # R
+            if int(dut.m_axi_rvalid.value):
+                rid = int(dut.m_axi_rid.value)
+                rr = int(dut.m_axi_rready.value)
+                if rid == TX_DATA_ID and not rr:
+                    self._err("R beat of TX segment data (ID 24) back-pressured")
+                if rr:
+                    lst = r_out.get(rid)
+                    if not lst:
+                        self._err(f"R beat of ID {rid} without an outstanding read")
+                    else:
+                        lst[0] -= 1
+                        last = int(dut.m_axi_rlast.value)
+                        if last != (lst[0] == 0):
+                            self._err(f"ID {rid}: RLAST {last} with {lst[0]} beats of the read left")
+                        if lst[0] == 0 or last:
+                            lst.pop(0)
+            # AW
+            awv, awr = int(dut.m_axi_awvalid.value), int(dut.m_axi_awready.value)
+            if aw_hold is not None and not awv:
+                self._err("AWVALID dropped before AWREADY")
+            if awv:
+                aw = (int(dut.m_axi_awid.value), int(dut.m_axi_awaddr.value), int(dut.m_axi_awlen.value),
+                      int(dut.m_axi_awsize.value), int(dut.m_axi_awburst.value))
+                if aw_hold is not None and aw != aw_hold:
+                    self._err(f"AW payload changed while waiting: {aw_hold} -> {aw}")
+                if awr:
+                    self._addr_rules("AW", *aw[1:])
+                    aw_lens.append(aw[2] + 1)
+                    b_out[aw[0]] = b_out.get(aw[0], 0) + 1
+                    self.writes += 1
+                    aw_hold = None
+                else:
+                    aw_hold = aw
+            # W
+            if int(dut.m_axi_wvalid.value) and int(dut.m_axi_wready.value):
+                w_beats += 1
+                if int(dut.m_axi_wlast.value):
+                    w_lens.append(w_beats)
+                    w_beats = 0
+                if int(dut.m_axi_wstrb.value) == 0:
+                    self._err("W beat with no strobe")
+            while aw_lens and w_lens:
+                a, w = aw_lens.pop(0), w_lens.pop(0)
+                if a != w:
+                    self._err(f"W burst of {w} beats where the next AW (in order) has {a}")
+            if aw_lens and w_beats > aw_lens[0]:
+                self._err(f"W burst runs past its AW's {aw_lens[0]} beats without WLAST")
+            # B
+            if int(dut.m_axi_bvalid.value) and int(dut.m_axi_bready.value):
+                bid = int(dut.m_axi_bid.value)
+                if b_out.get(bid, 0) == 0:
+                    self._err(f"B for ID {bid} without an outstanding write")
+                else:
+                    b_out[bid] -= 1
+            # m_axis_tx
+            tv, tr = int(dut.m_axis_tx_tvalid.value), int(dut.m_axis_tx_tready.value)
+            if tx_hold is not None and not tv:
+                self._err("m_axis_tx TVALID dropped before TREADY")
+            if tv:
+                beat = (int(dut.m_axis_tx_tdata.value), int(dut.m_axis_tx_tkeep.value),
+                        int(dut.m_axis_tx_tlast.value))
+                if tx_hold is not None and beat != tx_hold:
+                    self._err("m_axis_tx payload changed while TVALID waited for TREADY")
+                tx_hold = None if tr else beat
+
+    def stop(self) -> None:
+        self.task.cancel()
+        self.dut._log.info("AXI checker: %d reads (%d TX data bursts of MAX_BURST beats), %d writes, "
+                           "%d violations", self.reads, self.splits, self.writes, len(self.errors))
+        assert not self.errors, "AXI rule violations:\n  " + "\n  ".join(self.errors)
+
+
+class IrqMonitor:
+    """Counts tx_irq pulses per queue and checks each lasts one cycle."""
+
+    def __init__(self, dut) -> None:
+        self.dut = dut
+        n = len(dut.tx_irq)
+        self.count = [0] * n
+        self.errors: list[str] = []
+        self.task = cocotb.start_soon(self._run(n))
+
+    async def _run(self, n: int) -> None:
+        prev = 0
+        while True:
+            await RisingEdge(self.dut.clk)
+            v = int(self.dut.tx_irq.value)
+            for t in range(n):
+                if v >> t & 1:
+                    if prev >> t & 1:
+                        self.errors.append(f"tx_irq[{t}] high for more than one cycle")
+                    else:
+                        self.count[t] += 1
+            prev = v
+
+
+# ------------------------------------------------------------------------------------------
+# Plans of frames per queue, posted and checked on the RTL
+# ------------------------------------------------------------------------------------------
+COUNTERS = ["TX_FRAMES", "TX_BYTES", "TX_ERR_BAD_SEG", "TX_ERR_BAD_LEN", "TX_ERR_BAD_CSUM",
+            "TX_DMA_RD_ERR", "TX_DESC_RD_ERR"]
+STATUS_COUNTER = {TxStatus.OK: "TX_FRAMES", TxStatus.BAD_SEG: "TX_ERR_BAD_SEG",
+                  TxStatus.BAD_LEN: "TX_ERR_BAD_LEN", TxStatus.BAD_CSUM: "TX_ERR_BAD_CSUM",
+                  TxStatus.DMA_RD_ERR: "TX_DMA_RD_ERR", TxStatus.DESC_RD_ERR: "TX_DESC_RD_ERR"}
+
+
+class QueuePlan:
+    """What one queue posts: descriptors (in ring order), the frame each OK frame must put on
+    the wire (by the ring index of its first descriptor), injected read failures."""
+
+    def __init__(self, ring: TxRing) -> None:
+        self.ring = ring
+        self.descs: list[TxDesc] = []
+        self.wire: dict[int, bytes] = {}
+        self.desc_fail: set[int] = set()      # ring indices whose read fails
+        self.dma_fail: set[int] = set()       # frames (first index) whose segment read fails
+        self.frame_bounds: list[int] = []     # index where each posted unit starts
+
+    def add(self, descs: list[TxDesc], wire: bytes | None = None) -> int:
+        first = len(self.descs)
+        self.frame_bounds.append(first)
+        self.descs.extend(descs)
+        if wire is not None:
+            self.wire[first] = wire
+        return first
+
+    def expected(self, limit: int) -> list[Expected]:
+        seen = [None if i in self.desc_fail else d for i, d in enumerate(self.descs)]
+        return spec_outcomes(seen, 0, self.ring.t, 0, self.ring.cq_log2, limit, self.wire, self.dma_fail)
+
+
+async def run_plans(tb: NicTb, plans: list[QueuePlan], limit: int, max_wait_us: int = 4000,
+                    axi: AxiChecker | None = None) -> dict[str, int]:
+    """Post every plan (as far as the rings allow, in whole units), check completions and sent
+    frames against the expectation as they come; returns the expected counter increments.
+    The AXI rules are checked from the start of this call, or with `axi` (started before any
+    DMA traffic of the test; stopped and checked here)."""
+    mon = TxMonitor(tb.dut)
+    mon_task = cocotb.start_soon(mon.run())
+    axi = axi or AxiChecker(tb.dut)
+    exp = {p.ring.t: p.expected(limit) for p in plans}
+    pending = {t: [e.wire for e in lst if e.wire is not None] for t, lst in exp.items()}
+    got_n = {t: 0 for t in exp}
+    posted_units = {p.ring.t: 0 for p in plans}
+    consumed = {p.ring.t: 0 for p in plans}
+    size = {p.ring.t: 1 << p.ring.log2 for p in plans}
+    waited = 0
+    while True:
+        for p in plans:
+            t = p.ring.t
+            rung = False
+            while posted_units[t] < len(p.frame_bounds):
+                u = posted_units[t]
+                start = p.frame_bounds[u]
+                end = p.frame_bounds[u + 1] if u + 1 < len(p.frame_bounds) else len(p.descs)
+                if end - consumed[t] > size[t]:
+                    break
+                p.ring.write_descs(p.descs[start:end])
+                posted_units[t] += 1
+                rung = True
+            if rung:
+                await p.ring.doorbell()
+        await tb.delay(500)
+        waited += 500
+        progress = False
+        for p in plans:
+            t = p.ring.t
+            cpls = p.ring.poll()
+            for c in cpls:
+                assert got_n[t] < len(exp[t]), f"queue {t}: unexpected completion {c}"
+                want = exp[t][got_n[t]].cpl
+                assert c == want, f"queue {t} completion {got_n[t]}: got {c}, want {want}"
+                got_n[t] += 1
+                consumed[t] += c.ndesc
+                progress = True
+            if cpls:
+                await p.ring.ack()
+        match_sent(tb.tx_frames(), pending)
+        if all(got_n[t] == len(exp[t]) for t in exp) and not any(pending.values()):
+            break
+        if progress:
+            waited = 0
+        assert waited < max_wait_us * 1000, (
+            f"no progress for {max_wait_us} us: completions {got_n} of "
+            f"{ {t: len(v) for t, v in exp.items()} }, frames still to send "
+            f"{ {t: len(v) for t, v in pending.items()} }")
+    await tb.delay(200)
+    assert not tb.tx_frames(), "extra frames on m_axis_tx"
+    mon_task.cancel()
+    assert not mon.errors, mon.errors
+    axi.stop()
+    inc = {c: 0 for c in COUNTERS}
+    for lst in exp.values():
+        for e in lst:
+            inc[STATUS_COUNTER[e.cpl.status]] += 1
+            if e.cpl.status == TxStatus.OK:
+                inc["TX_BYTES"] += e.cpl.len
+    return inc
+
+
+async def read_counters(tb: NicTb) -> dict[str, int]:
+    return {c: await tb.read32(getattr(regs, c)) for c in COUNTERS}
+
+
+def good_frame(rng: random.Random, plan: QueuePlan, host: PagePool, dev: PagePool, size: int,
+               kind: int, tag: int, csum: bool = True, zero_csum: bool = False) -> None:
+    """A TCP/UDP over IPv4/IPv6 frame of `size` bytes (kind: bit 0 IPv6, bit 1 UDP; a frame
+    too short for the kind's headers falls back to IPv4)."""
+    if size < 14 + (40 if kind & 1 else 20) + (8 if kind & 2 else 20) + 2:
+        kind &= ~1
+    f = l4_frame(size, bool(kind & 1), bool(kind & 2), seed=rng.randrange(1 << 30), zero_csum=zero_csum)
+    data = f.seeded if csum else f.wire
+    descs = frame_descs(rng, data, f.hdr_len, host, dev, tag,
+                        (f.csum_start, f.csum_offset, f.udp) if csum else None)
+    plan.add(descs, f.wire)
+
+
+async def bring_up(tb: NicTb, queues: list[int], log2: int = 8) -> list[TxRing]:
+    rings = [TxRing(tb, t, log2=log2, cq_log2=log2) for t in queues]
+    for r in rings:
+        await r.start()
+    return rings
