@@ -89,7 +89,7 @@ module tx_engine
 
   initial begin
     if (FIFO_BYTES < 9216 || (FIFO_BYTES & (FIFO_BYTES - 1)) != 0 || FIFO_BYTES > 255 * 1024) begin
-      $fatal(1, "tx_engine: FIFO_BYTES must be a power of two of at least 16 KiB");
+      $fatal(1, "tx_engine: FIFO_BYTES must be a power of two, 16..128 KiB");
     end
   end
 

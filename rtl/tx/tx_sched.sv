@@ -148,7 +148,9 @@ module tx_sched
   logic [RW-1:0] words;
   logic          room, go;
 
-  assign limit    = (max_frame_len > 16'(FIFO_WORDS * DB)) ? 16'(FIFO_WORDS * DB) : max_frame_len;
+  // The FIFO size caps the limit; compared in 32 bits, since a 64 KiB or larger FIFO does not
+  // fit the 16-bit register (it then caps nothing).
+  assign limit    = (32'(max_frame_len) > FIFO_WORDS * DB) ? 16'(FIFO_WORDS * DB) : max_frame_len;
   assign csum_end = {9'd0, csum_start_q} + {9'd0, csum_off_q} + 17'd2;
 
   always_comb begin
