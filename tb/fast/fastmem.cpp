@@ -51,7 +51,8 @@ enum {
     /* results written here */
     H_SA_DONE = 112, H_SA_CPLS = 113, H_SA_T0_NS = 114, H_SA_T1_NS = 115, H_SA_CYC0 = 116,
     H_SA_CYC1 = 117, H_SA_CQ_SW = 118, H_SA_BAD = 119,
-    H_SA_RX_TOTAL = 120, H_SA_RX_PERIOD = 121, H_SA_INFLIGHT = 122,
+    H_SA_RX_TOTAL = 120, H_SA_RX_PERIOD = 121, H_SA_INFLIGHT = 122, H_SA_CPU0_NS = 123,
+    H_SA_CPU1_NS = 124, H_SA_START_CYC = 125, H_SA_LAST_CPL_CYC = 126, H_SA_LAST_CPLS = 127,
     H_WORDS = 512
 };
 
@@ -275,11 +276,12 @@ void fm_csr_done(int rdata, int resp) {
 }
 
 /* ------------------------------------------------------------------------ standalone */
-static uint64_t now_ns(void) {
+static uint64_t clock_ns(clockid_t id) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
+static uint64_t now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
 static void sa_csr_write(uint32_t addr, uint32_t value) {
     uint64_t prod = H[H_CSR_PROD], cap = H[H_CSR_CAP];
@@ -318,6 +320,7 @@ int fm_standalone_poll(long long cycle) {
     if (!M) return 1;
     if (!H[H_SA_T0_NS] && H[H_ST_RXBEATS]) {
         H[H_SA_T0_NS] = now_ns();
+        H[H_SA_CPU0_NS] = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
         H[H_SA_CYC0] = (uint64_t)cycle;
     }
     uint64_t cq_log2 = H[H_SA_CQ_LOG2], cq_size = 1ULL << cq_log2;
@@ -372,22 +375,46 @@ int fm_standalone_poll(long long cycle) {
         if (reposted_p) sa_csr_write((uint32_t)H[H_SA_PAY_SW_REG], (uint32_t)psw);
         sa_csr_write((uint32_t)H[H_SA_CQ_SW_REG], (uint32_t)sw);
     }
+    /* Traffic starts once the bring-up CSR program has run, plus 500 cycles for the
+     * descriptor prefetch (the Python bench waits 2 us). */
+    if (!H[H_SA_START_CYC]) {
+        if (H[H_CSR_DONE] == H[H_CSR_PROD]) {
+            H[H_SA_START_CYC] = (uint64_t)cycle + 500;
+            H[H_SA_LAST_CPL_CYC] = (uint64_t)cycle + 500;
+        }
+        return 0;
+    }
+    if ((uint64_t)cycle < H[H_SA_START_CYC]) return 0;
     /* Frame source: replay the image's PERIOD frames until RX_TOTAL were queued, keeping at
-     * most INFLIGHT frames queued and not yet completed (as the Python bench does). */
+     * most INFLIGHT frames queued and not yet completed (as the Python bench does); table
+     * entries below PERIOD were written by Python. */
     {
         uint64_t cap = H[H_RX_CAP], period = H[H_SA_RX_PERIOD];
         uint64_t *tab = (uint64_t *)(M + H[H_RX_TAB]);
         uint64_t prod = H[H_RX_PROD];
-        while (prod < H[H_SA_RX_TOTAL] && prod - H[H_SA_CPLS] < H[H_SA_INFLIGHT] && prod >= period) {
-            uint64_t src = (prod - period) % cap, dst = prod % cap;
-            tab[2 * dst] = tab[2 * src];
-            tab[2 * dst + 1] = tab[2 * src + 1];
+        while (prod < H[H_SA_RX_TOTAL] && prod - H[H_SA_CPLS] < H[H_SA_INFLIGHT]) {
+            if (prod >= period) {
+                uint64_t src = (prod - period) % cap, dst = prod % cap;
+                tab[2 * dst] = tab[2 * src];
+                tab[2 * dst + 1] = tab[2 * src + 1];
+            }
             prod++;
         }
         H[H_RX_PROD] = prod;
     }
+    /* A frame lost (dropped by the NIC) would stall the run: give up after 1M idle cycles. */
+    if (H[H_SA_CPLS] != H[H_SA_LAST_CPLS]) {
+        H[H_SA_LAST_CPLS] = H[H_SA_CPLS];
+        H[H_SA_LAST_CPL_CYC] = (uint64_t)cycle;
+    } else if ((uint64_t)cycle - H[H_SA_LAST_CPL_CYC] > 1000000) {
+        H[H_SA_DONE] = 2;
+        fprintf(stderr, "fastmem standalone: no completion for 1M cycles (%llu of %llu frames)\n",
+                (unsigned long long)H[H_SA_CPLS], (unsigned long long)H[H_SA_FRAMES]);
+        return 1;
+    }
     if (H[H_SA_CPLS] >= H[H_SA_FRAMES]) {
         H[H_SA_T1_NS] = now_ns();
+        H[H_SA_CPU1_NS] = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
         H[H_SA_CYC1] = (uint64_t)cycle;
         H[H_SA_DONE] = 1;
         msync(M, 4096, MS_SYNC);

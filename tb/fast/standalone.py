@@ -119,10 +119,15 @@ def make_image(path: Path, data_w: int, frames: list[bytes], n_frames: int, *,
     period = min(len(frames), n_frames)
     for f in frames[:period]:
         shm.rx_push(f)
+    h[shared.H_RX_PROD] = 0          # the C driver releases them once the bring-up has run
     h[shared.H_SA_RX_TOTAL], h[shared.H_SA_RX_PERIOD] = n_frames, period
     h[shared.H_SA_INFLIGHT] = max_in_flight
     shm.mm.flush()
     shm.close()       # the mapping goes with the last numpy view
+
+
+def n_want(h) -> int:
+    return int(h[shared.H_SA_FRAMES])
 
 
 def run(binary: Path, image: Path, timeout_s: float = 3600) -> dict:
@@ -143,12 +148,15 @@ def run(binary: Path, image: Path, timeout_s: float = 3600) -> dict:
         mm = mmap.mmap(fh.fileno(), 4096)
         h = np.frombuffer(mm, dtype=np.uint64, count=512).copy()
         mm.close()
-    if not h[shared.H_SA_DONE]:
-        raise RuntimeError("standalone run ended before all frames completed:\n" + proc.stdout[-2000:])
+    if h[shared.H_SA_DONE] != 1:
+        raise RuntimeError(f"standalone run ended with {int(h[shared.H_SA_CPLS])} of {n_want(h)} frames "
+                           f"completed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
     cycles = int(h[shared.H_SA_CYC1] - h[shared.H_SA_CYC0])
     secs = int(h[shared.H_SA_T1_NS] - h[shared.H_SA_T0_NS]) / 1e9
+    cpu = int(h[shared.H_SA_CPU1_NS] - h[shared.H_SA_CPU0_NS]) / 1e9
     frames = int(h[shared.H_SA_CPLS])
     return {"path": "verilator_only", "frames": frames, "cycles": cycles, "wall_s": secs,
-            "cycles_per_s": cycles / secs, "frames_per_s": frames / secs,
+            "cpu_s": cpu, "cycles_per_s": cycles / secs, "frames_per_s": frames / secs,
+            "cycles_per_cpu_s": cycles / cpu if cpu > 0 else None,
             "bad_completions": int(h[shared.H_SA_BAD]),
             "process_wall_s": wall, "process_cpu_s": (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)}
