@@ -39,9 +39,11 @@ def ones_sum(data: bytes) -> int:
 
 
 def raw_csum_frame(rng: random.Random, n: int, start: int, off: int, udp: bool,
-                   zero: bool = False) -> tuple[bytes, bytes]:
+                   zero: bool = False, carry: bool = False) -> tuple[bytes, bytes]:
     """Random bytes of length n with checksum offload at (start, off): (seeded, wire), the wire
-    frame from the golden model. `zero` fixes one word so the computed checksum is 0x0000."""
+    frame from the golden model. `zero` fixes one word so the computed checksum is 0x0000;
+    `carry` fixes one so that the plain (unfolded) sum of the words is 0xFFFF mod 2^16 and at
+    least 2^16: folding it must add an end-around carry at the very last step."""
     data = bytearray(rng.randbytes(n))
     pos = start + off
     # a word at an even distance from start, not the field, inside the frame
@@ -52,6 +54,12 @@ def raw_csum_frame(rng: random.Random, n: int, start: int, off: int, udp: bool,
         data[p:p + 2] = b"\0\0"
         s = ones_sum(bytes(data[start:]))
         data[p:p + 2] = (0xFFFF - s).to_bytes(2, "big")
+    elif carry and cands:
+        p = rng.choice(cands)
+        data[p:p + 2] = b"\0\0"
+        tail = bytes(data[start:]) + b"\0" * ((n - start) % 2)
+        s = sum(int.from_bytes(tail[i:i + 2], "big") for i in range(0, len(tail), 2))
+        data[p:p + 2] = (0xFFFF - (s & 0xFFFF)).to_bytes(2, "big")
     seeded = bytes(data)
     wire, csum = l4_checksum(seeded, start, off, udp)
     if zero:
@@ -95,6 +103,19 @@ async def wait_for(tb: NicTb, cond, what: str, step_ns: int = 200, limit_ns: int
         assert waited < limit_ns, f"timed out after {limit_ns} ns waiting for {what}"
 
 
+async def drain(tb: NicTb, pending: dict[int, list[bytes]], limit_ns: int = 200_000) -> None:
+    """Every expected frame leaves, each the next of its queue (completions are written
+    before the frame has left the TX FIFO, so this waits)."""
+    waited = 0
+    while any(pending.values()):
+        await tb.delay(500)
+        waited += 500
+        match_sent(tb.tx_frames(), pending)
+        assert waited < limit_ns, f"frames never sent: { {q: len(v) for q, v in pending.items()} }"
+    await tb.delay(500)
+    assert not tb.tx_frames(), "extra frames on m_axis_tx"
+
+
 async def cq_hw(ring: TxRing) -> int:
     return (await ring.hw_idx())[1]
 
@@ -132,7 +153,7 @@ async def run_tx_csum_sweep(dut) -> None:
         lo = max(60, start + off + 2)
         n = rng.choice([lo, lo + 1, lo + rng.randint(0, 3 * dma_b), rng.randint(lo, 1600)])
         udp = rng.random() < 0.5
-        seeded, wire = raw_csum_frame(rng, n, start, off, udp, zero=(k % 7 == 3))
+        seeded, wire = raw_csum_frame(rng, n, start, off, udp, zero=(k % 7 == 3), carry=(k % 4 == 1))
         descs = place_segments(rng, seeded, split_segments(rng, n), host, dev)
         d0 = descs[0]
         d0.tag, d0.csum, d0.csum_start, d0.csum_offset, d0.csum_udp = tag, True, start, off, udp
@@ -195,10 +216,8 @@ async def run_tx_cq_wr_err(dut) -> None:
         r.write_descs(p.descs)
         await r.doorbell()
     await wait_for(tb, lambda: _both(cq_hw(r0), 5, cq_hw(r1), 3), "all completions")
-    await tb.delay(2000)
     pending = {0: [e.wire for e in exp0], 1: [e.wire for e in exp1]}
-    match_sent(tb.tx_frames(), pending)
-    assert not any(pending.values()), "a frame was not sent"
+    await drain(tb, pending)
     for i, e in enumerate(exp0):
         got = r0.cq_entry(i)
         if i == bad_slot:
@@ -246,10 +265,7 @@ async def run_tx_cq_wr_err(dut) -> None:
     for i, w in enumerate(want):
         w.gen = 1 - (((5 + i) >> r0.cq_log2) & 1)
     assert got == want
-    await tb.delay(3000)
-    pend = {0: [e.wire for e in exp]}
-    match_sent(tb.tx_frames(), pend)
-    assert not pend[0]
+    await drain(tb, {0: [e.wire for e in exp]})
     assert await tb.read32(r0.reg(regs.TXQ_STATUS)) & 1 == 0
 
 
