@@ -67,11 +67,12 @@ waves: setup ## re-run TEST=<pytest -k expr> with FST waves; GTKWave if a displa
 	  for f in $$new; do gtkwave --save=scripts/nic_top.gtkw "$$f" & done; \
 	else for f in $$new; do .venv/bin/nicsim waves "$$f" -o "$${f%.fst}.png" || true; done; fi; exit $$rc
 
-bench: setup ## benchmarks: JSON and plots in build/bench/ (RX and TX line rate per size and width; simulation speed)
+bench: setup ## benchmarks -> build/bench/bench.json + plots: RX/TX line rate, DMA efficiency, latency, devmem goodput, sim speed
 	@$(VENV_PY) -m bench.rx_linerate
 	@$(VENV_PY) -m bench.rx_metrics
 	@$(VENV_PY) -m bench.tx_linerate
 	@$(VENV_PY) -m bench.sim_speed
+	@$(VENV_PY) -m bench.collect
 
 # make regress [REGRESS_SEEDS=3] [SHARD=i/K] [JOBS=auto] [COVERAGE=1] [BUG=<tests/bugs/NAME.patch>] [REGRESS_K=<pytest -k>]
 regress: setup ## every RTL test x REGRESS_SEEDS seeds in parallel: JUnit, coverage, summary in build/regress/ (SHARD=i/K, BUG=, COVERAGE=0)
