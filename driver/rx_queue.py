@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from driver import regs
 from driver.hw import NicHw
+from driver.ring import Ring, program_ring
 from models.formats import CPL_BYTES, DESC_BYTES, RxCompletion, RxDesc
 
 MAX_RING_LOG2 = 15
@@ -60,20 +61,6 @@ class RxFrame:
 
 
 @dataclass
-class _Ring:
-    base: int
-    log2: int
-    sw_idx: int = 0
-
-    @property
-    def size(self) -> int:
-        return 1 << self.log2
-
-    def entry_addr(self, idx: int) -> int:
-        return self.base + DESC_BYTES * (idx & (self.size - 1))
-
-
-@dataclass
 class RxQueueConfig:
     """Per-queue settings; the names mirror ethtool's (rx ring sizes, tcp-data-split, hds-thresh)."""
 
@@ -106,9 +93,9 @@ class RxQueue:
     index: int
     config: RxQueueConfig = field(default_factory=RxQueueConfig)
     dma_bytes: int = 8
-    _hdr: _Ring | None = None
-    _pay: _Ring | None = None
-    _cq: _Ring | None = None
+    _hdr: Ring | None = None
+    _pay: Ring | None = None
+    _cq: Ring | None = None
     _pending: list[RxCompletion] = field(default_factory=list)
     enabled: bool = False
 
@@ -127,11 +114,8 @@ class RxQueue:
     def _reg(self, offset: int) -> int:
         return regs.rxq_reg(self.index, offset)
 
-    async def _write_ring_regs(self, ring_off: int, ring: _Ring) -> None:
-        await self.hw.write32(self._reg(ring_off + regs.RING_BASE_LO), ring.base & 0xFFFF_FFFF)
-        await self.hw.write32(self._reg(ring_off + regs.RING_BASE_HI), ring.base >> 32)
-        await self.hw.write32(self._reg(ring_off + regs.RING_SIZE), ring.log2)
-        await self.hw.write32(self._reg(ring_off + regs.RING_SW_IDX), 0)
+    async def _write_ring_regs(self, ring_off: int, ring: Ring) -> None:
+        await program_ring(self.hw, regs.rxq_reg(self.index, 0), ring_off, ring)
 
     async def alloc_rx_rings(self) -> None:
         """Allocate the three rings in host memory, zero the completion ring, program the queue."""
@@ -140,9 +124,9 @@ class RxQueue:
         if self.enabled:
             raise RuntimeError(f"rx queue {self.index}: disable it before reallocating its rings")
         host = self.hw.host
-        self._hdr = _Ring(host.alloc(DESC_BYTES << cfg.hdr_ring_log2), cfg.hdr_ring_log2)
-        self._pay = _Ring(host.alloc(DESC_BYTES << cfg.pay_ring_log2), cfg.pay_ring_log2)
-        self._cq = _Ring(host.alloc(CPL_BYTES << cfg.cq_log2), cfg.cq_log2)
+        self._hdr = Ring(host.alloc(DESC_BYTES << cfg.hdr_ring_log2), cfg.hdr_ring_log2)
+        self._pay = Ring(host.alloc(DESC_BYTES << cfg.pay_ring_log2), cfg.pay_ring_log2)
+        self._cq = Ring(host.alloc(CPL_BYTES << cfg.cq_log2), cfg.cq_log2)
         host.fill(self._cq.base, CPL_BYTES << cfg.cq_log2, 0)
         await self._write_ring_regs(regs.RXQ_HDR_RING, self._hdr)
         await self._write_ring_regs(regs.RXQ_PAY_RING, self._pay)
@@ -177,7 +161,7 @@ class RxQueue:
                 await self.hw.write32(self._reg(ring_off + regs.RING_SW_IDX), 0)
         self._pending.clear()
 
-    async def _post(self, ring: _Ring | None, ring_off: int, bufs: list[RxBuffer], what: str) -> None:
+    async def _post(self, ring: Ring | None, ring_off: int, bufs: list[RxBuffer], what: str) -> None:
         if ring is None:
             raise RuntimeError(f"rx queue {self.index}: alloc_rx_rings() first")
         hw_idx = await self.hw.read32(self._reg(ring_off + regs.RING_HW_IDX))

@@ -30,6 +30,7 @@ from typing import Callable, Sequence
 
 from driver import regs
 from driver.hw import NicHw
+from driver.ring import Ring, program_ring
 from models.formats import TX_CPL_BYTES, TX_DESC_BYTES, TxCompletion, TxDesc, TxStatus
 
 TX_PAGE = 4096
@@ -102,20 +103,6 @@ class TxQueueConfig:
 
 
 @dataclass
-class _Ring:
-    base: int
-    log2: int
-    sw_idx: int = 0
-
-    @property
-    def size(self) -> int:
-        return 1 << self.log2
-
-    def entry_addr(self, idx: int) -> int:
-        return self.base + TX_DESC_BYTES * (idx & (self.size - 1))
-
-
-@dataclass
 class _InFlight:
     """`struct *_tx_buffer` of a frame's first descriptor slot."""
 
@@ -150,8 +137,8 @@ class TxQueue:
     max_segs: int = 16
     on_complete: Callable[[TxDone], None] | None = None
     """Called once per completed frame, in completion order, from `clean_tx_irq`."""
-    _ring: _Ring | None = None
-    _cq: _Ring | None = None
+    _ring: Ring | None = None
+    _cq: Ring | None = None
     clean_idx: int = 0
     """First descriptor not completed yet (`next_to_clean`)."""
     _doorbell_idx: int = 0
@@ -171,7 +158,7 @@ class TxQueue:
     def _reg(self, offset: int) -> int:
         return regs.txq_reg(self.index, offset)
 
-    def _need_rings(self) -> tuple[_Ring, _Ring]:
+    def _need_rings(self) -> tuple[Ring, Ring]:
         if self._ring is None or self._cq is None:
             raise RuntimeError(f'tx queue {self.index}: alloc_tx_rings() first')
         return self._ring, self._cq
@@ -184,11 +171,8 @@ class TxQueue:
     def allocated(self) -> bool:
         return self._ring is not None
 
-    async def _write_ring_regs(self, ring_off: int, ring: _Ring) -> None:
-        await self.hw.write32(self._reg(ring_off + regs.RING_BASE_LO), ring.base & 0xFFFF_FFFF)
-        await self.hw.write32(self._reg(ring_off + regs.RING_BASE_HI), ring.base >> 32)
-        await self.hw.write32(self._reg(ring_off + regs.RING_SIZE), ring.log2)
-        await self.hw.write32(self._reg(ring_off + regs.RING_SW_IDX), 0)
+    async def _write_ring_regs(self, ring_off: int, ring: Ring) -> None:
+        await program_ring(self.hw, regs.txq_reg(self.index, 0), ring_off, ring)
 
     async def alloc_tx_rings(self) -> None:
         """Allocate both rings in host memory, zero the completion ring, program the queue."""
@@ -197,8 +181,8 @@ class TxQueue:
         if self.enabled:
             raise RuntimeError(f'tx queue {self.index}: disable it before reallocating its rings')
         host = self.hw.host
-        self._ring = _Ring(host.alloc(TX_DESC_BYTES << cfg.ring_log2), cfg.ring_log2)
-        self._cq = _Ring(host.alloc(TX_CPL_BYTES << cfg.cq_log2_eff), cfg.cq_log2_eff)
+        self._ring = Ring(host.alloc(TX_DESC_BYTES << cfg.ring_log2), cfg.ring_log2)
+        self._cq = Ring(host.alloc(TX_CPL_BYTES << cfg.cq_log2_eff), cfg.cq_log2_eff)
         host.fill(self._cq.base, TX_CPL_BYTES << cfg.cq_log2_eff, 0)
         self._reset_indices()
         await self._write_ring_regs(regs.TXQ_DESC_RING, self._ring)
