@@ -399,6 +399,21 @@ class Classifier(Protocol):
     def mmio_write(self, addr: int, value: int) -> bool: ...
 
 
+def _ring_reg_read(ring: RingState | TxRing, roff: int) -> int:
+    """A ring register (`RING_*` offset `roff`) of an RX or TX ring (dma-formats.md, Rings)."""
+    if roff == regs.RING_BASE_LO:
+        return ring.base & 0xFFFFFFFF
+    if roff == regs.RING_BASE_HI:
+        return ring.base >> 32
+    if roff == regs.RING_SIZE:
+        return ring.log2_entries
+    if roff == regs.RING_SW_IDX:
+        return ring.sw_idx
+    if roff == regs.RING_HW_IDX:
+        return ring.hw_idx
+    return 0
+
+
 class NicModel:
     """The NIC's RX path: registers, counters, descriptor fetch, placement and completions.
 
@@ -704,18 +719,7 @@ class NicModel:
         ring_reg = self._tx_ring_at(q, off)
         if ring_reg is None:
             return 0
-        ring, roff = ring_reg
-        if roff == regs.RING_BASE_LO:
-            return ring.base & 0xFFFFFFFF
-        if roff == regs.RING_BASE_HI:
-            return ring.base >> 32
-        if roff == regs.RING_SIZE:
-            return ring.log2_entries
-        if roff == regs.RING_SW_IDX:
-            return ring.sw_idx
-        if roff == regs.RING_HW_IDX:
-            return ring.hw_idx
-        return 0
+        return _ring_reg_read(*ring_reg)
 
     def _txq_write(self, q: TxQueueState, off: int, value: int) -> bool:
         """Apply a `TXQ[t]` register write; True when it may let the queue start a frame
@@ -803,18 +807,7 @@ class NicModel:
         ring_reg = self._ring_at(q, off)
         if ring_reg is None:
             return 0
-        ring, roff = ring_reg
-        if roff == regs.RING_BASE_LO:
-            return ring.base & 0xFFFFFFFF
-        if roff == regs.RING_BASE_HI:
-            return ring.base >> 32
-        if roff == regs.RING_SIZE:
-            return ring.log2_entries
-        if roff == regs.RING_SW_IDX:
-            return ring.sw_idx
-        if roff == regs.RING_HW_IDX:
-            return ring.hw_idx
-        return 0
+        return _ring_reg_read(*ring_reg)
 
     def mmio_write(self, addr: int, value: int) -> None:
         """Write the 32-bit register at `addr`; read-only and unmapped addresses ignore it.
