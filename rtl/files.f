@@ -2,6 +2,7 @@ rtl/csr/generated/nic_csr_pkg.sv
 rtl/pkg/nic_pkg.sv
 rtl/csr/generated/nic_csr.sv
 rtl/common/sync_fifo.sv
+rtl/common/desc_fetch.sv
 rtl/common/axi_dma_wr.sv
 rtl/common/rr_arbiter.sv
 rtl/common/axi_wr_mux.sv

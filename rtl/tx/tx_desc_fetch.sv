@@ -1,12 +1,9 @@
-// Descriptor prefetch for one TX descriptor ring (docs/tx.md).
+// Descriptor prefetch for one TX descriptor ring (docs/tx.md): a desc_fetch
+// (rtl/common/desc_fetch.sv) that caches whole descriptors and says when a frame is cached.
 //
-// Reads posted descriptors (between its own fetch index and the driver's SW_IDX) from the ring
-// in host memory into a cache the scheduler pops from, whole 16-byte descriptors with a flag
-// for a descriptor whose read returned SLVERR/DECERR (its contents are unknown; it ends its
-// frame with status DESC_RD_ERR). One AXI read burst fetches up to MAX_BATCH consecutive
-// descriptors (never past the ring's end or a 4 KiB boundary, never more than the cache has
-// room for, never more than one ring ahead of what was consumed); the beats are unpacked one
-// descriptor per cycle. One read is in flight at a time.
+// desc_fetch reads posted descriptors into a cache the scheduler pops from (batched bursts,
+// one read in flight): whole 16-byte descriptors with a flag for a descriptor whose read
+// returned SLVERR/DECERR (its contents are unknown; it ends its frame with status DESC_RD_ERR).
 //
 // `frame_ready` says the cache holds a whole frame: a descriptor with EOP (or a failed one),
 // or MAX_SEGS descriptors. The scheduler starts a frame only then, so a half-posted frame
@@ -50,179 +47,67 @@ module tx_desc_fetch #(
   // indices
   output logic [15:0]           hw_idx
 );
-  localparam int unsigned DB   = DMA_DATA_W / 8;
-  localparam int unsigned DPB  = (DB >= 16) ? DB / 16 : 1;       // descriptors per beat
-  localparam int unsigned BPD  = (DB >= 16) ? 1 : 16 / DB;       // beats per descriptor
-  localparam int unsigned LW   = (DPB > 1) ? $clog2(DPB) : 1;    // lane index width
-  localparam int unsigned KW   = $clog2(MAX_BATCH + 1);
-  localparam int unsigned CW   = $clog2(CACHE_DEPTH) + 1;
+  localparam int unsigned CW = $clog2(CACHE_DEPTH) + 1;
 
+  // The other parameter checks are in desc_fetch.
   initial begin
-    if (DB < 8 || (DB & (DB - 1)) != 0) $fatal(1, "tx_desc_fetch: DMA_DATA_W must be a power of two >= 64");
-    if (MAX_BATCH < 1 || MAX_BATCH > CACHE_DEPTH || MAX_BATCH * 16 > 4096) begin
-      $fatal(1, "tx_desc_fetch: MAX_BATCH must be 1..CACHE_DEPTH");
-    end
     if (CACHE_DEPTH < MAX_SEGS) $fatal(1, "tx_desc_fetch: the cache must hold MAX_SEGS descriptors");
   end
 
-  logic [15:0]       fetch_idx_q, hw_idx_q;
-  logic              ar_valid_q, inflight_q, discard_q;
-  logic [ADDR_W-1:0] ar_addr_q;
-  logic [7:0]        ar_len_q;
-  logic [KW-1:0]     left_q;          // descriptors of the current read still to unpack
-  logic [LW-1:0]     lane_q;          // lane of the next descriptor in the current beat
-  logic [$clog2(BPD+1)-1:0] half_q;   // 64-bit bus: beat within the descriptor
-  logic [63:0]       lo_q;            // 64-bit bus: the descriptor's first 8 bytes
-  logic              lo_err_q;
-  logic [CW-1:0]     cache_count, ends_q;
+  logic          f_valid, f_err, f_push;
+  logic [127:0]  f_desc;
+  logic [128:0]  cache_out;
+  logic [CW-1:0] cache_count;
 
-  // ---------------------------------------------------------------- batch size and issue
-  logic [15:0]  mask, pending, in_ring, to_4k, room, k16;
-  logic [63:0]  entry_addr;
-  logic         issue;
-  logic [16:0]  span;
-
-  assign mask       = (16'd1 << ring_log2) - 16'd1;
-  assign entry_addr = ring_base + {44'd0, fetch_idx_q & mask, 4'd0};
-  assign pending    = sw_idx - fetch_idx_q;
-  assign in_ring    = (mask + 16'd1) - (fetch_idx_q & mask);
-  assign to_4k      = (16'h1000 - {4'd0, entry_addr[11:0]}) >> 4;
-  assign room       = 16'(CACHE_DEPTH) - 16'(cache_count);
-
-  // Never fetch more than one ring ahead of what the scheduler has consumed.
-  logic [15:0] ahead, ring_room;
-  assign ahead     = fetch_idx_q - hw_idx_q;
-  assign ring_room = (ahead >= mask + 16'd1) ? 16'd0 : (mask + 16'd1) - ahead;
-
-  always_comb begin
-    k16 = 16'(MAX_BATCH);
-    if (pending < k16)   k16 = pending;
-    if (ring_room < k16) k16 = ring_room;
-    if (in_ring < k16)   k16 = in_ring;
-    if (to_4k < k16)     k16 = to_4k;
-    if (room < k16)      k16 = room;
-  end
-
-  // Bytes from the first beat's start to the last descriptor's end.
-  assign span  = ({5'd0, entry_addr[11:0]} & 17'(DB - 1)) + {k16[12:0], 4'd0};
-  assign issue = enable && run && !inflight_q && (k16 != '0);
-
-  assign m_arvalid = ar_valid_q;
-  assign m_araddr  = ar_addr_q;
-  assign m_arlen   = ar_len_q;
-  assign hw_idx    = hw_idx_q;
-
-  // ---------------------------------------------------------------- unpacking
-  logic [127:0] cur;              // the descriptor at the current position
-  logic         cur_ready;        // a whole descriptor is available this cycle
-  logic         cur_err;
-  logic         beat_done;        // the R beat is used up after this descriptor
-  logic         take, push, cache_in_ready;
-
-  if (DB >= 16) begin : g_wide
-    /* verilator lint_off UNUSEDSIGNAL */
-    logic [DMA_DATA_W-1:0] shifted;   // the current lane moved to the bottom
-    /* verilator lint_on UNUSEDSIGNAL */
-    assign shifted   = m_rdata >> {lane_q, 7'd0};
-    assign cur       = shifted[127:0];
-    assign cur_ready = m_rvalid;
-    assign cur_err   = m_rresp[1];
-    assign beat_done = (32'(lane_q) == DPB - 1) || (left_q == KW'(1));
-    logic unused_narrow;
-    assign unused_narrow = ^{lo_q, lo_err_q, half_q};
-  end else begin : g_narrow
-    assign cur       = {m_rdata, lo_q};
-    assign cur_ready = m_rvalid && (32'(half_q) == BPD - 1);
-    assign cur_err   = lo_err_q || m_rresp[1];
-    assign beat_done = 1'b1;
-    logic unused_lane;
-    assign unused_lane = ^lane_q;
-  end
-
-  assign take     = inflight_q && cur_ready && (left_q != '0);
-  assign push     = take && !discard_q && run;
-  // A beat is consumed when its last needed descriptor is taken (narrow: every beat).
-  assign m_rready = (DB >= 16) ? (take && beat_done) || (m_rvalid && left_q == '0)
-                               : m_rvalid;
-
-  always_ff @(posedge clk) begin
-    if (rst) begin
-      fetch_idx_q <= '0;
-      hw_idx_q    <= '0;
-      inflight_q  <= 1'b0;
-      ar_valid_q  <= 1'b0;
-      ar_addr_q   <= '0;
-      ar_len_q    <= '0;
-      discard_q   <= 1'b0;
-      left_q      <= '0;
-      lane_q      <= '0;
-      half_q      <= '0;
-      lo_q        <= '0;
-      lo_err_q    <= 1'b0;
-    end else begin
-      if (m_arvalid && m_arready) begin
-        ar_valid_q <= 1'b0;
-      end
-      if (issue) begin
-        ar_valid_q  <= 1'b1;
-        ar_addr_q   <= (DB >= 16) ? ADDR_W'(entry_addr & ~64'(DB - 1)) : ADDR_W'(entry_addr);
-        ar_len_q    <= (DB >= 16) ? 8'(((span + 17'(DB - 1)) >> $clog2(DB)) - 17'd1) : 8'(k16 * 16'(BPD) - 16'd1);
-        lane_q      <= (DB >= 16) ? LW'(entry_addr[$clog2(DB)-1:0] >> 4) : '0;
-        half_q      <= '0;
-        left_q      <= KW'(k16);
-        inflight_q  <= 1'b1;
-        fetch_idx_q <= fetch_idx_q + k16;
-      end
-      // Unpack.
-      if (DB < 16 && m_rvalid && m_rready) begin
-        lo_q     <= m_rdata[63:0];
-        lo_err_q <= (32'(half_q) == 0) ? m_rresp[1] : lo_err_q || m_rresp[1];
-        half_q   <= (32'(half_q) == BPD - 1) ? '0 : half_q + 1'b1;
-      end
-      if (take) begin
-        left_q <= left_q - 1'b1;
-        lane_q <= beat_done ? '0 : lane_q + 1'b1;
-      end
-      if (m_rvalid && m_rready && m_rlast) begin
-        inflight_q <= 1'b0;
-        discard_q  <= 1'b0;
-      end
-      if (!run) begin
-        fetch_idx_q <= '0;
-        hw_idx_q    <= '0;
-        if (inflight_q && !(m_rvalid && m_rready && m_rlast)) discard_q <= 1'b1;
-      end else begin
-        hw_idx_q <= hw_idx_q + {15'd0, desc_pop && desc_valid};
-      end
-    end
-  end
-
-  // ---------------------------------------------------------------- cache
-  // ends_q counts cached descriptors that end a frame (EOP, or a failed read).
-  logic [128:0] cache_out;
-  logic         in_ends, out_ends;
-
-  assign in_ends  = cur[80] || cur_err;
-  assign out_ends = cache_out[80] || cache_out[128];
-
-  sync_fifo #(.WIDTH(129), .DEPTH(CACHE_DEPTH)) u_cache (
+  desc_fetch #(
+    .DMA_DATA_W  (DMA_DATA_W),
+    .ADDR_W      (ADDR_W),
+    .CACHE_DEPTH (CACHE_DEPTH),
+    .MAX_BATCH   (MAX_BATCH),
+    .CACHE_W     (129)
+  ) u_fetch (
     .clk,
     .rst,
-    .clear     (!run),
-    .in_valid  (push),
-    .in_ready  (cache_in_ready),
-    .in_data   ({cur_err, cur}),
-    .out_valid (desc_valid),
-    .out_ready (desc_pop),
-    .out_data  (cache_out),
-    .count     (cache_count)
+    .enable,
+    .run,
+    .ring_base,
+    .ring_log2,
+    .sw_idx,
+    .m_arvalid,
+    .m_arready,
+    .m_araddr,
+    .m_arlen,
+    .m_rvalid,
+    .m_rready,
+    .m_rdata,
+    .m_rresp,
+    .m_rlast,
+    .rd_valid    (f_valid),
+    .rd_desc     (f_desc),
+    .rd_err      (f_err),
+    .rd_skip     (1'b0),
+    .rd_data     ({f_err, f_desc}),
+    .cache_push  (f_push),
+    .desc_valid,
+    .desc_pop,
+    .desc_data   (cache_out),
+    .cache_count,
+    .hw_idx
   );
+
+  // ---------------------------------------------------------------- whole frames cached
+  // ends_q counts cached descriptors that end a frame (EOP, or a failed read).
+  logic [CW-1:0] ends_q;
+  logic          in_ends, out_ends;
+
+  assign in_ends  = f_desc[80] || f_err;
+  assign out_ends = cache_out[80] || cache_out[128];
 
   always_ff @(posedge clk) begin
     if (rst || !run) begin
       ends_q <= '0;
     end else begin
-      ends_q <= ends_q + CW'(push && in_ends) - CW'(desc_pop && desc_valid && out_ends);
+      ends_q <= ends_q + CW'(f_push && in_ends) - CW'(desc_pop && desc_valid && out_ends);
     end
   end
 
@@ -231,5 +116,5 @@ module tx_desc_fetch #(
   assign frame_ready = (ends_q != '0) || (32'(cache_count) >= MAX_SEGS);
 
   logic unused;
-  assign unused = ^{cache_in_ready, m_rresp[0]};
+  assign unused = f_valid;
 endmodule
