@@ -15,7 +15,6 @@ import os
 from dataclasses import dataclass
 
 import cocotb
-from cocotb.triggers import Edge
 from cocotb.utils import get_sim_time
 
 from driver import ethtool, regs
@@ -104,7 +103,7 @@ async def measure(tb: NicTb, size: int, split: bool) -> dict:
 
     async def watch_completions() -> None:
         while True:
-            await Edge(dut.u_dma.cq_hw_idx)
+            await dut.u_dma.cq_hw_idx.value_change
             cpl_times.append(get_sim_time("ns"))
 
     watcher = cocotb.start_soon(watch_completions())

@@ -22,7 +22,7 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 
 import cocotb
-from cocotb.triggers import Edge, Event, First, RisingEdge, Timer
+from cocotb.triggers import Event, First, RisingEdge, Timer
 
 from bench.rx_linerate_sim import bench_frames, bufs_per_frame, setup_rx
 from driver import ethtool, regs
@@ -465,7 +465,7 @@ async def goodput_run(tb: NicTb, mon: AxiMonitor, mtu: int, size: int, rx_pendin
             if n == 0:
                 stats["empty_polls"] += 1
                 await q.ring.arm_irq()
-                t = await First(Edge(irq), Timer(poll_ns, unit="ns"))
+                t = await First(irq.value_change, Timer(poll_ns, unit="ns"))
                 if isinstance(t, Timer):
                     stats["timeouts"] += 1
                 else:
@@ -558,6 +558,7 @@ async def goodput_run(tb: NicTb, mon: AxiMonitor, mtu: int, size: int, rx_pendin
     assert reader.devmem_bytes == size
     sock.close()
     await rig.finish()
+    env.close()
     return res
 
 

@@ -57,5 +57,10 @@ class RtlEnv:
             frame = await self.tb.tx.recv()
             self.tx_frames.append(bytes(frame.tdata))
 
+    def close(self) -> None:
+        """Stop draining the TX sink, so a later `RtlEnv` on the same testbench gets every
+        frame (two collectors would split the frames between them)."""
+        self._collector.cancel()
+
     async def send(self, frame: bytes) -> None:
         await self.tb.send(frame)
