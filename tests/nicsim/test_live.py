@@ -146,6 +146,10 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.timeout(900)                          # rtl: includes the nic_top build when not cached
 @pytest.mark.parametrize("backend", ["model", pytest.param("rtl", marks=pytest.mark.rtl)])
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["SIGINT", "SIGKILL"])
@@ -159,9 +163,12 @@ def test_interrupted_run_leaves_nothing_behind(sig: signal.Signals, backend: str
     tap = f"nsl{backend[0]}kill{int(sig)}"
     netns = _netns()
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
+    # As from a terminal: SIGINT at its default. pytest-xdist workers ignore SIGINT, and a
+    # Python started with SIGINT ignored keeps ignoring it (no KeyboardInterrupt), so without
+    # this the Ctrl-C case would test nothing under `make test`.
     p = subprocess.Popen([sys.executable, "-m", "nicsim", "live", "--bytes", str(64 << 20),
                           "--tap", tap, "--drop-rate", "0.01", "--backend", backend],
-                         cwd=ROOT, env=env,
+                         cwd=ROOT, env=env, preexec_fn=_sigint_default,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     sim: set[int] = set()
     try:
