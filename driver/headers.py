@@ -84,10 +84,7 @@ def _l2(data: bytes) -> tuple[int, int]:
 
 def ip_fast_csum(hdr: bytes) -> int:
     """One's-complement sum of an IPv4 header; 0 when the checksum is right."""
-    total = sum(struct.unpack(f'!{len(hdr) // 2}H', hdr))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
+    return ~csum_fold_sum(hdr) & 0xFFFF
 
 
 def parse_headers(data: bytes) -> PacketHeaders:

@@ -15,6 +15,8 @@ import ipaddress
 import struct
 from dataclasses import dataclass, field
 
+from driver.headers import csum_fold_sum, pseudo_hdr_seed
+
 ETH_P_ARP = 0x0806
 ETH_P_IPV4 = 0x0800
 ETH_P_IPV6 = 0x86DD
@@ -47,22 +49,10 @@ def mac_bytes(mac: str | bytes) -> bytes:
     return bytes(int(p, 16) for p in parts)
 
 
-def ones_complement_sum(data: bytes, start: int = 0) -> int:
-    """16-bit ones'-complement sum of `data` as big-endian words (RFC 1071), folded."""
-    if len(data) % 2:
-        data = data + b"\x00"
-    total = start
-    for (word,) in struct.iter_unpack("!H", data):
-        total += word
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return total
-
-
 def icmpv6_checksum(src: bytes, dst: bytes, icmp: bytes) -> int:
     """ICMPv6 checksum over the IPv6 pseudo-header (RFC 8200 section 8.1) and the message."""
-    pseudo = src + dst + struct.pack("!I3xB", len(icmp), IPPROTO_ICMPV6)
-    return (~ones_complement_sum(pseudo + icmp)) & 0xFFFF
+    seed = pseudo_hdr_seed(ipaddress.IPv6Address(src), ipaddress.IPv6Address(dst), IPPROTO_ICMPV6, len(icmp))
+    return ~csum_fold_sum(icmp, seed) & 0xFFFF
 
 
 def solicited_node(addr: bytes) -> bytes:
@@ -154,8 +144,7 @@ class NeighResponder:
             return None
         if frame[14 + 7] != 255:
             raise NeighError(f"neighbour discovery with hop limit {frame[21]} (RFC 4861 requires 255)")
-        pseudo = src + dst + struct.pack("!I3xB", len(icmp), IPPROTO_ICMPV6)
-        if ones_complement_sum(pseudo + icmp) != 0xFFFF:
+        if icmpv6_checksum(src, dst, icmp):
             raise NeighError("ICMPv6 checksum mismatch")
         target = icmp[8:24]
         opts = self._options(icmp[24:])
