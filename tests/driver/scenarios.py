@@ -927,8 +927,6 @@ def check_tcp_frame(frame: bytes) -> Any:
     else:
         l3, plen = IPv6, pkt[IPv6].plen
     got = tcp.chksum
-    seg = pkt[l3].copy()
-    del seg[TCP].chksum
     # rebuild from the L3 header down, padding dropped, so scapy recomputes over the segment
     raw = bytes(pkt[l3])[:(pkt[l3].ihl * 4 + plen) if l3 is IP else 40 + plen]
     re = l3(raw)
