@@ -9,45 +9,19 @@ line rate delivered. Writes build/bench/rx_linerate.json and build/bench/rx_line
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 
-import subprocess
-from pathlib import Path
-
-from tb.sim import BUILD_ROOT, REPO_ROOT, rtl_file_list, run_rtl_test
+from bench.common import arg_parser, parse_configs, pyplot, rtl_sources
+from tb.sim import BUILD_ROOT, run_rtl_test
 
 SIZES = [64, 65, 96, 128, 192, 256, 512, 1024, 1518, 4096, 9000]
 CONFIGS = [(64, 128), (512, 512), (512, 1024)]
-SPLITS = "1,0"
-
-
-def rtl_sources(rev: str | None) -> tuple[list[Path], dict[str, object]]:
-    """The RTL to simulate: rtl/files.f of the working tree, or (`rev`, e.g. HEAD) a snapshot
-    of rtl/ at that git revision in build/bench/rtl-<rev>/, built in its own build folder (a
-    define names it), so a bench can run while rtl/ is being edited."""
-    if not rev:
-        return rtl_file_list(), {}
-    sha = subprocess.run(["git", "rev-parse", "--short", rev], cwd=REPO_ROOT, check=True,
-                         capture_output=True, text=True).stdout.strip()
-    root = BUILD_ROOT / "bench" / f"rtl-{sha}"
-    if not (root / "rtl" / "files.f").is_file():
-        root.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(["git", "archive", sha, "rtl"], cwd=REPO_ROOT, check=True,
-                                 capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(root)], input=archive, check=True)
-    lines = (root / "rtl" / "files.f").read_text().splitlines()
-    files = [root / ln.split("#", 1)[0].strip() for ln in lines if ln.split("#", 1)[0].strip()]
-    return files, {"BENCH_RTL_REV": sha}
 
 
 def plot(doc: dict, path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
     for ax, split in zip(axes, (True, False)):
         for cfg in doc["configs"]:
@@ -69,17 +43,10 @@ def plot(doc: dict, path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.rx_linerate", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="comma-separated frame sizes")
-    ap.add_argument("--split", default=SPLITS, help="header/data split settings: 1,0 | 1 | 0")
-    ap.add_argument("--configs", default=",".join(f"{d}/{m}" for d, m in CONFIGS),
-                    help="MAC/DMA widths, e.g. 64/128,512/1024")
-    ap.add_argument("--rtl-rev", default=None,
-                    help="simulate rtl/ as of this git revision (default: the working tree)")
+    ap = arg_parser("bench.rx_linerate", __doc__, SIZES, CONFIGS)
     args = ap.parse_args(argv)
     sources, defines = rtl_sources(args.rtl_rev)
-    configs = [tuple(int(x) for x in c.split("/")) for c in args.configs.split(",")]
+    configs = parse_configs(args.configs)
     out_dir = BUILD_ROOT / "bench"
     out_dir.mkdir(parents=True, exist_ok=True)
     doc = {"benchmark": "rx_linerate", "configs": []}

@@ -14,27 +14,19 @@ Writes build/bench/rx_metrics.json and build/bench/rx_{dma_efficiency,bursts,lat
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 
-from bench.rx_linerate import rtl_sources
+from bench.common import arg_parser, parse_configs, pyplot, rtl_sources
 from tb.sim import BUILD_ROOT, run_rtl_test
 
 SIZES = [64, 128, 256, 512, 1024, 1518, 4096, 9000]
 CONFIGS = [(64, 128), (512, 1024)]
 
 
-def _plt():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
-
-
 def plot_efficiency(doc: dict, path) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
     for ax, split in zip(axes, (True, False)):
         for cfg in doc["configs"]:
@@ -58,7 +50,7 @@ def plot_efficiency(doc: dict, path) -> None:
 
 
 def plot_bursts(doc: dict, path, sizes=(64, 1518, 9000)) -> None:
-    plt = _plt()
+    plt = pyplot()
     cfgs = doc["configs"]
     fig, axes = plt.subplots(len(cfgs), len(sizes), figsize=(4 * len(sizes), 3.2 * len(cfgs)),
                              squeeze=False)
@@ -85,7 +77,7 @@ def plot_bursts(doc: dict, path, sizes=(64, 1518, 9000)) -> None:
 
 
 def plot_latency(doc: dict, path) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     for ax, key, title in ((axes[0], "latency_isolated", "isolated frames (NIC idle)"),
                            (axes[1], "latency_back_to_back", "back-to-back frames (queueing)")):
@@ -108,7 +100,7 @@ def plot_latency(doc: dict, path) -> None:
 
 
 def plot_goodput(doc: dict, path) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 4.5))
     labels, got, theo_beats, wire = [], [], [], []
     for cfg in doc["configs"]:
@@ -135,20 +127,13 @@ def plot_goodput(doc: dict, path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.rx_metrics", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="comma-separated frame sizes")
-    ap.add_argument("--split", default="1,0", help="header/data split settings: 1,0 | 1 | 0")
-    ap.add_argument("--configs", default=",".join(f"{d}/{m}" for d, m in CONFIGS),
-                    help="MAC/DMA widths, e.g. 64/128,512/1024")
+    ap = arg_parser("bench.rx_metrics", __doc__, SIZES, CONFIGS)
     ap.add_argument("--goodput-bytes", type=int, default=2 << 20, help="TCP stream length")
     ap.add_argument("--mtus", default="1500,9000", help="MTUs of the goodput streams")
     ap.add_argument("--tests", default="dma_metrics,devmem_goodput", help="cocotb tests to run")
-    ap.add_argument("--rtl-rev", default=None,
-                    help="simulate rtl/ as of this git revision (default: the working tree)")
     args = ap.parse_args(argv)
     sources, defines = rtl_sources(args.rtl_rev)
-    configs = [tuple(int(x) for x in c.split("/")) for c in args.configs.split(",")]
+    configs = parse_configs(args.configs)
     out_dir = BUILD_ROOT / "bench"
     out_dir.mkdir(parents=True, exist_ok=True)
     doc = {"benchmark": "rx_metrics", "configs": []}

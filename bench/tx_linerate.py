@@ -8,22 +8,19 @@ of line rate. Writes build/bench/tx_linerate.json and build/bench/tx_linerate.pn
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 
-from tb.sim import BUILD_ROOT, rtl_file_list, run_rtl_test
+from bench.common import arg_parser, parse_configs, pyplot, rtl_sources
+from tb.sim import BUILD_ROOT, run_rtl_test
 
 SIZES = [64, 65, 128, 256, 512, 1024, 1518, 4096, 9000]
 CONFIGS = [(64, 128), (512, 1024)]
 
 
 def plot(doc: dict, path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for cfg in doc["configs"]:
         xs = [r["frame_bytes"] for r in cfg["results"]]
@@ -41,20 +38,19 @@ def plot(doc: dict, path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.tx_linerate", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="comma-separated frame sizes")
-    args = ap.parse_args(argv)
+    args = arg_parser("bench.tx_linerate", __doc__, SIZES, CONFIGS, split=False).parse_args(argv)
+    sources, defines = rtl_sources(args.rtl_rev)
     out_dir = BUILD_ROOT / "bench"
     out_dir.mkdir(parents=True, exist_ok=True)
     doc = {"benchmark": "tx_linerate", "configs": []}
-    for data_w, dma_w in CONFIGS:
+    for data_w, dma_w in parse_configs(args.configs):
         part = out_dir / f"tx_linerate_{data_w}_{dma_w}.json"
         print(f"bench: tx line rate, MAC {data_w} / DMA {dma_w} bits, sizes {args.sizes}", flush=True)
         t0 = time.monotonic()
-        run_rtl_test("nic_top", rtl_file_list(), "bench.tx_linerate_sim",
+        run_rtl_test("nic_top", sources, "bench.tx_linerate_sim",
                      {"DATA_W": data_w, "DMA_DATA_W": dma_w}, f"bench_tx_linerate-{data_w}-{dma_w}",
-                     extra_env={"BENCH_SIZES": args.sizes, "BENCH_OUT": str(part)}, seed=1)
+                     extra_env={"BENCH_SIZES": args.sizes, "BENCH_OUT": str(part)}, seed=1,
+                     defines=defines)
         cfg = json.loads(part.read_text())
         cfg["wall_s"] = round(time.monotonic() - t0, 1)
         doc["configs"].append(cfg)

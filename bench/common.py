@@ -1,0 +1,57 @@
+"""What the benchmark front ends (`bench/rx_linerate.py`, `rx_metrics.py`, `tx_linerate.py`)
+share: the RTL sources to simulate, the command-line options every one of them takes, and
+matplotlib without a display."""
+from __future__ import annotations
+
+import argparse
+import subprocess
+from pathlib import Path
+
+from tb.sim import BUILD_ROOT, REPO_ROOT, rtl_file_list
+
+
+def rtl_sources(rev: str | None) -> tuple[list[Path], dict[str, object]]:
+    """The RTL to simulate: rtl/files.f of the working tree, or (`rev`, e.g. HEAD) a snapshot
+    of rtl/ at that git revision in build/bench/rtl-<rev>/, built in its own build folder (a
+    define names it), so a bench can run while rtl/ is being edited."""
+    if not rev:
+        return rtl_file_list(), {}
+    sha = subprocess.run(["git", "rev-parse", "--short", rev], cwd=REPO_ROOT, check=True,
+                         capture_output=True, text=True).stdout.strip()
+    root = BUILD_ROOT / "bench" / f"rtl-{sha}"
+    if not (root / "rtl" / "files.f").is_file():
+        root.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "archive", sha, "rtl"], cwd=REPO_ROOT, check=True,
+                                 capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(root)], input=archive, check=True)
+    lines = (root / "rtl" / "files.f").read_text().splitlines()
+    files = [root / ln.split("#", 1)[0].strip() for ln in lines if ln.split("#", 1)[0].strip()]
+    return files, {"BENCH_RTL_REV": sha}
+
+
+def arg_parser(prog: str, doc: str, sizes: list[int], configs: list[tuple[int, int]],
+               split: bool = True) -> argparse.ArgumentParser:
+    """The options every benchmark takes: --sizes, --configs, --rtl-rev (and --split)."""
+    ap = argparse.ArgumentParser(prog=f"python -m {prog}", description=doc,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default=",".join(map(str, sizes)), help="comma-separated frame sizes")
+    if split:
+        ap.add_argument("--split", default="1,0", help="header/data split settings: 1,0 | 1 | 0")
+    ap.add_argument("--configs", default=",".join(f"{d}/{m}" for d, m in configs),
+                    help="MAC/DMA widths, e.g. 64/128,512/1024")
+    ap.add_argument("--rtl-rev", default=None,
+                    help="simulate rtl/ as of this git revision (default: the working tree)")
+    return ap
+
+
+def parse_configs(text: str) -> list[tuple[int, int]]:
+    """"64/128,512/1024" -> [(64, 128), (512, 1024)]."""
+    return [tuple(int(x) for x in c.split("/")) for c in text.split(",")]
+
+
+def pyplot():
+    """matplotlib.pyplot on the Agg backend (no display needed)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
