@@ -66,7 +66,8 @@ venv_ok() { [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c '' 2>/dev/null; }
 # 1. Debian packages. make/g++/perl run Verilator's build (its `verilator` is a perl script);
 #    liblz4-dev and zlib1g-dev are needed for FST waveforms (--trace-fst); ccache makes every
 #    simulator build after the first reuse the compiled Verilator runtime (~8 s -> <1 s);
-#    iproute2 gives `ip`, which the live co-simulation uses to configure its TAP device.
+#    lcov gives `genhtml` for the coverage report of `make regress`; iproute2 gives `ip`, which
+#    the live co-simulation uses to configure its TAP device.
 # ---------------------------------------------------------------------------------------------
 APT_PKGS=(make g++ perl liblz4-dev zlib1g-dev ccache lcov iproute2)
 
