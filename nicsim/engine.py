@@ -30,11 +30,12 @@ from driver.headers import AF_INET, AF_INET6, IPPROTO_TCP, HeaderError, TcpFlags
 from driver.kernel import Kernel
 from driver.netdev import COUNTERS, Netdev
 from driver.rx_queue import RxFrame
-from driver.socket import CMSG_SPACE, MSG_SOCK_DEVMEM, SOCK_STREAM, Socket
+from driver.socket import SOCK_STREAM, Socket
 from models.host_memory import PAGE_SIZE
 from models.rss import Classifier, RssType
 from models.rx_parser import parse_frame
 from tb.rx_env import MirrorHw
+from tests.driver.scenarios import Reader
 
 ETH_MIN = 60
 DEFAULT_RSS_KEY = bytes.fromhex(
@@ -43,7 +44,6 @@ DEFAULT_RSS_KEY = bytes.fromhex(
 ALL_FLOW_TYPES = {"ip4", "tcp4", "udp4", "ip6", "tcp6", "udp6"}
 SETTLE_NS = 100
 SETTLE_POLLS = 20000
-CMSG_BYTES = CMSG_SPACE(24)
 DEVMEM_PAGES = 512
 
 
@@ -132,15 +132,23 @@ class RecordingNetdev(Netdev):
 
 @dataclass
 class Conn:
-    """One accepted TCP connection direction and what the application read from it."""
+    """One accepted TCP connection direction and what the application read from it
+    (`reader`: tests/driver/scenarios.Reader, the ncdevmem-like loop)."""
 
-    sock: Socket
     name: str
-    got: bytearray = field(default_factory=bytearray)
-    devmem_bytes: int = 0
-    linear_bytes: int = 0
+    reader: Reader
     tokens_returned: int = 0
-    eof: bool = False
+
+    def drain(self) -> None:
+        """Read until EAGAIN, end of stream or a reset; give back every token it took."""
+        if self.reader.eof:
+            return
+        try:
+            self.reader.drain()
+        except KernelError as e:
+            if e.errno != errno.ECONNRESET:
+                raise
+        self.tokens_returned += self.reader.give_back()
 
 
 def conn_name(family: int, saddr: Any, sport: int, daddr: Any, dport: int) -> str:
@@ -245,34 +253,9 @@ async def replay(env: Any, frames: list[bytes | None], cfg: ReplayConfig,
                     raise
                 sk = s.sk
                 name = conn_name(sk.family, sk.raddr, sk.rport, sk.laddr, sk.lport)
-                conns[name] = Conn(s, name)
+                conns[name] = Conn(name, Reader(s, dmabufs, withhold=True))
         for c in conns.values():
-            while not c.eof:
-                try:
-                    m = c.sock.recvmsg(1 << 20, 64 * CMSG_BYTES, MSG_SOCK_DEVMEM)
-                except KernelError as e:
-                    if e.errno in (errno.EAGAIN, errno.ECONNRESET):
-                        break
-                    raise
-                if m.nbytes == 0:
-                    c.eof = True
-                    break
-                if not m.cmsgs:
-                    c.got += m.data
-                    continue
-                pos, tokens = 0, []
-                for cm in m.cmsgs:
-                    d = cm.data
-                    if cm.is_linear:
-                        c.got += m.data[pos:pos + d.frag_size]
-                        pos += d.frag_size
-                        c.linear_bytes += d.frag_size
-                    else:    # device memory: through the GPU accessor only
-                        c.got += dmabufs[d.dmabuf_id].gpu_read(d.frag_offset, d.frag_size)
-                        c.devmem_bytes += d.frag_size
-                        tokens.append(d.frag_token)
-                for i in range(0, len(tokens), 128):
-                    c.tokens_returned += c.sock.dontneed(tokens[i:i + 128])
+            c.drain()
 
     async def counters() -> dict[str, int]:
         return await nd.hw_stats()
@@ -347,14 +330,15 @@ async def replay(env: Any, frames: list[bytes | None], cfg: ReplayConfig,
     streams: dict[str, dict[str, Any]] = {}
     for name, c in conns.items():
         on_devmem = bool(conn_queues.get(name, set()) & bound)
-        streams[name] = {"bytes": len(c.got), "devmem_bytes": c.devmem_bytes,
-                         "linear_bytes": c.linear_bytes, "tokens_returned": c.tokens_returned,
-                         "eof": c.eof, "devmem_queue": on_devmem,
+        r = c.reader
+        streams[name] = {"bytes": len(r.got), "devmem_bytes": r.devmem_bytes,
+                         "linear_bytes": r.linear_bytes, "tokens_returned": c.tokens_returned,
+                         "eof": r.eof, "devmem_queue": on_devmem,
                          "queues": sorted(conn_queues.get(name, set()))}
         if cfg.dump_streams and on_devmem:
             out = Path(cfg.dump_streams)
             out.mkdir(parents=True, exist_ok=True)
-            (out / f"{name}.bin").write_bytes(bytes(c.got))
+            (out / f"{name}.bin").write_bytes(bytes(r.got))
             streams[name]["file"] = str(out / f"{name}.bin")
     stats = {"hw": await counters(), "cpu_reads_of_device_memory": env.dev.cpu_reads,
              "tcp": kernel.tcp.mib.as_dict(),
