@@ -46,11 +46,12 @@ from driver.headers import AF_INET
 from driver.kernel import Kernel
 from driver.neigh import mac_bytes
 from driver.netdev import Netdev
-from driver.socket import (CMSG_SPACE, MSG_SOCK_DEVMEM, MSG_ZEROCOPY, SCM_DEVMEM_DMABUF,
+from driver.socket import (MSG_ZEROCOPY, SCM_DEVMEM_DMABUF,
                            SO_ZEROCOPY, SOCK_STREAM, SOL_SOCKET)
 from driver.tcp import TcpState
 from models.host_memory import PAGE_SIZE
 from nicsim.live_net import LiveNet, LiveNetConfig
+from tests.driver.scenarios import Reader
 
 NIC_MAC = "02:00:00:00:00:02"
 RX_PORT = 5201
@@ -382,49 +383,30 @@ async def _devmem_rx(cfg, ncfg, net, kernel, nd, rx_buf, rx_id, socks, res, pump
     t0 = time.monotonic()
     s0 = env.sim_ns()
     peer.start()
-    got = bytearray()
-    conn = None
-    eof = False
+    reader: Reader | None = None     # the ncdevmem-like loop, once Linux has connected
 
     def status() -> str:
-        return (f"live rx: {len(got)}/{cfg.nbytes} B, drops to nic/linux "
+        return (f"live rx: {len(reader.got) if reader else 0}/{cfg.nbytes} B, drops to nic/linux "
                 f"{res.dropped_to_nic}/{res.dropped_to_linux}, retrans {kernel.tcp.mib.RetransSegs}")
 
-    while not (eof and not peer.is_alive()):
+    while not (reader and reader.eof and not peer.is_alive()):
         await pump(status)
         if peer.error is not None:
             raise RuntimeError(f"Linux sender: {peer.error!r}")
-        if conn is None:
+        if reader is None:
             try:
                 conn, _ = lst.accept()
             except KernelError as e:
                 if e.errno != errno.EAGAIN:
                     raise
                 continue
-        while not eof:
-            try:
-                m = conn.recvmsg(1 << 20, 128 * CMSG_SPACE(24), MSG_SOCK_DEVMEM)
-            except KernelError as e:
-                if e.errno == errno.EAGAIN:
-                    break
-                raise
-            if m.nbytes == 0:
-                eof = True
-                conn.close()                       # our FIN: Linux's recv() returns 0
-                break
-            tokens = []
-            for cm in m.cmsgs:
-                d = cm.data
-                if cm.is_dmabuf:
-                    got += rx_buf.gpu_read(d.frag_offset, d.frag_size)
-                    res.rx_devmem_bytes += d.frag_size
-                    tokens.append(d.frag_token)
-                else:
-                    got += m.data                  # SCM_DEVMEM_LINEAR or ordinary bytes
-            if not m.cmsgs:
-                got += m.data
-            for i in range(0, len(tokens), 128):
-                conn.dontneed(tokens[i:i + 128])
+            reader = Reader(conn, {rx_id: rx_buf}, ctrl_msgs=128)
+        if not reader.eof:
+            reader.drain()
+            if reader.eof:
+                reader.sock.close()                # our FIN: Linux's recv() returns 0
+    got = reader.got
+    res.rx_devmem_bytes = reader.devmem_bytes
     res.rx_wall_s = time.monotonic() - t0
     res.rx_bytes = len(got)
     res.rx_ok = bytes(got) == data and res.rx_devmem_bytes == len(data)
