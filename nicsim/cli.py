@@ -293,7 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--start", type=float, default=None, help="window start, ns")
     w.add_argument("--end", type=float, default=None, help="window end, ns")
     w.add_argument("--frame", type=int, default=None, help="centre on the Nth frame on the RX stream (0-based)")
-    w.add_argument("--window", type=float, default=None, help="window width in ns around --frame (default 600)")
+    w.add_argument("--window", type=float, default=None, help="window width in ns around --frame (default: from just before the frame to 600 ns after its last beat)")
     w.set_defaults(func=cmd_waves)
     return ap
 
