@@ -31,11 +31,9 @@ from typing import Callable, Sequence
 from driver import regs
 from driver.hw import NicHw
 from driver.ring import Ring, program_ring
-from models.formats import TX_CPL_BYTES, TX_DESC_BYTES, TxCompletion, TxDesc, TxStatus
+from models.formats import (TX_CPL_BYTES, TX_DESC_BYTES, TX_MAX_SEGS, TX_SEG_PAGE, TxCompletion,
+                            TxDesc, TxStatus)
 
-TX_PAGE = 4096
-"""A descriptor's `[addr, addr + len)` must not cross a 4 KiB boundary (docs/tx.md)."""
-TX_SEG_MAX = 4096
 MAX_TX_RING_LOG2 = 15
 IDX_MASK = 0xFFFF
 
@@ -120,7 +118,7 @@ def split_at_pages(segments: Sequence[tuple[int, int]]) -> list[tuple[int, int]]
         if n < 0:
             raise TxFrameError(f'segment 0x{addr:x} has a negative length {n}')
         while n > 0:
-            k = min(n, TX_PAGE - (addr % TX_PAGE))
+            k = min(n, TX_SEG_PAGE - (addr % TX_SEG_PAGE))
             out.append((addr, k))
             addr += k
             n -= k
@@ -134,7 +132,7 @@ class TxQueue:
     hw: NicHw
     index: int
     config: TxQueueConfig = field(default_factory=TxQueueConfig)
-    max_segs: int = 16
+    max_segs: int = TX_MAX_SEGS
     on_complete: Callable[[TxDone], None] | None = None
     """Called once per completed frame, in completion order, from `clean_tx_irq`."""
     _ring: Ring | None = None
