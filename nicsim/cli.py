@@ -129,13 +129,17 @@ def summarize(res) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
     return rows
 
 
-def print_summary(res, wall: float) -> None:  # type: ignore[no-untyped-def]
-    rows = summarize(res) + [("wall time", f"{wall:.1f} s")]
+def print_table(rows: list[tuple[str, str]]) -> None:
+    """Two aligned columns, indented, between blank lines."""
     w = max(len(k) for k, _ in rows)
     print()
     for k, v in rows:
         print(f"  {k:<{w}}  {v}")
     print(flush=True)
+
+
+def print_summary(res, wall: float) -> None:  # type: ignore[no-untyped-def]
+    print_table(summarize(res) + [("wall time", f"{wall:.1f} s")])
 
 
 # ------------------------------------------------------------------------------------ waves
@@ -216,11 +220,7 @@ def cmd_live(args: argparse.Namespace) -> int:
         ("wall time", f"{wall:.1f} s" + (" (with the Verilator build, if one was needed)"
                                          if args.backend == "rtl" else "")),
     ]
-    w = max(len(k) for k, _ in rows)
-    print()
-    for k, v in rows:
-        print(f"  {k:<{w}}  {v}")
-    print(flush=True)
+    print_table(rows)
     for e in res.errors:
         print(f"nicsim live: {e}", file=sys.stderr)
     return 0 if res.ok else 1

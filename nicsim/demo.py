@@ -64,7 +64,7 @@ def build_traffic(frames_per_flow: int, devmem_bytes: int, seed: int) -> tuple[l
 
 
 def main(args: argparse.Namespace) -> int:
-    from nicsim.cli import summarize
+    from nicsim.cli import print_table, summarize
     from nicsim.engine import ReplayConfig, parse_steer
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 2**31)
     out_dir = Path(args.out)
@@ -112,13 +112,11 @@ def main(args: argparse.Namespace) -> int:
              f"resets {tcp['EstabResets']}, challenge ACKs {tcp['TCPChallengeACK']}, "
              f"out of window {tcp['TCPOutOfWindow']}, RSTs in {tcp['InRsts']})"),
             ("wall time", f"{wall:.1f} s")]
-    w = max(len(k) for k, _ in rows)
-    print("\ndemo: RSS + a steered devmem flow on the " + args.backend.upper())
-    for k, v in rows:
-        print(f"  {k:<{w}}  {v}")
+    print("\ndemo: RSS + a steered devmem flow on the " + args.backend.upper(), end="")
+    print_table(rows)
     (out_dir / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     report = write_report(out_dir, res, rows, waves)
-    print(f"\nreport: {report}")
+    print(f"report: {report}")
     if waves:
         print(f"waveform: {waves}  (nicsim waves {waves})")
     return 0 if ok and res.stats["cpu_reads_of_device_memory"] == 0 else 1
