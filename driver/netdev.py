@@ -40,6 +40,7 @@ from driver.page_pool import HostPageAllocator, HostPageProvider, MemoryProvider
 from driver.rx_queue import MAX_RING_LOG2, RxBuffer, RxFrame, RxQueue, RxQueueConfig
 from driver.skbuff import IpSummed, SkBuff, SkbFrag
 from driver.tx_queue import NetdevTx, TxCsum, TxDone, TxFrameError, TxQueue, TxQueueConfig
+from models.formats import TxStatus
 from models.host_memory import PAGE_SIZE
 
 if TYPE_CHECKING:
@@ -813,7 +814,6 @@ class Netdev:
         return len(done)
 
     def _tx_complete(self, tq: NetdevTxQueue, d: TxDone) -> None:
-        from models.formats import TxStatus
         buf = tq.tx_buffers.pop(d.tag)
         tq.free_tags.append(d.tag)
         self._tx_unmap(buf)
