@@ -3,8 +3,9 @@
 Traffic: eight ordinary TCP/UDP flows (IPv4 and IPv6) that RSS spreads over queues 0..6 (no
 connection behind them: the driver answers their TCP segments with RSTs), one TCP connection
 (SYN, the handshake's ACK, data, FIN, as the server's NIC receives them) that an n-tuple rule
-steers to queue 7, which is bound to a dma-buf in device (GPU) memory, and a few frames the
-NIC must drop (a runt, an oversize frame, a frame with a broken IP header). The reference
+steers to queue 7, which is bound to a dma-buf in device (GPU) memory, and three odd frames
+(a 40-byte frame, which the replay pads to 60 bytes and the NIC delivers; an oversize frame and
+a frame with a broken IP header, which it drops). The reference
 driver runs it all (Netdev, ethtool RSS and NtupleRules, netlink bind_rx, the TCP endpoint
 and a devmem socket that reads the payload through the GPU accessor and returns its tokens
 with SO_DEVMEM_DONTNEED), through the same engine as `nicsim replay`. Output: a summary
