@@ -24,12 +24,11 @@ from scapy.layers.l2 import Ether
 from scapy.utils import checksum
 
 from driver import regs
+from models.formats import TX_MAX_SEGS as MAX_SEGS
+from models.formats import TX_MIN_FRAME_LEN as MIN_LEN
+from models.formats import TX_SEG_PAGE as PAGE
 from models.formats import TxCompletion, TxDesc, TxStatus
-from models.tx import check_frame, l4_checksum
-
-MAX_SEGS = 16
-MIN_LEN = 60
-PAGE = 4096
+from models.tx import STATUS_COUNTER, TX_COUNTER_NAMES, check_frame, frame_extent, l4_checksum
 
 
 # ------------------------------------------------------------------------------------------
@@ -220,15 +219,9 @@ def spec_outcomes(descs: list[TxDesc | None], first_idx: int, queue: int, cq_fir
     cq = cq_first
     size = 1 << cq_log2
     while i < len(descs):
-        k = None
-        for j, d in enumerate(descs[i:i + MAX_SEGS]):
-            if d is None or d.eop:
-                k = j + 1
-                break
+        k = frame_extent(descs[i:])
         if k is None:
-            if len(descs) - i < MAX_SEGS:
-                break
-            k = MAX_SEGS
+            break
         fr = descs[i:i + k]
         st = spec_status(fr, limit)
         if check_model:
@@ -567,11 +560,7 @@ class IrqMonitor:
 # ------------------------------------------------------------------------------------------
 # Plans of frames per queue, posted and checked on the RTL
 # ------------------------------------------------------------------------------------------
-COUNTERS = ["TX_FRAMES", "TX_BYTES", "TX_ERR_BAD_SEG", "TX_ERR_BAD_LEN", "TX_ERR_BAD_CSUM",
-            "TX_DMA_RD_ERR", "TX_DESC_RD_ERR"]
-STATUS_COUNTER = {TxStatus.OK: "TX_FRAMES", TxStatus.BAD_SEG: "TX_ERR_BAD_SEG",
-                  TxStatus.BAD_LEN: "TX_ERR_BAD_LEN", TxStatus.BAD_CSUM: "TX_ERR_BAD_CSUM",
-                  TxStatus.DMA_RD_ERR: "TX_DMA_RD_ERR", TxStatus.DESC_RD_ERR: "TX_DESC_RD_ERR"}
+COUNTERS = TX_COUNTER_NAMES
 
 
 class QueuePlan:
