@@ -16,7 +16,7 @@ import pytest
 from driver import regs
 from driver.rx_queue import RxQueueConfig
 from models.formats import TxCompletion, TxDesc
-from models.tx import l4_checksum
+from models.tx import l4_checksum, ones_complement_sum
 from tb.frames import Flow, build, pattern
 from tb.nic_tb import NicTb, TrafficProfile
 from tb.rx_env import bring_up as rx_bring_up
@@ -26,16 +26,6 @@ from tb.tx_env import (COUNTERS, PAGE, AxiChecker, IrqMonitor, PagePool, QueuePl
                        bring_up, good_frame, match_sent, read_counters, run_plans)
 
 LIMIT = 9000
-
-
-def ones_sum(data: bytes) -> int:
-    """RFC 1071 folded sum of big-endian 16-bit words (odd length: zero padded)."""
-    if len(data) % 2:
-        data += b"\0"
-    s = sum(int.from_bytes(data[i:i + 2], "big") for i in range(0, len(data), 2))
-    while s > 0xFFFF:
-        s = (s & 0xFFFF) + (s >> 16)
-    return s
 
 
 def raw_csum_frame(rng: random.Random, n: int, start: int, off: int, udp: bool,
@@ -52,7 +42,7 @@ def raw_csum_frame(rng: random.Random, n: int, start: int, off: int, udp: bool,
     if zero:
         p = rng.choice(cands)
         data[p:p + 2] = b"\0\0"
-        s = ones_sum(bytes(data[start:]))
+        s = ones_complement_sum(data[start:])
         data[p:p + 2] = (0xFFFF - s).to_bytes(2, "big")
     elif carry and cands:
         p = rng.choice(cands)
