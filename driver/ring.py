@@ -29,9 +29,22 @@ class Ring:
 
 
 async def program_ring(hw: NicHw, queue_base: int, ring_off: int, ring: Ring) -> None:
-    """Point the NIC's ring registers at `ring` (and reset the driver's index to 0)."""
+    """Point the NIC's ring registers at `ring` (its `SW_IDX` register written 0; `ring.sw_idx`
+    is the caller's to reset)."""
     reg = queue_base + ring_off
     await hw.write32(reg + regs.RING_BASE_LO, ring.base & 0xFFFF_FFFF)
     await hw.write32(reg + regs.RING_BASE_HI, ring.base >> 32)
     await hw.write32(reg + regs.RING_SIZE, ring.log2)
     await hw.write32(reg + regs.RING_SW_IDX, 0)
+
+
+async def wait_not_busy(hw: NicHw, status_reg: int, busy: regs.Field, what: str,
+                        timeout_ns: int) -> None:
+    """Poll `status_reg` every 100 ns until its `busy` bit reads 0 (a queue's `STATUS.busy`
+    after `CTRL.enable` was cleared); RuntimeError naming `what` after `timeout_ns`."""
+    waited = 0
+    while busy.get(await hw.read32(status_reg)):
+        if waited >= timeout_ns:
+            raise RuntimeError(f'{what}: still busy {timeout_ns} ns after disable')
+        await hw.delay(100)
+        waited += 100

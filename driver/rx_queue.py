@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from driver import regs
 from driver.hw import NicHw
-from driver.ring import Ring, program_ring
+from driver.ring import Ring, program_ring, wait_not_busy
 from models.formats import CPL_BYTES, DESC_BYTES, RxCompletion, RxDesc
 
 MAX_RING_LOG2 = 15
@@ -149,12 +149,8 @@ class RxQueue:
         (STATUS.busy), so its buffers and rings may be reused; RuntimeError on a timeout."""
         await self.hw.write32(self._reg(regs.RXQ_CTRL), 0)
         self.enabled = False
-        waited = 0
-        while regs.RXQ_STATUS_BUSY.get(await self.hw.read32(self._reg(regs.RXQ_STATUS))):
-            if waited >= timeout_ns:
-                raise RuntimeError(f"rx queue {self.index}: still busy {timeout_ns} ns after disable")
-            await self.hw.delay(100)
-            waited += 100
+        await wait_not_busy(self.hw, self._reg(regs.RXQ_STATUS), regs.RXQ_STATUS_BUSY,
+                            f"rx queue {self.index}", timeout_ns)
         for ring_off, ring in ((regs.RXQ_HDR_RING, self._hdr), (regs.RXQ_PAY_RING, self._pay), (regs.RXQ_CQ, self._cq)):
             if ring is not None:
                 ring.sw_idx = 0

@@ -30,7 +30,7 @@ from typing import Callable, Sequence
 
 from driver import regs
 from driver.hw import NicHw
-from driver.ring import Ring, program_ring
+from driver.ring import Ring, program_ring, wait_not_busy
 from models.formats import (TX_CPL_BYTES, TX_DESC_BYTES, TX_MAX_SEGS, TX_SEG_PAGE, TxCompletion,
                             TxDesc, TxStatus)
 
@@ -210,17 +210,13 @@ class TxQueue:
 
     async def disable(self, timeout_ns: int = 1_000_000) -> None:
         """Clear `CTRL.enable` and wait for `STATUS.busy == 0` (a started frame is finished
-        and its completion written); then the hardware indices read 0, and the driver's
-        `SW_IDX` registers are written to 0 (docs/tx.md). Completions written before the
-        queue stopped must be collected with `clean_tx_irq` *before* calling this."""
+        and its completion written); then the hardware indices read 0 (docs/tx.md).
+        Completions written before the queue stopped must be collected with `clean_tx_irq`
+        before `reset_indices` writes the `SW_IDX` registers back to 0."""
         await self.hw.write32(self._reg(regs.TXQ_CTRL), 0)
         self.enabled = False
-        waited = 0
-        while regs.TXQ_STATUS_BUSY.get(await self.hw.read32(self._reg(regs.TXQ_STATUS))):
-            if waited >= timeout_ns:
-                raise RuntimeError(f'tx queue {self.index}: still busy {timeout_ns} ns after disable')
-            await self.hw.delay(100)
-            waited += 100
+        await wait_not_busy(self.hw, self._reg(regs.TXQ_STATUS), regs.TXQ_STATUS_BUSY,
+                            f'tx queue {self.index}', timeout_ns)
 
     async def reset_indices(self) -> None:
         """After `disable` (and a last `clean_tx_irq`): ring indices back to 0 on both sides."""
