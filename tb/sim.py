@@ -342,9 +342,9 @@ def run_rtl_test(
         seed = int(env_seed) if env_seed else random.SystemRandom().randrange(1, 2**31)
 
     src_paths = rtl(*sources)
-    tag = _safe(os.environ.get("SIM_RUN_TAG", "").strip()) if os.environ.get("SIM_RUN_TAG", "").strip() else ""
+    tag = os.environ.get("SIM_RUN_TAG", "").strip()
     if tag:
-        name = f"{name}-{tag}"
+        name = f"{name}-{_safe(tag)}"
     build_args = list(build_args)
     if timing:
         build_args += TIMING_BUILD_ARGS
