@@ -62,23 +62,21 @@ class TcpPeer:
         """Sequence number of stream byte `offset` (the SYN takes isn)."""
         return (self.isn + 1 + offset) & SEQ_MASK
 
-    def frame(self, seq: int, payload: bytes = b'', flags: str = 'PA') -> bytes:
+    def frame(self, seq: int, payload: bytes = b'', flags: str = 'PA', window: int = 65535,
+              ack: int | None = None, options: list | None = None) -> bytes:
+        """One peer segment; `ack` defaults to `ack_seq`."""
         f = self.flow
         l3 = IPv6(src=self.src, dst=self.dst) if f.ipv6 else IP(src=self.src, dst=self.dst)
-        pkt = Ether(src=MAC_SRC, dst=MAC_DST) / l3 / TCP(sport=f.sport, dport=f.dport, seq=seq,
-                                                         ack=self.ack_seq, flags=flags,
-                                                         window=65535)
+        pkt = Ether(src=MAC_SRC, dst=MAC_DST) / l3 / TCP(
+            sport=f.sport, dport=f.dport, seq=seq, ack=self.ack_seq if ack is None else ack,
+            flags=flags, window=window, options=options or [])
         if payload:
             pkt = pkt / Raw(payload)
         return pad(bytes(pkt))
 
     def syn(self) -> bytes:
         """The SYN, with the MSS option (a stack without one is held to 536 bytes)."""
-        f = self.flow
-        l3 = IPv6(src=self.src, dst=self.dst) if f.ipv6 else IP(src=self.src, dst=self.dst)
-        return pad(bytes(Ether(src=MAC_SRC, dst=MAC_DST) / l3 / TCP(
-            sport=f.sport, dport=f.dport, seq=self.isn, flags='S', window=65535,
-            options=[('MSS', self.mss)])))
+        return self.frame(self.isn, flags='S', ack=0, options=[('MSS', self.mss)])
 
     def handshake_ack(self, driver_iss: int) -> bytes:
         """The third segment of the handshake, acknowledging the driver's SYN-ACK."""
@@ -88,11 +86,7 @@ class TcpPeer:
     def ack_frame(self, ack: int, window: int = 65535) -> bytes:
         """A pure ACK of the driver's data up to sequence number `ack`."""
         self.ack_seq = ack & SEQ_MASK
-        f = self.flow
-        l3 = IPv6(src=self.src, dst=self.dst) if f.ipv6 else IP(src=self.src, dst=self.dst)
-        return pad(bytes(Ether(src=MAC_SRC, dst=MAC_DST) / l3 / TCP(
-            sport=f.sport, dport=f.dport, seq=self.seq_of(self.snd_nxt), ack=self.ack_seq,
-            flags='A', window=window)))
+        return self.frame(self.seq_of(self.snd_nxt), flags='A', window=window)
 
     def write(self, data: bytes) -> None:
         self.stream += data
