@@ -13,6 +13,8 @@ rtl/rx/rx_desc_fetch.sv
 rtl/rx/rx_realign.sv
 rtl/rx/rx_split_dma.sv
 rtl/rx/rx_dma.sv
+rtl/rss/rss_table.sv
+rtl/rss/steer_table.sv
 rtl/rss/rss_toeplitz.sv
 rtl/rss/flow_steer.sv
 rtl/rss/rx_classify.sv

@@ -123,11 +123,12 @@ module desc_fetch #(
   logic         take, cache_in_ready;
 
   if (DB >= 16) begin : g_wide
-    /* verilator lint_off UNUSEDSIGNAL */
-    logic [DMA_DATA_W-1:0] shifted;   // the current lane moved to the bottom
-    /* verilator lint_on UNUSEDSIGNAL */
-    assign shifted   = m_rdata >> {lane_q, 7'd0};
-    assign cur       = shifted[127:0];
+    // the current lane: an indexed select, not a shift of the whole beat (cheap to simulate)
+    if (DPB > 1) begin : g_lanes
+      assign cur = m_rdata[128 * lane_q +: 128];
+    end else begin : g_one_lane
+      assign cur = m_rdata[127:0];
+    end
     assign cur_ready = m_rvalid;
     assign cur_err   = m_rresp[1];
     assign beat_done = (32'(lane_q) == DPB - 1) || (left_q == KW'(1));

@@ -12,6 +12,8 @@
 //   stage 2: priority encoder (lowest index first) and the winning rule's queue, registered.
 // Match fields and enables are sampled in stage 1, rule_queue in stage 2 (one cycle later);
 // the driver only changes a rule while it is disabled (docs/rss.md, "Changing rules").
+// Data registers load only with their stage's valid (clock enables), so out_hit/out_rule/
+// out_queue hold their last values while out_valid is low.
 // Reset: synchronous, active high; clears the valid pipeline (data registers are not reset).
 module flow_steer
   import nic_pkg::*;
@@ -50,35 +52,34 @@ module flow_steer
   end
 
   // ---------------------------------------------------------------- stage 1: compares
-  logic [3:0]           flow_ipver;
-  logic                 flow_is_ip, flow_ports_valid;
-  logic [NUM_RULES-1:0] match_d, match_q;
+  logic [NUM_RULES-1:0] match_q;
   logic                 s1_valid_q;
 
-  always_comb begin
-    flow_is_ip       = (in_tuple.l3_type == L3_IPV4) || (in_tuple.l3_type == L3_IPV6);
-    flow_ipver       = (in_tuple.l3_type == L3_IPV4) ? 4'd4 :
-                       (in_tuple.l3_type == L3_IPV6) ? 4'd6 : 4'd0;
-    flow_ports_valid = ((in_tuple.l4_type == L4_TCP) || (in_tuple.l4_type == L4_UDP))
-                       && !in_tuple.ip_frag;
-  end
-
-  always_comb begin
+  // The match vector of one flow. Called only for a valid flow (match_q loads with
+  // in_valid), so an idle cycle costs a simulator nothing.
+  function automatic logic [NUM_RULES-1:0] match_rules(input rx_tuple_t t);
+    logic [NUM_RULES-1:0] m;
+    logic [3:0]           ipver;
+    logic                 is_ip, ports_valid;
+    is_ip       = (t.l3_type == L3_IPV4) || (t.l3_type == L3_IPV6);
+    ipver       = (t.l3_type == L3_IPV4) ? 4'd4 : (t.l3_type == L3_IPV6) ? 4'd6 : 4'd0;
+    ports_valid = ((t.l4_type == L4_TCP) || (t.l4_type == L4_UDP)) && !t.ip_frag;
     for (int unsigned r = 0; r < NUM_RULES; r++) begin
       logic fields_ok, ports_ok;
-      fields_ok = (((flow_ipver        ^ rule_ipver[r])    & rule_ipver_mask[r]) == '0)
-               && (((in_tuple.proto    ^ rule_proto[r])    & rule_proto_mask[r]) == '0)
-               && (((in_tuple.src_addr ^ rule_src_addr[r]) & rule_src_mask[r])   == '0)
-               && (((in_tuple.dst_addr ^ rule_dst_addr[r]) & rule_dst_mask[r])   == '0);
-      if (flow_ports_valid) begin
-        ports_ok = (((in_tuple.sport ^ rule_sport[r]) & rule_sport_mask[r]) == '0)
-                && (((in_tuple.dport ^ rule_dport[r]) & rule_dport_mask[r]) == '0);
+      fields_ok = (((ipver      ^ rule_ipver[r])    & rule_ipver_mask[r]) == '0)
+               && (((t.proto    ^ rule_proto[r])    & rule_proto_mask[r]) == '0)
+               && (((t.src_addr ^ rule_src_addr[r]) & rule_src_mask[r])   == '0)
+               && (((t.dst_addr ^ rule_dst_addr[r]) & rule_dst_mask[r])   == '0);
+      if (ports_valid) begin
+        ports_ok = (((t.sport ^ rule_sport[r]) & rule_sport_mask[r]) == '0)
+                && (((t.dport ^ rule_dport[r]) & rule_dport_mask[r]) == '0);
       end else begin
         ports_ok = (rule_sport_mask[r] == '0) && (rule_dport_mask[r] == '0);
       end
-      match_d[r] = rule_en[r] && flow_is_ip && fields_ok && ports_ok;
+      m[r] = rule_en[r] && is_ip && fields_ok && ports_ok;
     end
-  end
+    return m;
+  endfunction
 
   always_ff @(posedge clk) begin
     if (rst) s1_valid_q <= 1'b0;
@@ -86,24 +87,24 @@ module flow_steer
   end
 
   always_ff @(posedge clk) begin
-    match_q <= match_d;
+    if (in_valid) match_q <= match_rules(in_tuple);
   end
 
   // ---------------------------------------------------------------- stage 2: priority
-  logic              hit_d, hit_q;
-  logic [RULE_W-1:0] rule_d, rule_q;
-  logic [7:0]        queue_d, queue_q;
+  logic              hit_q;
+  logic [RULE_W-1:0] rule_q;
+  logic [7:0]        queue_q;
   logic              s2_valid_q;
 
-  always_comb begin
-    hit_d  = |match_q;
-    rule_d = '0;
-    // Highest index first, so the lowest matching index is assigned last and wins.
+  // Lowest matching index: scanned from the top, so the lowest match is assigned last.
+  function automatic logic [RULE_W-1:0] lowest_match(input logic [NUM_RULES-1:0] m);
+    logic [RULE_W-1:0] f;
+    f = '0;
     for (int r = NUM_RULES - 1; r >= 0; r--) begin
-      if (match_q[r]) rule_d = RULE_W'(r);
+      if (m[r]) f = RULE_W'(r);
     end
-    queue_d = rule_queue[rule_d];
-  end
+    return f;
+  endfunction
 
   always_ff @(posedge clk) begin
     if (rst) s2_valid_q <= 1'b0;
@@ -111,9 +112,11 @@ module flow_steer
   end
 
   always_ff @(posedge clk) begin
-    hit_q   <= hit_d;
-    rule_q  <= rule_d;
-    queue_q <= queue_d;
+    if (s1_valid_q) begin
+      hit_q   <= |match_q;
+      rule_q  <= lowest_match(match_q);
+      queue_q <= rule_queue[lowest_match(match_q)];
+    end
   end
 
   assign out_valid = s2_valid_q;

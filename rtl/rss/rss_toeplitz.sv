@@ -11,7 +11,8 @@
 //   stage 1: each input bit ANDed with its key window, XORed in groups of GROUP_BITS terms;
 //            the NUM_GROUPS partial sums are registered;
 //   stage 2: the partial sums are XORed and the hash registered.
-// The key is sampled in stage 1 together with the data.
+// The key is sampled in stage 1 together with the data. Data registers load only with their
+// stage's valid (clock enables): out_hash holds its last value while out_valid is low.
 // Reset: synchronous, active high; clears the valid pipeline (data registers are not reset).
 module rss_toeplitz #(
   parameter int unsigned IN_BYTES   = 36,
@@ -42,19 +43,24 @@ module rss_toeplitz #(
   endfunction
 
   // ---------------------------------------------------------------- stage 1: partial sums
-  logic [NUM_GROUPS-1:0][31:0] part_d, part_q;
+  logic [NUM_GROUPS-1:0][31:0] part_q;
   logic                        s1_valid_q;
 
-  always_comb begin
+  // Stage 1's sums as a function of the input: evaluated only for a valid input (the
+  // registers below load with in_valid), so an idle cycle costs a simulator nothing.
+  function automatic logic [NUM_GROUPS-1:0][31:0] partial_sums(input logic [IN_W-1:0] d,
+                                                               input logic [KEY_W-1:0] k);
+    logic [NUM_GROUPS-1:0][31:0] p;
     for (int unsigned g = 0; g < NUM_GROUPS; g++) begin
-      part_d[g] = '0;
+      p[g] = '0;
       for (int unsigned b = 0; b < GROUP_BITS; b++) begin
         if (g * GROUP_BITS + b < IN_W) begin
-          part_d[g] ^= {32{in_data[IN_W-1-(g*GROUP_BITS+b)]}} & key_window(key, g * GROUP_BITS + b);
+          p[g] ^= {32{d[IN_W-1-(g*GROUP_BITS+b)]}} & key_window(k, g * GROUP_BITS + b);
         end
       end
     end
-  end
+    return p;
+  endfunction
 
   always_ff @(posedge clk) begin
     if (rst) s1_valid_q <= 1'b0;
@@ -62,17 +68,19 @@ module rss_toeplitz #(
   end
 
   always_ff @(posedge clk) begin
-    part_q <= part_d;
+    if (in_valid) part_q <= partial_sums(in_data, key);
   end
 
   // ---------------------------------------------------------------- stage 2: final XOR
-  logic [31:0] hash_d, hash_q;
+  logic [31:0] hash_q;
   logic        s2_valid_q;
 
-  always_comb begin
-    hash_d = '0;
-    for (int unsigned g = 0; g < NUM_GROUPS; g++) hash_d ^= part_q[g];
-  end
+  function automatic logic [31:0] xor_parts(input logic [NUM_GROUPS-1:0][31:0] p);
+    logic [31:0] h;
+    h = '0;
+    for (int unsigned g = 0; g < NUM_GROUPS; g++) h ^= p[g];
+    return h;
+  endfunction
 
   always_ff @(posedge clk) begin
     if (rst) s2_valid_q <= 1'b0;
@@ -80,7 +88,7 @@ module rss_toeplitz #(
   end
 
   always_ff @(posedge clk) begin
-    hash_q <= hash_d;
+    if (s1_valid_q) hash_q <= xor_parts(part_q);
   end
 
   assign out_valid = s2_valid_q;

@@ -214,6 +214,16 @@ module nic_top
     };
   end
 
+  // RSS key/table and flow-steering rules (rss_table, steer_table below; the CSR block's
+  // external registers RSS_KEY[10], RSS_INDIR[32] and STEER[32] of nic_csr.rdl).
+  localparam int unsigned NUM_RULES = 32;
+  localparam int unsigned INDIR     = 128;
+  localparam int unsigned KEY_WORDS = 10;
+  logic [KEY_WORDS-1:0]   key_req, key_rd_ack, key_wr_ack;
+  logic [INDIR/4-1:0]     indir_req, indir_rd_ack, indir_wr_ack;
+  logic [31:0]            rss_csr_rd_data, steer_csr_rd_data;
+  logic [NUM_RULES-1:0]   steer_req, steer_rd_ack, steer_wr_ack;
+
   always_comb begin
     hwif_in = '{default: '0};
     hwif_in.CAPS.data_bytes.next  = 8'(DATA_W / 8);
@@ -223,6 +233,21 @@ module nic_top
     hwif_in.TX_CAPS.num_txq.next  = 8'(NUM_TXQ);
     hwif_in.TX_CAPS.max_segs.next = 8'(TX_MAX_SEGS);
     hwif_in.TX_CAPS.fifo_kib.next = 8'(TX_FIFO_BYTES / 1024);
+    for (int i = 0; i < KEY_WORDS; i++) begin
+      hwif_in.RSS_KEY[i].rd_ack       = key_rd_ack[i];
+      hwif_in.RSS_KEY[i].wr_ack       = key_wr_ack[i];
+      hwif_in.RSS_KEY[i].rd_data.word = rss_csr_rd_data;
+    end
+    for (int j = 0; j < INDIR / 4; j++) begin
+      hwif_in.RSS_INDIR[j].rd_ack  = indir_rd_ack[j];
+      hwif_in.RSS_INDIR[j].wr_ack  = indir_wr_ack[j];
+      hwif_in.RSS_INDIR[j].rd_data = rss_csr_rd_data;
+    end
+    for (int r = 0; r < NUM_RULES; r++) begin
+      hwif_in.STEER[r].rd_ack  = steer_rd_ack[r];
+      hwif_in.STEER[r].wr_ack  = steer_wr_ack[r];
+      hwif_in.STEER[r].rd_data = steer_csr_rd_data;
+    end
     hwif_in.TX_FRAMES.count.incr       = tx_ev_valid && tx_ev_status == TX_OK;
     hwif_in.TX_BYTES.count.incr        = tx_ev_valid && tx_ev_status == TX_OK;
     hwif_in.TX_BYTES.count.incrvalue   = tx_ev_len;
@@ -371,8 +396,6 @@ module nic_top
   // The parse result waits beside it in a delay line of the classifier's latency. A frame with
   // a header error is not classified (it is dropped anyway) and keeps queue 0.
   localparam int unsigned CLS_LAT   = 3;            // rx_classify.LATENCY
-  localparam int unsigned NUM_RULES = 32;
-  localparam int unsigned INDIR     = 128;
 
   logic [5:0]                  rss_type_en;
   logic [319:0]                rss_key;
@@ -388,33 +411,53 @@ module nic_top
   assign rss_type_en = {hwif_out.RSS_CTRL.udp_ipv6.value, hwif_out.RSS_CTRL.tcp_ipv6.value,
                         hwif_out.RSS_CTRL.ipv6.value, hwif_out.RSS_CTRL.udp_ipv4.value,
                         hwif_out.RSS_CTRL.tcp_ipv4.value, hwif_out.RSS_CTRL.ipv4.value};
-  for (genvar i = 0; i < 10; i++) begin : g_key
-    assign rss_key[319 - 32 * i -: 32] = hwif_out.RSS_KEY[i].word.value;
+
+  // RSS_KEY, RSS_INDIR and STEER are external registers of the CSR block (nic_csr.rdl): the
+  // block decodes them, these tables store them. Request lines per register/rule; the other
+  // request fields are the same for every element, so element 0's are used.
+  for (genvar i = 0; i < KEY_WORDS; i++) begin : g_key_req
+    assign key_req[i] = hwif_out.RSS_KEY[i].req;
   end
-  for (genvar j = 0; j < INDIR / 4; j++) begin : g_indir
-    assign rss_indir[4 * j + 0] = hwif_out.RSS_INDIR[j].entry0.value;
-    assign rss_indir[4 * j + 1] = hwif_out.RSS_INDIR[j].entry1.value;
-    assign rss_indir[4 * j + 2] = hwif_out.RSS_INDIR[j].entry2.value;
-    assign rss_indir[4 * j + 3] = hwif_out.RSS_INDIR[j].entry3.value;
+  for (genvar j = 0; j < INDIR / 4; j++) begin : g_indir_req
+    assign indir_req[j] = hwif_out.RSS_INDIR[j].req;
   end
-  for (genvar r = 0; r < NUM_RULES; r++) begin : g_rule
-    assign rule_en[r]         = hwif_out.STEER[r].CTRL.enable.value;
-    assign rule_ipver[r]      = hwif_out.STEER[r].CTRL.ipver.value;
-    assign rule_ipver_mask[r] = hwif_out.STEER[r].CTRL.ipver_mask.value;
-    assign rule_proto[r]      = hwif_out.STEER[r].CTRL.proto.value;
-    assign rule_proto_mask[r] = hwif_out.STEER[r].CTRL.proto_mask.value;
-    assign rule_queue[r]      = hwif_out.STEER[r].QUEUE.queue.value;
-    assign rule_sport[r]      = hwif_out.STEER[r].PORTS.sport.value;
-    assign rule_dport[r]      = hwif_out.STEER[r].PORTS.dport.value;
-    assign rule_sport_mask[r] = hwif_out.STEER[r].PORT_MASK.sport_mask.value;
-    assign rule_dport_mask[r] = hwif_out.STEER[r].PORT_MASK.dport_mask.value;
-    for (genvar w = 0; w < 4; w++) begin : g_word
-      assign rule_src_addr[r][32 * w +: 32] = hwif_out.STEER[r].SRC_ADDR[w].word.value;
-      assign rule_src_mask[r][32 * w +: 32] = hwif_out.STEER[r].SRC_MASK[w].word.value;
-      assign rule_dst_addr[r][32 * w +: 32] = hwif_out.STEER[r].DST_ADDR[w].word.value;
-      assign rule_dst_mask[r][32 * w +: 32] = hwif_out.STEER[r].DST_MASK[w].word.value;
-    end
+  for (genvar r = 0; r < NUM_RULES; r++) begin : g_steer_req
+    assign steer_req[r] = hwif_out.STEER[r].req;
   end
+
+  rss_table #(.KEY_WORDS(KEY_WORDS), .INDIR_WORDS(INDIR / 4)) u_rss_table (
+    .clk,
+    .rst,
+    .key_req,
+    .indir_req,
+    // RSS_KEY and RSS_INDIR requests never overlap; both carry the same write fields
+    .csr_req_is_wr (|key_req ? hwif_out.RSS_KEY[0].req_is_wr : hwif_out.RSS_INDIR[0].req_is_wr),
+    .csr_wr_data   (|key_req ? hwif_out.RSS_KEY[0].wr_data.word : 32'(hwif_out.RSS_INDIR[0].wr_data)),
+    .csr_wr_biten  (|key_req ? hwif_out.RSS_KEY[0].wr_biten.word : 32'(hwif_out.RSS_INDIR[0].wr_biten)),
+    .key_rd_ack,
+    .key_wr_ack,
+    .indir_rd_ack,
+    .indir_wr_ack,
+    .csr_rd_data   (rss_csr_rd_data),
+    .key           (rss_key),
+    .indir         (rss_indir)
+  );
+
+  steer_table #(.NUM_RULES(NUM_RULES)) u_steer_table (
+    .clk,
+    .rst,
+    .csr_req       (steer_req),
+    .csr_word      (hwif_out.STEER[0].addr[6:2]),
+    .csr_req_is_wr (hwif_out.STEER[0].req_is_wr),
+    .csr_wr_data   (hwif_out.STEER[0].wr_data),
+    .csr_wr_biten  (hwif_out.STEER[0].wr_biten),
+    .csr_rd_ack    (steer_rd_ack),
+    .csr_wr_ack    (steer_wr_ack),
+    .csr_rd_data   (steer_csr_rd_data),
+    .rule_en, .rule_ipver, .rule_ipver_mask, .rule_proto, .rule_proto_mask,
+    .rule_src_addr, .rule_src_mask, .rule_dst_addr, .rule_dst_mask,
+    .rule_sport, .rule_sport_mask, .rule_dport, .rule_dport_mask, .rule_queue
+  );
 
   rx_classify #(.NUM_RULES(NUM_RULES), .INDIR_ENTRIES(INDIR)) u_classify (
     .clk,

@@ -213,10 +213,12 @@ module nic_csr (
     end
 
     logic cpuif_req_masked;
+    logic external_pending;
 
     // Read & write latencies are balanced. Stalls not required
-    assign cpuif_req_stall_rd = '0;
-    assign cpuif_req_stall_wr = '0;
+    // except if external
+    assign cpuif_req_stall_rd = external_pending;
+    assign cpuif_req_stall_wr = external_pending;
     assign cpuif_req_masked = cpuif_req
                             & !(!cpuif_req_is_wr & cpuif_req_stall_rd)
                             & !(cpuif_req_is_wr & cpuif_req_stall_wr);
@@ -310,19 +312,12 @@ module nic_csr (
                 logic HW_IDX;
             } CQ;
         } TXQ[8];
-        struct {
-            logic CTRL;
-            logic QUEUE;
-            logic PORTS;
-            logic PORT_MASK;
-            logic SRC_ADDR[4];
-            logic SRC_MASK[4];
-            logic DST_ADDR[4];
-            logic DST_MASK[4];
-        } STEER[32];
+        logic STEER[32];
     } decoded_reg_strb_t;
     decoded_reg_strb_t decoded_reg_strb;
     logic decoded_err;
+    logic decoded_req_is_external;
+
     logic [15:0] decoded_addr;
     logic decoded_req;
     logic decoded_req_is_wr;
@@ -332,6 +327,8 @@ module nic_csr (
     always_comb begin
         automatic logic is_valid_addr;
         automatic logic is_valid_rw;
+        automatic logic is_external;
+        is_external = '0;
         is_valid_addr = '1; // No valid address check
         is_valid_rw = '1; // No valid RW check
         decoded_reg_strb.ID = cpuif_req_masked & (cpuif_addr == 16'h0) & !cpuif_req_is_wr;
@@ -394,9 +391,11 @@ module nic_csr (
         decoded_reg_strb.RSS_CTRL = cpuif_req_masked & (cpuif_addr == 16'h2000);
         for(int i0=0; i0<10; i0++) begin
             decoded_reg_strb.RSS_KEY[i0] = cpuif_req_masked & (cpuif_addr == 16'h2010 + (16)'(i0) * 16'h4);
+            is_external |= cpuif_req_masked & (cpuif_addr == 16'h2010 + (16)'(i0) * 16'h4);
         end
         for(int i0=0; i0<32; i0++) begin
             decoded_reg_strb.RSS_INDIR[i0] = cpuif_req_masked & (cpuif_addr == 16'h2100 + (16)'(i0) * 16'h4);
+            is_external |= cpuif_req_masked & (cpuif_addr == 16'h2100 + (16)'(i0) * 16'h4);
         end
         for(int i0=0; i0<8; i0++) begin
             decoded_reg_strb.TXQ[i0].CTRL = cpuif_req_masked & (cpuif_addr == 16'h3000 + (16)'(i0) * 16'h100);
@@ -414,24 +413,28 @@ module nic_csr (
             decoded_reg_strb.TXQ[i0].CQ.HW_IDX = cpuif_req_masked & (cpuif_addr == 16'h3050 + (16)'(i0) * 16'h100) & !cpuif_req_is_wr;
         end
         for(int i0=0; i0<32; i0++) begin
-            decoded_reg_strb.STEER[i0].CTRL = cpuif_req_masked & (cpuif_addr == 16'h4000 + (16)'(i0) * 16'h80);
-            decoded_reg_strb.STEER[i0].QUEUE = cpuif_req_masked & (cpuif_addr == 16'h4004 + (16)'(i0) * 16'h80);
-            decoded_reg_strb.STEER[i0].PORTS = cpuif_req_masked & (cpuif_addr == 16'h4008 + (16)'(i0) * 16'h80);
-            decoded_reg_strb.STEER[i0].PORT_MASK = cpuif_req_masked & (cpuif_addr == 16'h400c + (16)'(i0) * 16'h80);
-            for(int i1=0; i1<4; i1++) begin
-                decoded_reg_strb.STEER[i0].SRC_ADDR[i1] = cpuif_req_masked & (cpuif_addr == 16'h4010 + (16)'(i0) * 16'h80 + (16)'(i1) * 16'h4);
-            end
-            for(int i1=0; i1<4; i1++) begin
-                decoded_reg_strb.STEER[i0].SRC_MASK[i1] = cpuif_req_masked & (cpuif_addr == 16'h4020 + (16)'(i0) * 16'h80 + (16)'(i1) * 16'h4);
-            end
-            for(int i1=0; i1<4; i1++) begin
-                decoded_reg_strb.STEER[i0].DST_ADDR[i1] = cpuif_req_masked & (cpuif_addr == 16'h4030 + (16)'(i0) * 16'h80 + (16)'(i1) * 16'h4);
-            end
-            for(int i1=0; i1<4; i1++) begin
-                decoded_reg_strb.STEER[i0].DST_MASK[i1] = cpuif_req_masked & (cpuif_addr == 16'h4040 + (16)'(i0) * 16'h80 + (16)'(i1) * 16'h4);
-            end
+            decoded_reg_strb.STEER[i0] = cpuif_req_masked & (cpuif_addr >= 16'h4000 + (16)'(i0) * 16'h80) & (cpuif_addr <= 16'h4000 + (16)'(i0) * 16'h80 + 16'h4f);
+            is_external |= cpuif_req_masked & (cpuif_addr >= 16'h4000 + (16)'(i0) * 16'h80) & (cpuif_addr <= 16'h4000 + (16)'(i0) * 16'h80 + 16'h4f);
+            is_valid_rw |= cpuif_req_masked & (cpuif_addr >= 16'h4000 + (16)'(i0) * 16'h80) & (cpuif_addr <= 16'h4000 + (16)'(i0) * 16'h80 + 16'h4f);
         end
         decoded_err = '0;
+        decoded_req_is_external = is_external;
+    end
+    logic external_wr_ack;
+    logic external_rd_ack;
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            external_pending <= '0;
+        end else begin
+            if(decoded_req_is_external & ~external_wr_ack & ~external_rd_ack) external_pending <= '1;
+            else if(external_wr_ack | external_rd_ack) external_pending <= '0;
+            `ifndef SYNTHESIS
+                assert_bad_ext_wr_ack: assert(!external_wr_ack || (external_pending | decoded_req_is_external))
+                    else $error("An external wr_ack strobe was asserted when no external request was active");
+                assert_bad_ext_rd_ack: assert(!external_rd_ack || (external_pending | decoded_req_is_external))
+                    else $error("An external rd_ack strobe was asserted when no external request was active");
+            `endif
+        end
     end
 
     // Pass down signals to next stage
@@ -835,30 +838,6 @@ module nic_csr (
         } RSS_CTRL;
         struct {
             struct {
-                logic [31:0] next;
-                logic load_next;
-            } word;
-        } RSS_KEY[10];
-        struct {
-            struct {
-                logic [7:0] next;
-                logic load_next;
-            } entry0;
-            struct {
-                logic [7:0] next;
-                logic load_next;
-            } entry1;
-            struct {
-                logic [7:0] next;
-                logic load_next;
-            } entry2;
-            struct {
-                logic [7:0] next;
-                logic load_next;
-            } entry3;
-        } RSS_INDIR[32];
-        struct {
-            struct {
                 struct {
                     logic next;
                     logic load_next;
@@ -929,80 +908,6 @@ module nic_csr (
                 } SW_IDX;
             } CQ;
         } TXQ[8];
-        struct {
-            struct {
-                struct {
-                    logic next;
-                    logic load_next;
-                } enable;
-                struct {
-                    logic [3:0] next;
-                    logic load_next;
-                } ipver;
-                struct {
-                    logic [3:0] next;
-                    logic load_next;
-                } ipver_mask;
-                struct {
-                    logic [7:0] next;
-                    logic load_next;
-                } proto;
-                struct {
-                    logic [7:0] next;
-                    logic load_next;
-                } proto_mask;
-            } CTRL;
-            struct {
-                struct {
-                    logic [7:0] next;
-                    logic load_next;
-                } queue;
-            } QUEUE;
-            struct {
-                struct {
-                    logic [15:0] next;
-                    logic load_next;
-                } sport;
-                struct {
-                    logic [15:0] next;
-                    logic load_next;
-                } dport;
-            } PORTS;
-            struct {
-                struct {
-                    logic [15:0] next;
-                    logic load_next;
-                } sport_mask;
-                struct {
-                    logic [15:0] next;
-                    logic load_next;
-                } dport_mask;
-            } PORT_MASK;
-            struct {
-                struct {
-                    logic [31:0] next;
-                    logic load_next;
-                } word;
-            } SRC_ADDR[4];
-            struct {
-                struct {
-                    logic [31:0] next;
-                    logic load_next;
-                } word;
-            } SRC_MASK[4];
-            struct {
-                struct {
-                    logic [31:0] next;
-                    logic load_next;
-                } word;
-            } DST_ADDR[4];
-            struct {
-                struct {
-                    logic [31:0] next;
-                    logic load_next;
-                } word;
-            } DST_MASK[4];
-        } STEER[32];
     } field_combo_t;
     field_combo_t field_combo;
 
@@ -1283,25 +1188,6 @@ module nic_csr (
         } RSS_CTRL;
         struct {
             struct {
-                logic [31:0] value;
-            } word;
-        } RSS_KEY[10];
-        struct {
-            struct {
-                logic [7:0] value;
-            } entry0;
-            struct {
-                logic [7:0] value;
-            } entry1;
-            struct {
-                logic [7:0] value;
-            } entry2;
-            struct {
-                logic [7:0] value;
-            } entry3;
-        } RSS_INDIR[32];
-        struct {
-            struct {
                 struct {
                     logic value;
                 } enable;
@@ -1361,66 +1247,6 @@ module nic_csr (
                 } SW_IDX;
             } CQ;
         } TXQ[8];
-        struct {
-            struct {
-                struct {
-                    logic value;
-                } enable;
-                struct {
-                    logic [3:0] value;
-                } ipver;
-                struct {
-                    logic [3:0] value;
-                } ipver_mask;
-                struct {
-                    logic [7:0] value;
-                } proto;
-                struct {
-                    logic [7:0] value;
-                } proto_mask;
-            } CTRL;
-            struct {
-                struct {
-                    logic [7:0] value;
-                } queue;
-            } QUEUE;
-            struct {
-                struct {
-                    logic [15:0] value;
-                } sport;
-                struct {
-                    logic [15:0] value;
-                } dport;
-            } PORTS;
-            struct {
-                struct {
-                    logic [15:0] value;
-                } sport_mask;
-                struct {
-                    logic [15:0] value;
-                } dport_mask;
-            } PORT_MASK;
-            struct {
-                struct {
-                    logic [31:0] value;
-                } word;
-            } SRC_ADDR[4];
-            struct {
-                struct {
-                    logic [31:0] value;
-                } word;
-            } SRC_MASK[4];
-            struct {
-                struct {
-                    logic [31:0] value;
-                } word;
-            } DST_ADDR[4];
-            struct {
-                struct {
-                    logic [31:0] value;
-                } word;
-            } DST_MASK[4];
-        } STEER[32];
     } field_storage_t;
     field_storage_t field_storage;
 
@@ -2836,123 +2662,18 @@ module nic_csr (
     end
     assign hwif_out.RSS_CTRL.udp_ipv6.value = field_storage.RSS_CTRL.udp_ipv6.value;
     for(genvar i0=0; i0<10; i0++) begin
-        // Field: nic_csr.RSS_KEY[].word
-        always_comb begin
-            automatic logic [31:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.RSS_KEY[i0].word.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.RSS_KEY[i0] && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RSS_KEY[i0].word.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
-                load_next_c = '1;
-            end
-            field_combo.RSS_KEY[i0].word.next = next_c;
-            field_combo.RSS_KEY[i0].word.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.RSS_KEY[i0].word.value <= 32'h0;
-            end else begin
-                if(field_combo.RSS_KEY[i0].word.load_next) begin
-                    field_storage.RSS_KEY[i0].word.value <= field_combo.RSS_KEY[i0].word.next;
-                end
-            end
-        end
-        assign hwif_out.RSS_KEY[i0].word.value = field_storage.RSS_KEY[i0].word.value;
+        // External register: nic_csr.RSS_KEY[]
+        assign hwif_out.RSS_KEY[i0].req = decoded_reg_strb.RSS_KEY[i0];
+        assign hwif_out.RSS_KEY[i0].req_is_wr = decoded_req_is_wr;
+        assign hwif_out.RSS_KEY[i0].wr_data = decoded_wr_data;
+        assign hwif_out.RSS_KEY[i0].wr_biten = decoded_wr_biten;
     end
     for(genvar i0=0; i0<32; i0++) begin
-        // Field: nic_csr.RSS_INDIR[].entry0
-        always_comb begin
-            automatic logic [7:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.RSS_INDIR[i0].entry0.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.RSS_INDIR[i0] && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RSS_INDIR[i0].entry0.value & ~decoded_wr_biten[7:0]) | (decoded_wr_data[7:0] & decoded_wr_biten[7:0]);
-                load_next_c = '1;
-            end
-            field_combo.RSS_INDIR[i0].entry0.next = next_c;
-            field_combo.RSS_INDIR[i0].entry0.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.RSS_INDIR[i0].entry0.value <= 8'h0;
-            end else begin
-                if(field_combo.RSS_INDIR[i0].entry0.load_next) begin
-                    field_storage.RSS_INDIR[i0].entry0.value <= field_combo.RSS_INDIR[i0].entry0.next;
-                end
-            end
-        end
-        assign hwif_out.RSS_INDIR[i0].entry0.value = field_storage.RSS_INDIR[i0].entry0.value;
-        // Field: nic_csr.RSS_INDIR[].entry1
-        always_comb begin
-            automatic logic [7:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.RSS_INDIR[i0].entry1.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.RSS_INDIR[i0] && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RSS_INDIR[i0].entry1.value & ~decoded_wr_biten[15:8]) | (decoded_wr_data[15:8] & decoded_wr_biten[15:8]);
-                load_next_c = '1;
-            end
-            field_combo.RSS_INDIR[i0].entry1.next = next_c;
-            field_combo.RSS_INDIR[i0].entry1.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.RSS_INDIR[i0].entry1.value <= 8'h0;
-            end else begin
-                if(field_combo.RSS_INDIR[i0].entry1.load_next) begin
-                    field_storage.RSS_INDIR[i0].entry1.value <= field_combo.RSS_INDIR[i0].entry1.next;
-                end
-            end
-        end
-        assign hwif_out.RSS_INDIR[i0].entry1.value = field_storage.RSS_INDIR[i0].entry1.value;
-        // Field: nic_csr.RSS_INDIR[].entry2
-        always_comb begin
-            automatic logic [7:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.RSS_INDIR[i0].entry2.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.RSS_INDIR[i0] && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RSS_INDIR[i0].entry2.value & ~decoded_wr_biten[23:16]) | (decoded_wr_data[23:16] & decoded_wr_biten[23:16]);
-                load_next_c = '1;
-            end
-            field_combo.RSS_INDIR[i0].entry2.next = next_c;
-            field_combo.RSS_INDIR[i0].entry2.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.RSS_INDIR[i0].entry2.value <= 8'h0;
-            end else begin
-                if(field_combo.RSS_INDIR[i0].entry2.load_next) begin
-                    field_storage.RSS_INDIR[i0].entry2.value <= field_combo.RSS_INDIR[i0].entry2.next;
-                end
-            end
-        end
-        assign hwif_out.RSS_INDIR[i0].entry2.value = field_storage.RSS_INDIR[i0].entry2.value;
-        // Field: nic_csr.RSS_INDIR[].entry3
-        always_comb begin
-            automatic logic [7:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.RSS_INDIR[i0].entry3.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.RSS_INDIR[i0] && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RSS_INDIR[i0].entry3.value & ~decoded_wr_biten[31:24]) | (decoded_wr_data[31:24] & decoded_wr_biten[31:24]);
-                load_next_c = '1;
-            end
-            field_combo.RSS_INDIR[i0].entry3.next = next_c;
-            field_combo.RSS_INDIR[i0].entry3.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.RSS_INDIR[i0].entry3.value <= 8'h0;
-            end else begin
-                if(field_combo.RSS_INDIR[i0].entry3.load_next) begin
-                    field_storage.RSS_INDIR[i0].entry3.value <= field_combo.RSS_INDIR[i0].entry3.next;
-                end
-            end
-        end
-        assign hwif_out.RSS_INDIR[i0].entry3.value = field_storage.RSS_INDIR[i0].entry3.value;
+        // External register: nic_csr.RSS_INDIR[]
+        assign hwif_out.RSS_INDIR[i0].req = decoded_reg_strb.RSS_INDIR[i0];
+        assign hwif_out.RSS_INDIR[i0].req_is_wr = decoded_req_is_wr;
+        assign hwif_out.RSS_INDIR[i0].wr_data = decoded_wr_data;
+        assign hwif_out.RSS_INDIR[i0].wr_biten = decoded_wr_biten;
     end
     for(genvar i0=0; i0<8; i0++) begin
         // Field: nic_csr.TXQ[].CTRL.enable
@@ -3215,351 +2936,69 @@ module nic_csr (
         assign hwif_out.TXQ[i0].CQ.SW_IDX.idx.value = field_storage.TXQ[i0].CQ.SW_IDX.idx.value;
     end
     for(genvar i0=0; i0<32; i0++) begin
-        // Field: nic_csr.STEER[].CTRL.enable
-        always_comb begin
-            automatic logic [0:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.STEER[i0].CTRL.enable.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.STEER[i0].CTRL && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.STEER[i0].CTRL.enable.value & ~decoded_wr_biten[0:0]) | (decoded_wr_data[0:0] & decoded_wr_biten[0:0]);
-                load_next_c = '1;
-            end
-            field_combo.STEER[i0].CTRL.enable.next = next_c;
-            field_combo.STEER[i0].CTRL.enable.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.STEER[i0].CTRL.enable.value <= 1'h0;
-            end else begin
-                if(field_combo.STEER[i0].CTRL.enable.load_next) begin
-                    field_storage.STEER[i0].CTRL.enable.value <= field_combo.STEER[i0].CTRL.enable.next;
-                end
-            end
-        end
-        assign hwif_out.STEER[i0].CTRL.enable.value = field_storage.STEER[i0].CTRL.enable.value;
-        // Field: nic_csr.STEER[].CTRL.ipver
-        always_comb begin
-            automatic logic [3:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.STEER[i0].CTRL.ipver.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.STEER[i0].CTRL && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.STEER[i0].CTRL.ipver.value & ~decoded_wr_biten[11:8]) | (decoded_wr_data[11:8] & decoded_wr_biten[11:8]);
-                load_next_c = '1;
-            end
-            field_combo.STEER[i0].CTRL.ipver.next = next_c;
-            field_combo.STEER[i0].CTRL.ipver.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.STEER[i0].CTRL.ipver.value <= 4'h0;
-            end else begin
-                if(field_combo.STEER[i0].CTRL.ipver.load_next) begin
-                    field_storage.STEER[i0].CTRL.ipver.value <= field_combo.STEER[i0].CTRL.ipver.next;
-                end
-            end
-        end
-        assign hwif_out.STEER[i0].CTRL.ipver.value = field_storage.STEER[i0].CTRL.ipver.value;
-        // Field: nic_csr.STEER[].CTRL.ipver_mask
-        always_comb begin
-            automatic logic [3:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.STEER[i0].CTRL.ipver_mask.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.STEER[i0].CTRL && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.STEER[i0].CTRL.ipver_mask.value & ~decoded_wr_biten[15:12]) | (decoded_wr_data[15:12] & decoded_wr_biten[15:12]);
-                load_next_c = '1;
-            end
-            field_combo.STEER[i0].CTRL.ipver_mask.next = next_c;
-            field_combo.STEER[i0].CTRL.ipver_mask.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.STEER[i0].CTRL.ipver_mask.value <= 4'h0;
-            end else begin
-                if(field_combo.STEER[i0].CTRL.ipver_mask.load_next) begin
-                    field_storage.STEER[i0].CTRL.ipver_mask.value <= field_combo.STEER[i0].CTRL.ipver_mask.next;
-                end
-            end
-        end
-        assign hwif_out.STEER[i0].CTRL.ipver_mask.value = field_storage.STEER[i0].CTRL.ipver_mask.value;
-        // Field: nic_csr.STEER[].CTRL.proto
-        always_comb begin
-            automatic logic [7:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.STEER[i0].CTRL.proto.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.STEER[i0].CTRL && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.STEER[i0].CTRL.proto.value & ~decoded_wr_biten[23:16]) | (decoded_wr_data[23:16] & decoded_wr_biten[23:16]);
-                load_next_c = '1;
-            end
-            field_combo.STEER[i0].CTRL.proto.next = next_c;
-            field_combo.STEER[i0].CTRL.proto.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.STEER[i0].CTRL.proto.value <= 8'h0;
-            end else begin
-                if(field_combo.STEER[i0].CTRL.proto.load_next) begin
-                    field_storage.STEER[i0].CTRL.proto.value <= field_combo.STEER[i0].CTRL.proto.next;
-                end
-            end
-        end
-        assign hwif_out.STEER[i0].CTRL.proto.value = field_storage.STEER[i0].CTRL.proto.value;
-        // Field: nic_csr.STEER[].CTRL.proto_mask
-        always_comb begin
-            automatic logic [7:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.STEER[i0].CTRL.proto_mask.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.STEER[i0].CTRL && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.STEER[i0].CTRL.proto_mask.value & ~decoded_wr_biten[31:24]) | (decoded_wr_data[31:24] & decoded_wr_biten[31:24]);
-                load_next_c = '1;
-            end
-            field_combo.STEER[i0].CTRL.proto_mask.next = next_c;
-            field_combo.STEER[i0].CTRL.proto_mask.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.STEER[i0].CTRL.proto_mask.value <= 8'h0;
-            end else begin
-                if(field_combo.STEER[i0].CTRL.proto_mask.load_next) begin
-                    field_storage.STEER[i0].CTRL.proto_mask.value <= field_combo.STEER[i0].CTRL.proto_mask.next;
-                end
-            end
-        end
-        assign hwif_out.STEER[i0].CTRL.proto_mask.value = field_storage.STEER[i0].CTRL.proto_mask.value;
-        // Field: nic_csr.STEER[].QUEUE.queue
-        always_comb begin
-            automatic logic [7:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.STEER[i0].QUEUE.queue.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.STEER[i0].QUEUE && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.STEER[i0].QUEUE.queue.value & ~decoded_wr_biten[7:0]) | (decoded_wr_data[7:0] & decoded_wr_biten[7:0]);
-                load_next_c = '1;
-            end
-            field_combo.STEER[i0].QUEUE.queue.next = next_c;
-            field_combo.STEER[i0].QUEUE.queue.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.STEER[i0].QUEUE.queue.value <= 8'h0;
-            end else begin
-                if(field_combo.STEER[i0].QUEUE.queue.load_next) begin
-                    field_storage.STEER[i0].QUEUE.queue.value <= field_combo.STEER[i0].QUEUE.queue.next;
-                end
-            end
-        end
-        assign hwif_out.STEER[i0].QUEUE.queue.value = field_storage.STEER[i0].QUEUE.queue.value;
-        // Field: nic_csr.STEER[].PORTS.sport
-        always_comb begin
-            automatic logic [15:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.STEER[i0].PORTS.sport.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.STEER[i0].PORTS && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.STEER[i0].PORTS.sport.value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
-                load_next_c = '1;
-            end
-            field_combo.STEER[i0].PORTS.sport.next = next_c;
-            field_combo.STEER[i0].PORTS.sport.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.STEER[i0].PORTS.sport.value <= 16'h0;
-            end else begin
-                if(field_combo.STEER[i0].PORTS.sport.load_next) begin
-                    field_storage.STEER[i0].PORTS.sport.value <= field_combo.STEER[i0].PORTS.sport.next;
-                end
-            end
-        end
-        assign hwif_out.STEER[i0].PORTS.sport.value = field_storage.STEER[i0].PORTS.sport.value;
-        // Field: nic_csr.STEER[].PORTS.dport
-        always_comb begin
-            automatic logic [15:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.STEER[i0].PORTS.dport.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.STEER[i0].PORTS && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.STEER[i0].PORTS.dport.value & ~decoded_wr_biten[31:16]) | (decoded_wr_data[31:16] & decoded_wr_biten[31:16]);
-                load_next_c = '1;
-            end
-            field_combo.STEER[i0].PORTS.dport.next = next_c;
-            field_combo.STEER[i0].PORTS.dport.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.STEER[i0].PORTS.dport.value <= 16'h0;
-            end else begin
-                if(field_combo.STEER[i0].PORTS.dport.load_next) begin
-                    field_storage.STEER[i0].PORTS.dport.value <= field_combo.STEER[i0].PORTS.dport.next;
-                end
-            end
-        end
-        assign hwif_out.STEER[i0].PORTS.dport.value = field_storage.STEER[i0].PORTS.dport.value;
-        // Field: nic_csr.STEER[].PORT_MASK.sport_mask
-        always_comb begin
-            automatic logic [15:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.STEER[i0].PORT_MASK.sport_mask.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.STEER[i0].PORT_MASK && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.STEER[i0].PORT_MASK.sport_mask.value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
-                load_next_c = '1;
-            end
-            field_combo.STEER[i0].PORT_MASK.sport_mask.next = next_c;
-            field_combo.STEER[i0].PORT_MASK.sport_mask.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.STEER[i0].PORT_MASK.sport_mask.value <= 16'h0;
-            end else begin
-                if(field_combo.STEER[i0].PORT_MASK.sport_mask.load_next) begin
-                    field_storage.STEER[i0].PORT_MASK.sport_mask.value <= field_combo.STEER[i0].PORT_MASK.sport_mask.next;
-                end
-            end
-        end
-        assign hwif_out.STEER[i0].PORT_MASK.sport_mask.value = field_storage.STEER[i0].PORT_MASK.sport_mask.value;
-        // Field: nic_csr.STEER[].PORT_MASK.dport_mask
-        always_comb begin
-            automatic logic [15:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.STEER[i0].PORT_MASK.dport_mask.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.STEER[i0].PORT_MASK && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.STEER[i0].PORT_MASK.dport_mask.value & ~decoded_wr_biten[31:16]) | (decoded_wr_data[31:16] & decoded_wr_biten[31:16]);
-                load_next_c = '1;
-            end
-            field_combo.STEER[i0].PORT_MASK.dport_mask.next = next_c;
-            field_combo.STEER[i0].PORT_MASK.dport_mask.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.STEER[i0].PORT_MASK.dport_mask.value <= 16'h0;
-            end else begin
-                if(field_combo.STEER[i0].PORT_MASK.dport_mask.load_next) begin
-                    field_storage.STEER[i0].PORT_MASK.dport_mask.value <= field_combo.STEER[i0].PORT_MASK.dport_mask.next;
-                end
-            end
-        end
-        assign hwif_out.STEER[i0].PORT_MASK.dport_mask.value = field_storage.STEER[i0].PORT_MASK.dport_mask.value;
-        for(genvar i1=0; i1<4; i1++) begin
-            // Field: nic_csr.STEER[].SRC_ADDR[].word
-            always_comb begin
-                automatic logic [31:0] next_c;
-                automatic logic load_next_c;
-                next_c = field_storage.STEER[i0].SRC_ADDR[i1].word.value;
-                load_next_c = '0;
-                if(decoded_reg_strb.STEER[i0].SRC_ADDR[i1] && decoded_req_is_wr) begin // SW write
-                    next_c = (field_storage.STEER[i0].SRC_ADDR[i1].word.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
-                    load_next_c = '1;
-                end
-                field_combo.STEER[i0].SRC_ADDR[i1].word.next = next_c;
-                field_combo.STEER[i0].SRC_ADDR[i1].word.load_next = load_next_c;
-            end
-            always_ff @(posedge clk) begin
-                if(rst) begin
-                    field_storage.STEER[i0].SRC_ADDR[i1].word.value <= 32'h0;
-                end else begin
-                    if(field_combo.STEER[i0].SRC_ADDR[i1].word.load_next) begin
-                        field_storage.STEER[i0].SRC_ADDR[i1].word.value <= field_combo.STEER[i0].SRC_ADDR[i1].word.next;
-                    end
-                end
-            end
-            assign hwif_out.STEER[i0].SRC_ADDR[i1].word.value = field_storage.STEER[i0].SRC_ADDR[i1].word.value;
-        end
-        for(genvar i1=0; i1<4; i1++) begin
-            // Field: nic_csr.STEER[].SRC_MASK[].word
-            always_comb begin
-                automatic logic [31:0] next_c;
-                automatic logic load_next_c;
-                next_c = field_storage.STEER[i0].SRC_MASK[i1].word.value;
-                load_next_c = '0;
-                if(decoded_reg_strb.STEER[i0].SRC_MASK[i1] && decoded_req_is_wr) begin // SW write
-                    next_c = (field_storage.STEER[i0].SRC_MASK[i1].word.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
-                    load_next_c = '1;
-                end
-                field_combo.STEER[i0].SRC_MASK[i1].word.next = next_c;
-                field_combo.STEER[i0].SRC_MASK[i1].word.load_next = load_next_c;
-            end
-            always_ff @(posedge clk) begin
-                if(rst) begin
-                    field_storage.STEER[i0].SRC_MASK[i1].word.value <= 32'h0;
-                end else begin
-                    if(field_combo.STEER[i0].SRC_MASK[i1].word.load_next) begin
-                        field_storage.STEER[i0].SRC_MASK[i1].word.value <= field_combo.STEER[i0].SRC_MASK[i1].word.next;
-                    end
-                end
-            end
-            assign hwif_out.STEER[i0].SRC_MASK[i1].word.value = field_storage.STEER[i0].SRC_MASK[i1].word.value;
-        end
-        for(genvar i1=0; i1<4; i1++) begin
-            // Field: nic_csr.STEER[].DST_ADDR[].word
-            always_comb begin
-                automatic logic [31:0] next_c;
-                automatic logic load_next_c;
-                next_c = field_storage.STEER[i0].DST_ADDR[i1].word.value;
-                load_next_c = '0;
-                if(decoded_reg_strb.STEER[i0].DST_ADDR[i1] && decoded_req_is_wr) begin // SW write
-                    next_c = (field_storage.STEER[i0].DST_ADDR[i1].word.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
-                    load_next_c = '1;
-                end
-                field_combo.STEER[i0].DST_ADDR[i1].word.next = next_c;
-                field_combo.STEER[i0].DST_ADDR[i1].word.load_next = load_next_c;
-            end
-            always_ff @(posedge clk) begin
-                if(rst) begin
-                    field_storage.STEER[i0].DST_ADDR[i1].word.value <= 32'h0;
-                end else begin
-                    if(field_combo.STEER[i0].DST_ADDR[i1].word.load_next) begin
-                        field_storage.STEER[i0].DST_ADDR[i1].word.value <= field_combo.STEER[i0].DST_ADDR[i1].word.next;
-                    end
-                end
-            end
-            assign hwif_out.STEER[i0].DST_ADDR[i1].word.value = field_storage.STEER[i0].DST_ADDR[i1].word.value;
-        end
-        for(genvar i1=0; i1<4; i1++) begin
-            // Field: nic_csr.STEER[].DST_MASK[].word
-            always_comb begin
-                automatic logic [31:0] next_c;
-                automatic logic load_next_c;
-                next_c = field_storage.STEER[i0].DST_MASK[i1].word.value;
-                load_next_c = '0;
-                if(decoded_reg_strb.STEER[i0].DST_MASK[i1] && decoded_req_is_wr) begin // SW write
-                    next_c = (field_storage.STEER[i0].DST_MASK[i1].word.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
-                    load_next_c = '1;
-                end
-                field_combo.STEER[i0].DST_MASK[i1].word.next = next_c;
-                field_combo.STEER[i0].DST_MASK[i1].word.load_next = load_next_c;
-            end
-            always_ff @(posedge clk) begin
-                if(rst) begin
-                    field_storage.STEER[i0].DST_MASK[i1].word.value <= 32'h0;
-                end else begin
-                    if(field_combo.STEER[i0].DST_MASK[i1].word.load_next) begin
-                        field_storage.STEER[i0].DST_MASK[i1].word.value <= field_combo.STEER[i0].DST_MASK[i1].word.next;
-                    end
-                end
-            end
-            assign hwif_out.STEER[i0].DST_MASK[i1].word.value = field_storage.STEER[i0].DST_MASK[i1].word.value;
-        end
+        // External region: nic_csr.STEER[]
+        assign hwif_out.STEER[i0].req = decoded_reg_strb.STEER[i0];
+        assign hwif_out.STEER[i0].addr = decoded_addr[6:0];
+        assign hwif_out.STEER[i0].req_is_wr = decoded_req_is_wr;
+        assign hwif_out.STEER[i0].wr_data = decoded_wr_data;
+        assign hwif_out.STEER[i0].wr_biten = decoded_wr_biten;
     end
 
     //--------------------------------------------------------------------------
     // Write response
     //--------------------------------------------------------------------------
-    assign cpuif_wr_ack = decoded_req & decoded_req_is_wr;
+    always_comb begin
+        automatic logic wr_ack;
+        wr_ack = '0;
+        for(int i0=0; i0<10; i0++) begin
+            wr_ack |= hwif_in.RSS_KEY[i0].wr_ack;
+        end
+        for(int i0=0; i0<32; i0++) begin
+            wr_ack |= hwif_in.RSS_INDIR[i0].wr_ack;
+        end
+        for(int i0=0; i0<32; i0++) begin
+            wr_ack |= hwif_in.STEER[i0].wr_ack;
+        end
+        external_wr_ack = wr_ack;
+    end
+    assign cpuif_wr_ack = external_wr_ack | (decoded_req & decoded_req_is_wr & ~decoded_req_is_external);
     // Writes are always granted with no error response
     assign cpuif_wr_err = '0;
 
     //--------------------------------------------------------------------------
     // Readback
     //--------------------------------------------------------------------------
+    logic readback_external_rd_ack_c;
+    always_comb begin
+        automatic logic rd_ack;
+        rd_ack = '0;
+        for(int i0=0; i0<10; i0++) begin
+            rd_ack |= hwif_in.RSS_KEY[i0].rd_ack;
+        end
+        for(int i0=0; i0<32; i0++) begin
+            rd_ack |= hwif_in.RSS_INDIR[i0].rd_ack;
+        end
+        for(int i0=0; i0<32; i0++) begin
+            rd_ack |= hwif_in.STEER[i0].rd_ack;
+        end
+        readback_external_rd_ack_c = rd_ack;
+    end
+
+    logic readback_external_rd_ack;
+
+    assign readback_external_rd_ack = readback_external_rd_ack_c;
 
     logic [15:0] rd_mux_addr;
-    assign rd_mux_addr = decoded_addr;
+    logic [15:0] pending_rd_addr;
+    // Hold read mux address to guarantee it is stable throughout any external accesses
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            pending_rd_addr <= '0;
+        end else begin
+            if(decoded_req) pending_rd_addr <= decoded_addr;
+        end
+    end
+    assign rd_mux_addr = decoded_req ? decoded_addr : pending_rd_addr;
 
     logic readback_err;
     logic readback_done;
@@ -3753,15 +3192,12 @@ module nic_csr (
         end
         for(int i0=0; i0<10; i0++) begin
             if(rd_mux_addr == 16'h2010 + (16)'(i0) * 16'h4) begin
-                readback_data_var[31:0] = field_storage.RSS_KEY[i0].word.value;
+                readback_data_var = hwif_in.RSS_KEY[i0].rd_data;
             end
         end
         for(int i0=0; i0<32; i0++) begin
             if(rd_mux_addr == 16'h2100 + (16)'(i0) * 16'h4) begin
-                readback_data_var[7:0] = field_storage.RSS_INDIR[i0].entry0.value;
-                readback_data_var[15:8] = field_storage.RSS_INDIR[i0].entry1.value;
-                readback_data_var[23:16] = field_storage.RSS_INDIR[i0].entry2.value;
-                readback_data_var[31:24] = field_storage.RSS_INDIR[i0].entry3.value;
+                readback_data_var = hwif_in.RSS_INDIR[i0].rd_data;
             end
         end
         for(int i0=0; i0<8; i0++) begin
@@ -3807,51 +3243,17 @@ module nic_csr (
             end
         end
         for(int i0=0; i0<32; i0++) begin
-            if(rd_mux_addr == 16'h4000 + (16)'(i0) * 16'h80) begin
-                readback_data_var[0] = field_storage.STEER[i0].CTRL.enable.value;
-                readback_data_var[11:8] = field_storage.STEER[i0].CTRL.ipver.value;
-                readback_data_var[15:12] = field_storage.STEER[i0].CTRL.ipver_mask.value;
-                readback_data_var[23:16] = field_storage.STEER[i0].CTRL.proto.value;
-                readback_data_var[31:24] = field_storage.STEER[i0].CTRL.proto_mask.value;
-            end
-            if(rd_mux_addr == 16'h4004 + (16)'(i0) * 16'h80) begin
-                readback_data_var[7:0] = field_storage.STEER[i0].QUEUE.queue.value;
-            end
-            if(rd_mux_addr == 16'h4008 + (16)'(i0) * 16'h80) begin
-                readback_data_var[15:0] = field_storage.STEER[i0].PORTS.sport.value;
-                readback_data_var[31:16] = field_storage.STEER[i0].PORTS.dport.value;
-            end
-            if(rd_mux_addr == 16'h400c + (16)'(i0) * 16'h80) begin
-                readback_data_var[15:0] = field_storage.STEER[i0].PORT_MASK.sport_mask.value;
-                readback_data_var[31:16] = field_storage.STEER[i0].PORT_MASK.dport_mask.value;
-            end
-            for(int i1=0; i1<4; i1++) begin
-                if(rd_mux_addr == 16'h4010 + (16)'(i0) * 16'h80 + (16)'(i1) * 16'h4) begin
-                    readback_data_var[31:0] = field_storage.STEER[i0].SRC_ADDR[i1].word.value;
-                end
-            end
-            for(int i1=0; i1<4; i1++) begin
-                if(rd_mux_addr == 16'h4020 + (16)'(i0) * 16'h80 + (16)'(i1) * 16'h4) begin
-                    readback_data_var[31:0] = field_storage.STEER[i0].SRC_MASK[i1].word.value;
-                end
-            end
-            for(int i1=0; i1<4; i1++) begin
-                if(rd_mux_addr == 16'h4030 + (16)'(i0) * 16'h80 + (16)'(i1) * 16'h4) begin
-                    readback_data_var[31:0] = field_storage.STEER[i0].DST_ADDR[i1].word.value;
-                end
-            end
-            for(int i1=0; i1<4; i1++) begin
-                if(rd_mux_addr == 16'h4040 + (16)'(i0) * 16'h80 + (16)'(i1) * 16'h4) begin
-                    readback_data_var[31:0] = field_storage.STEER[i0].DST_MASK[i1].word.value;
-                end
+            if((rd_mux_addr >= 16'h4000 + (16)'(i0) * 16'h80) && (rd_mux_addr <= 16'h4000 + (16)'(i0) * 16'h80 + 16'h4f)) begin
+                readback_data_var = hwif_in.STEER[i0].rd_data;
             end
         end
         readback_data = readback_data_var;
-        readback_done = decoded_req & ~decoded_req_is_wr;
+        readback_done = decoded_req & ~decoded_req_is_wr & ~decoded_req_is_external;
         readback_err = '0;
     end
 
-    assign cpuif_rd_ack = readback_done;
+    assign external_rd_ack = readback_external_rd_ack;
+    assign cpuif_rd_ack = readback_done | readback_external_rd_ack;
     assign cpuif_rd_data = readback_data;
     assign cpuif_rd_err = readback_err;
 endmodule

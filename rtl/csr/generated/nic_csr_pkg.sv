@@ -322,6 +322,29 @@ package nic_csr_pkg;
         nic_csr__ring_t__in_t CQ;
     } nic_csr__rxq_t__in_t;
 
+    typedef struct packed {
+        logic [31:0] word;
+    } nic_csr__RSS_KEY__external__fields__in_t;
+
+    typedef struct {
+        logic rd_ack;
+        nic_csr__RSS_KEY__external__fields__in_t rd_data;
+        logic wr_ack;
+    } nic_csr__RSS_KEY__external__in_t;
+
+    typedef struct packed {
+        logic [7:0] entry3;
+        logic [7:0] entry2;
+        logic [7:0] entry1;
+        logic [7:0] entry0;
+    } nic_csr__RSS_INDIR__external__fields__in_t;
+
+    typedef struct {
+        logic rd_ack;
+        nic_csr__RSS_INDIR__external__fields__in_t rd_data;
+        logic wr_ack;
+    } nic_csr__RSS_INDIR__external__in_t;
+
     typedef struct {
         logic hwclr;
     } nic_csr__txq_t__IRQ__arm__in_t;
@@ -349,6 +372,12 @@ package nic_csr_pkg;
         nic_csr__ring_t__in_t DESC_RING;
         nic_csr__ring_t__in_t CQ;
     } nic_csr__txq_t__in_t;
+
+    typedef struct {
+        logic rd_ack;
+        logic [31:0] rd_data;
+        logic wr_ack;
+    } nic_csr__steer_rule_t__external__in_t;
 
     typedef struct {
         nic_csr__CAPS__in_t CAPS;
@@ -383,7 +412,10 @@ package nic_csr_pkg;
         nic_csr__rx_counter_t_desc_1d1ad386__in_t TX_DMA_RD_ERR;
         nic_csr__rx_counter_t_desc_19103d3c__in_t TX_DESC_RD_ERR;
         nic_csr__rxq_t__in_t RXQ[8];
+        nic_csr__RSS_KEY__external__in_t RSS_KEY[10];
+        nic_csr__RSS_INDIR__external__in_t RSS_INDIR[32];
         nic_csr__txq_t__in_t TXQ[8];
+        nic_csr__steer_rule_t__external__in_t STEER[32];
     } nic_csr__in_t;
 
     typedef struct {
@@ -526,36 +558,30 @@ package nic_csr_pkg;
         nic_csr__RSS_CTRL__udp_ipv6__out_t udp_ipv6;
     } nic_csr__RSS_CTRL__out_t;
 
-    typedef struct {
-        logic [31:0] value;
-    } nic_csr__RSS_KEY__word__out_t;
+    typedef struct packed {
+        logic [31:0] word;
+    } nic_csr__RSS_KEY__external__fields__out_t;
 
     typedef struct {
-        nic_csr__RSS_KEY__word__out_t word;
-    } nic_csr__RSS_KEY__out_t;
+        logic req;
+        logic req_is_wr;
+        nic_csr__RSS_KEY__external__fields__out_t wr_data;
+        nic_csr__RSS_KEY__external__fields__out_t wr_biten;
+    } nic_csr__RSS_KEY__external__out_t;
+
+    typedef struct packed {
+        logic [7:0] entry3;
+        logic [7:0] entry2;
+        logic [7:0] entry1;
+        logic [7:0] entry0;
+    } nic_csr__RSS_INDIR__external__fields__out_t;
 
     typedef struct {
-        logic [7:0] value;
-    } nic_csr__RSS_INDIR__entry0__out_t;
-
-    typedef struct {
-        logic [7:0] value;
-    } nic_csr__RSS_INDIR__entry1__out_t;
-
-    typedef struct {
-        logic [7:0] value;
-    } nic_csr__RSS_INDIR__entry2__out_t;
-
-    typedef struct {
-        logic [7:0] value;
-    } nic_csr__RSS_INDIR__entry3__out_t;
-
-    typedef struct {
-        nic_csr__RSS_INDIR__entry0__out_t entry0;
-        nic_csr__RSS_INDIR__entry1__out_t entry1;
-        nic_csr__RSS_INDIR__entry2__out_t entry2;
-        nic_csr__RSS_INDIR__entry3__out_t entry3;
-    } nic_csr__RSS_INDIR__out_t;
+        logic req;
+        logic req_is_wr;
+        nic_csr__RSS_INDIR__external__fields__out_t wr_data;
+        nic_csr__RSS_INDIR__external__fields__out_t wr_biten;
+    } nic_csr__RSS_INDIR__external__out_t;
 
     typedef struct {
         logic value;
@@ -581,118 +607,21 @@ package nic_csr_pkg;
     } nic_csr__txq_t__out_t;
 
     typedef struct {
-        logic value;
-    } nic_csr__steer_rule_t__CTRL__enable__out_t;
-
-    typedef struct {
-        logic [3:0] value;
-    } nic_csr__steer_rule_t__CTRL__ipver__out_t;
-
-    typedef struct {
-        logic [3:0] value;
-    } nic_csr__steer_rule_t__CTRL__ipver_mask__out_t;
-
-    typedef struct {
-        logic [7:0] value;
-    } nic_csr__steer_rule_t__CTRL__proto__out_t;
-
-    typedef struct {
-        logic [7:0] value;
-    } nic_csr__steer_rule_t__CTRL__proto_mask__out_t;
-
-    typedef struct {
-        nic_csr__steer_rule_t__CTRL__enable__out_t enable;
-        nic_csr__steer_rule_t__CTRL__ipver__out_t ipver;
-        nic_csr__steer_rule_t__CTRL__ipver_mask__out_t ipver_mask;
-        nic_csr__steer_rule_t__CTRL__proto__out_t proto;
-        nic_csr__steer_rule_t__CTRL__proto_mask__out_t proto_mask;
-    } nic_csr__steer_rule_t__CTRL__out_t;
-
-    typedef struct {
-        logic [7:0] value;
-    } nic_csr__steer_rule_t__QUEUE__queue__out_t;
-
-    typedef struct {
-        nic_csr__steer_rule_t__QUEUE__queue__out_t queue;
-    } nic_csr__steer_rule_t__QUEUE__out_t;
-
-    typedef struct {
-        logic [15:0] value;
-    } nic_csr__steer_rule_t__PORTS__sport__out_t;
-
-    typedef struct {
-        logic [15:0] value;
-    } nic_csr__steer_rule_t__PORTS__dport__out_t;
-
-    typedef struct {
-        nic_csr__steer_rule_t__PORTS__sport__out_t sport;
-        nic_csr__steer_rule_t__PORTS__dport__out_t dport;
-    } nic_csr__steer_rule_t__PORTS__out_t;
-
-    typedef struct {
-        logic [15:0] value;
-    } nic_csr__steer_rule_t__PORT_MASK__sport_mask__out_t;
-
-    typedef struct {
-        logic [15:0] value;
-    } nic_csr__steer_rule_t__PORT_MASK__dport_mask__out_t;
-
-    typedef struct {
-        nic_csr__steer_rule_t__PORT_MASK__sport_mask__out_t sport_mask;
-        nic_csr__steer_rule_t__PORT_MASK__dport_mask__out_t dport_mask;
-    } nic_csr__steer_rule_t__PORT_MASK__out_t;
-
-    typedef struct {
-        logic [31:0] value;
-    } nic_csr__steer_rule_t__steer_word_t_desc_b2646220__word__out_t;
-
-    typedef struct {
-        nic_csr__steer_rule_t__steer_word_t_desc_b2646220__word__out_t word;
-    } nic_csr__steer_rule_t__steer_word_t_desc_b2646220__out_t;
-
-    typedef struct {
-        logic [31:0] value;
-    } nic_csr__steer_rule_t__steer_word_t_desc_e53058ea__word__out_t;
-
-    typedef struct {
-        nic_csr__steer_rule_t__steer_word_t_desc_e53058ea__word__out_t word;
-    } nic_csr__steer_rule_t__steer_word_t_desc_e53058ea__out_t;
-
-    typedef struct {
-        logic [31:0] value;
-    } nic_csr__steer_rule_t__steer_word_t_desc_d9eb91e3__word__out_t;
-
-    typedef struct {
-        nic_csr__steer_rule_t__steer_word_t_desc_d9eb91e3__word__out_t word;
-    } nic_csr__steer_rule_t__steer_word_t_desc_d9eb91e3__out_t;
-
-    typedef struct {
-        logic [31:0] value;
-    } nic_csr__steer_rule_t__steer_word_t_desc_357bfc48__word__out_t;
-
-    typedef struct {
-        nic_csr__steer_rule_t__steer_word_t_desc_357bfc48__word__out_t word;
-    } nic_csr__steer_rule_t__steer_word_t_desc_357bfc48__out_t;
-
-    typedef struct {
-        nic_csr__steer_rule_t__CTRL__out_t CTRL;
-        nic_csr__steer_rule_t__QUEUE__out_t QUEUE;
-        nic_csr__steer_rule_t__PORTS__out_t PORTS;
-        nic_csr__steer_rule_t__PORT_MASK__out_t PORT_MASK;
-        nic_csr__steer_rule_t__steer_word_t_desc_b2646220__out_t SRC_ADDR[4];
-        nic_csr__steer_rule_t__steer_word_t_desc_e53058ea__out_t SRC_MASK[4];
-        nic_csr__steer_rule_t__steer_word_t_desc_d9eb91e3__out_t DST_ADDR[4];
-        nic_csr__steer_rule_t__steer_word_t_desc_357bfc48__out_t DST_MASK[4];
-    } nic_csr__steer_rule_t__out_t;
+        logic req;
+        logic [6:0] addr;
+        logic req_is_wr;
+        logic [31:0] wr_data;
+        logic [31:0] wr_biten;
+    } nic_csr__steer_rule_t__external__out_t;
 
     typedef struct {
         nic_csr__RX_FRAME_LIMIT__out_t RX_FRAME_LIMIT;
         nic_csr__TX_FRAME_LIMIT__out_t TX_FRAME_LIMIT;
         nic_csr__rxq_t__out_t RXQ[8];
         nic_csr__RSS_CTRL__out_t RSS_CTRL;
-        nic_csr__RSS_KEY__out_t RSS_KEY[10];
-        nic_csr__RSS_INDIR__out_t RSS_INDIR[32];
+        nic_csr__RSS_KEY__external__out_t RSS_KEY[10];
+        nic_csr__RSS_INDIR__external__out_t RSS_INDIR[32];
         nic_csr__txq_t__out_t TXQ[8];
-        nic_csr__steer_rule_t__out_t STEER[32];
+        nic_csr__steer_rule_t__external__out_t STEER[32];
     } nic_csr__out_t;
 endpackage

@@ -1,0 +1,161 @@
+// Flow-steering rule table: the storage of the STEER[] registers (rtl/csr/nic_csr.rdl,
+// regfile steer_rule_t; docs/registers.md), behind the CSR block's external-region port.
+//
+// The register block (peakrdl-regblock) decodes the address and hands every access inside
+// STEER[r] to this module (csr_req[r], register word csr_word within the rule). The rules are
+// held here in the field form flow_steer compares against, not as one flop-and-mux per
+// register field in the generated block: an access costs one indexed update, and a cycle
+// without an access costs nothing (in silicon and in the simulator).
+//
+// Register layout of one rule (byte offsets; must match steer_rule_t in nic_csr.rdl, which
+// tests/rtl/test_csr.py checks through the generated driver/regs.py):
+//   0x00 CTRL      enable[0], ipver[11:8], ipver_mask[15:12], proto[23:16], proto_mask[31:24]
+//   0x04 QUEUE     queue[7:0]
+//   0x08 PORTS     sport[15:0], dport[31:16]
+//   0x0C PORT_MASK sport_mask[15:0], dport_mask[31:16]
+//   0x10-0x1C SRC_ADDR[0..3], 0x20-0x2C SRC_MASK[0..3], 0x30-0x3C DST_ADDR[0..3],
+//   0x40-0x4C DST_MASK[0..3]: word w is bits [32w+31:32w] of the 128-bit value.
+// Bits outside the fields read as zero and ignore writes; offsets 0x50-0x7F read as zero and
+// ignore writes. Writes honour the byte/bit enables (csr_wr_biten).
+//
+// Timing: an access is answered one cycle after its request (csr_rd_ack/csr_wr_ack, on the
+// requested rule's bit; csr_rd_data valid with csr_rd_ack). A write is visible on the rule
+// outputs in that same cycle.
+// Reset: synchronous, active high; every rule field to zero (the RDL reset), no access pending.
+module steer_table #(
+  parameter int unsigned NUM_RULES = 32
+) (
+  input  logic                         clk,
+  input  logic                         rst,
+  // CSR external region: one request line per rule, the rest shared
+  input  logic [NUM_RULES-1:0]         csr_req,
+  input  logic [4:0]                   csr_word,     // register word within the rule (byte offset / 4)
+  input  logic                         csr_req_is_wr,
+  input  logic [31:0]                  csr_wr_data,
+  input  logic [31:0]                  csr_wr_biten,
+  output logic [NUM_RULES-1:0]         csr_rd_ack,
+  output logic [NUM_RULES-1:0]         csr_wr_ack,
+  output logic [31:0]                  csr_rd_data,
+  // the rules, rule r in element [r]
+  output logic [NUM_RULES-1:0]         rule_en,
+  output logic [NUM_RULES-1:0][3:0]    rule_ipver,
+  output logic [NUM_RULES-1:0][3:0]    rule_ipver_mask,
+  output logic [NUM_RULES-1:0][7:0]    rule_proto,
+  output logic [NUM_RULES-1:0][7:0]    rule_proto_mask,
+  output logic [NUM_RULES-1:0][127:0]  rule_src_addr,
+  output logic [NUM_RULES-1:0][127:0]  rule_src_mask,
+  output logic [NUM_RULES-1:0][127:0]  rule_dst_addr,
+  output logic [NUM_RULES-1:0][127:0]  rule_dst_mask,
+  output logic [NUM_RULES-1:0][15:0]   rule_sport,
+  output logic [NUM_RULES-1:0][15:0]   rule_sport_mask,
+  output logic [NUM_RULES-1:0][15:0]   rule_dport,
+  output logic [NUM_RULES-1:0][15:0]   rule_dport_mask,
+  output logic [NUM_RULES-1:0][7:0]    rule_queue
+);
+  localparam int unsigned RULE_W = NUM_RULES > 1 ? $clog2(NUM_RULES) : 1;
+
+  initial begin
+    if (NUM_RULES < 1 || NUM_RULES > 256) $fatal(1, "steer_table: NUM_RULES must be 1..256");
+  end
+
+  // Register word w = csr_word of a rule: group w[4:2] (0: the four control words,
+  // selected by w[1:0]; 1..4: SRC_ADDR, SRC_MASK, DST_ADDR, DST_MASK word w[1:0]).
+  localparam logic [2:0] G_CTRL = 3'd0, G_SRC_ADDR = 3'd1, G_SRC_MASK = 3'd2, G_DST_ADDR = 3'd3,
+                         G_DST_MASK = 3'd4;
+
+  // The requested rule (csr_req is one-hot: the block decodes one region at a time).
+  function automatic logic [RULE_W-1:0] req_index(input logic [NUM_RULES-1:0] req);
+    logic [RULE_W-1:0] i;
+    i = '0;
+    for (int unsigned r = 0; r < NUM_RULES; r++) begin
+      if (req[r]) i = RULE_W'(r);
+    end
+    return i;
+  endfunction
+
+  // Register word `w` of rule `r` as software reads it.
+  function automatic logic [31:0] rule_word(input logic [RULE_W-1:0] r, input logic [4:0] w);
+    logic [31:0] v;
+    v = '0;
+    unique case (w[4:2])
+      G_CTRL: begin
+        unique case (w[1:0])
+          2'd0: v = {rule_proto_mask[r], rule_proto[r], rule_ipver_mask[r], rule_ipver[r],
+                     7'd0, rule_en[r]};
+          2'd1: v = {24'd0, rule_queue[r]};
+          2'd2: v = {rule_dport[r], rule_sport[r]};
+          2'd3: v = {rule_dport_mask[r], rule_sport_mask[r]};
+        endcase
+      end
+      G_SRC_ADDR: v = rule_src_addr[r][32 * w[1:0] +: 32];
+      G_SRC_MASK: v = rule_src_mask[r][32 * w[1:0] +: 32];
+      G_DST_ADDR: v = rule_dst_addr[r][32 * w[1:0] +: 32];
+      G_DST_MASK: v = rule_dst_mask[r][32 * w[1:0] +: 32];
+      default:    v = '0;     // 0x50-0x7F: nothing there
+    endcase
+    return v;
+  endfunction
+
+  // Writes. Everything is computed inside the access branch: a cycle without an access does
+  // no work beyond the test of csr_req.
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      rule_en         <= '0;
+      rule_ipver      <= '0;
+      rule_ipver_mask <= '0;
+      rule_proto      <= '0;
+      rule_proto_mask <= '0;
+      rule_queue      <= '0;
+      rule_sport      <= '0;
+      rule_dport      <= '0;
+      rule_sport_mask <= '0;
+      rule_dport_mask <= '0;
+      rule_src_addr   <= '0;
+      rule_src_mask   <= '0;
+      rule_dst_addr   <= '0;
+      rule_dst_mask   <= '0;
+    end else if ((|csr_req) && csr_req_is_wr) begin
+      automatic logic [RULE_W-1:0] r = req_index(csr_req);
+      automatic logic [4:0]        w = csr_word;
+      // the addressed word after the write, bit enables applied
+      automatic logic [31:0]       v = (rule_word(r, w) & ~csr_wr_biten) | (csr_wr_data & csr_wr_biten);
+      unique case (w[4:2])
+        G_CTRL: begin
+          unique case (w[1:0])
+            2'd0: begin
+              rule_en[r]         <= v[0];
+              rule_ipver[r]      <= v[11:8];
+              rule_ipver_mask[r] <= v[15:12];
+              rule_proto[r]      <= v[23:16];
+              rule_proto_mask[r] <= v[31:24];
+            end
+            2'd1: rule_queue[r] <= v[7:0];
+            2'd2: {rule_dport[r], rule_sport[r]} <= v;
+            2'd3: {rule_dport_mask[r], rule_sport_mask[r]} <= v;
+          endcase
+        end
+        G_SRC_ADDR: rule_src_addr[r][32 * w[1:0] +: 32] <= v;
+        G_SRC_MASK: rule_src_mask[r][32 * w[1:0] +: 32] <= v;
+        G_DST_ADDR: rule_dst_addr[r][32 * w[1:0] +: 32] <= v;
+        G_DST_MASK: rule_dst_mask[r][32 * w[1:0] +: 32] <= v;
+        default: ;
+      endcase
+    end
+  end
+
+  // Answers, one cycle after the request.
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      csr_rd_ack <= '0;
+      csr_wr_ack <= '0;
+    end else begin
+      csr_rd_ack <= csr_req_is_wr ? '0 : csr_req;
+      csr_wr_ack <= csr_req_is_wr ? csr_req : '0;
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if ((|csr_req) && !csr_req_is_wr) csr_rd_data <= rule_word(req_index(csr_req), csr_word);
+  end
+
+endmodule
