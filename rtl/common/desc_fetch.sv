@@ -80,35 +80,33 @@ module desc_fetch #(
   logic              lo_err_q;
 
   // ---------------------------------------------------------------- batch size and issue
-  logic [15:0]  mask, pending, in_ring, to_4k, room, k16;
-  logic [63:0]  entry_addr;
-  logic         issue;
-  logic [16:0]  span;
+  // Descriptors to fetch next from fetch position `fidx`: at most MAX_BATCH, what software
+  // posted, what is left before the ring wraps and before the next 4 KiB boundary, what the
+  // cache has room for, and never more than one ring ahead of what was consumed, whatever
+  // SW_IDX says. Evaluated only while a fetch could start (below), so a disabled or busy
+  // queue's prefetcher costs a simulator nothing here.
+  function automatic logic [15:0] batch_size(input logic [15:0] fidx, input logic [11:0] addr_lo);
+    logic [15:0] mask, pending, in_ring, to_4k, room, ahead, ring_room, k;
+    mask      = (16'd1 << ring_log2) - 16'd1;
+    pending   = sw_idx - fidx;
+    in_ring   = (mask + 16'd1) - (fidx & mask);
+    to_4k     = (16'h1000 - {4'd0, addr_lo}) >> 4;
+    room      = 16'(CACHE_DEPTH) - 16'(cache_count);
+    ahead     = fidx - hw_idx_q;
+    ring_room = (ahead >= mask + 16'd1) ? 16'd0 : (mask + 16'd1) - ahead;
+    k = 16'(MAX_BATCH);
+    if (pending < k)   k = pending;
+    if (ring_room < k) k = ring_room;
+    if (in_ring < k)   k = in_ring;
+    if (to_4k < k)     k = to_4k;
+    if (room < k)      k = room;
+    return k;
+  endfunction
 
-  assign mask       = (16'd1 << ring_log2) - 16'd1;
-  assign entry_addr = ring_base + {44'd0, fetch_idx_q & mask, 4'd0};
-  assign pending    = sw_idx - fetch_idx_q;
-  assign in_ring    = (mask + 16'd1) - (fetch_idx_q & mask);
-  assign to_4k      = (16'h1000 - {4'd0, entry_addr[11:0]}) >> 4;
-  assign room       = 16'(CACHE_DEPTH) - 16'(cache_count);
-
-  // Never fetch more than one ring ahead of what was consumed, whatever SW_IDX says.
-  logic [15:0] ahead, ring_room;
-  assign ahead     = fetch_idx_q - hw_idx_q;
-  assign ring_room = (ahead >= mask + 16'd1) ? 16'd0 : (mask + 16'd1) - ahead;
-
-  always_comb begin
-    k16 = 16'(MAX_BATCH);
-    if (pending < k16)   k16 = pending;
-    if (ring_room < k16) k16 = ring_room;
-    if (in_ring < k16)   k16 = in_ring;
-    if (to_4k < k16)     k16 = to_4k;
-    if (room < k16)      k16 = room;
-  end
-
-  // Bytes from the first beat's start to the last descriptor's end.
-  assign span  = ({5'd0, entry_addr[11:0]} & 17'(DB - 1)) + {k16[12:0], 4'd0};
-  assign issue = enable && run && !inflight_q && (k16 != '0);
+  // Ring entry `fidx` in bus address space.
+  function automatic logic [63:0] entry_at(input logic [15:0] fidx);
+    return ring_base + {44'd0, fidx & ((16'd1 << ring_log2) - 16'd1), 4'd0};
+  endfunction
 
   assign m_arvalid = ar_valid_q;
   assign m_araddr  = ar_addr_q;
@@ -170,15 +168,21 @@ module desc_fetch #(
       if (m_arvalid && m_arready) begin
         ar_valid_q <= 1'b0;
       end
-      if (issue) begin
-        ar_valid_q  <= 1'b1;
-        ar_addr_q   <= (DB >= 16) ? ADDR_W'(entry_addr & ~64'(DB - 1)) : ADDR_W'(entry_addr);
-        ar_len_q    <= (DB >= 16) ? 8'(((span + 17'(DB - 1)) >> $clog2(DB)) - 17'd1) : 8'(k16 * 16'(BPD) - 16'd1);
-        lane_q      <= (DB >= 16) ? LW'(entry_addr[$clog2(DB)-1:0] >> 4) : '0;
-        half_q      <= '0;
-        left_q      <= KW'(k16);
-        inflight_q  <= 1'b1;
-        fetch_idx_q <= fetch_idx_q + k16;
+      if (enable && run && !inflight_q) begin
+        automatic logic [63:0] entry_addr = entry_at(fetch_idx_q);
+        automatic logic [15:0] k16        = batch_size(fetch_idx_q, entry_addr[11:0]);
+        // bytes from the first beat's start to the last descriptor's end
+        automatic logic [16:0] span       = ({5'd0, entry_addr[11:0]} & 17'(DB - 1)) + {k16[12:0], 4'd0};
+        if (k16 != '0) begin
+          ar_valid_q  <= 1'b1;
+          ar_addr_q   <= (DB >= 16) ? ADDR_W'(entry_addr & ~64'(DB - 1)) : ADDR_W'(entry_addr);
+          ar_len_q    <= (DB >= 16) ? 8'(((span + 17'(DB - 1)) >> $clog2(DB)) - 17'd1) : 8'(k16 * 16'(BPD) - 16'd1);
+          lane_q      <= (DB >= 16) ? LW'(entry_addr[$clog2(DB)-1:0] >> 4) : '0;
+          half_q      <= '0;
+          left_q      <= KW'(k16);
+          inflight_q  <= 1'b1;
+          fetch_idx_q <= fetch_idx_q + k16;
+        end
       end
       // Unpack.
       if (DB < 16 && m_rvalid && m_rready) begin

@@ -15,6 +15,7 @@
 //
 // Latency: meta_valid rises 5 cycles after the frame's last beat. There is no
 // backpressure: the ingress only keeps a frame when the metadata FIFO is sure to have room.
+// meta and tuple hold their last values while meta_valid is low.
 // Reset: synchronous, active high; clears the pipeline valid bits.
 module rx_parser
   import nic_pkg::*;
@@ -72,27 +73,30 @@ module rx_parser
   endfunction
 
   // ------------------------------------------------------------------ capture window
-  logic [WB-1:0] cap_q, cap_d;
+  // Data registers throughout load only with their stage's valid (clock enables), and each
+  // stage's logic is a function called in that enabled branch: a cycle without a frame in a
+  // stage does no work there (the simulator skips it; in silicon these are enable flops).
+  logic [WB-1:0] cap_q;
   logic [$clog2(NB+1)-1:0] beat_idx_q;
-  logic [DATA_W-1:0] keep_mask;
 
-  always_comb begin
-    for (int i = 0; i < DB; i++) keep_mask[i*8 +: 8] = {8{beat_keep[i]}};
-  end
+  function automatic logic [DATA_W-1:0] kept(input logic [DATA_W-1:0] d, input logic [DB-1:0] k);
+    logic [DATA_W-1:0] m;
+    for (int i = 0; i < DB; i++) m[i*8 +: 8] = {8{k[i]}};
+    return d & m;
+  endfunction
 
-  always_comb begin
-    cap_d = cap_q;
-    if (beat_valid) begin
-      if (beat_idx_q == '0) begin
-        cap_d = '0;
-        cap_d[0 +: DATA_W] = beat_data & keep_mask;
-      end else if (32'(beat_idx_q) < NB) begin
-        for (int b = 1; b < NB; b++) begin
-          if (32'(beat_idx_q) == b) cap_d[b*DATA_W +: DATA_W] = beat_data & keep_mask;
-        end
-      end
+  // The window with the current beat written into it (beat 0 clears the rest).
+  function automatic logic [WB-1:0] with_beat(input logic [WB-1:0] win);
+    logic [WB-1:0] w;
+    w = win;
+    if (beat_idx_q == '0) begin
+      w = '0;
+      w[0 +: DATA_W] = kept(beat_data, beat_keep);
+    end else if (32'(beat_idx_q) < NB) begin
+      w[32'(beat_idx_q) * DATA_W +: DATA_W] = kept(beat_data, beat_keep);
     end
-  end
+    return w;
+  endfunction
 
   always_ff @(posedge clk) begin
     if (rst) begin
@@ -103,8 +107,16 @@ module rx_parser
     end
   end
 
+  // Only the beat's own slice is written (a new frame's first beat clears the window).
   always_ff @(posedge clk) begin
-    if (beat_valid) cap_q <= cap_d;
+    if (beat_valid) begin
+      if (beat_idx_q == '0) begin
+        cap_q <= '0;
+        cap_q[0 +: DATA_W] <= kept(beat_data, beat_keep);
+      end else if (32'(beat_idx_q) < NB) begin
+        cap_q[32'(beat_idx_q) * DATA_W +: DATA_W] <= kept(beat_data, beat_keep);
+      end
+    end
   end
 
   // ------------------------------------------------------------------ stage 1: L2
@@ -114,24 +126,32 @@ module rx_parser
   logic [1:0]    s1_tags_q;
   logic          s1_v4_q, s1_v6_q, s1_qinq_q;
 
-  logic [15:0] et0, et1, et2, ethertype;
-  logic [1:0]  tags;
-  logic        too_many_tags;
+  typedef struct packed {
+    logic [1:0] tags;
+    logic       v4;
+    logic       v6;
+  } l2_t;
 
-  always_comb begin
-    et0 = be16_at(cap_d, 12);
-    et1 = be16_at(cap_d, 16);
-    et2 = be16_at(cap_d, 20);
+  function automatic l2_t l2_decode(input logic [WB-1:0] win);
+    l2_t         o;
+    logic [15:0] et0, et1, et2, ethertype;
+    logic        too_many_tags;
+    et0 = be16_at(win, 12);
+    et1 = be16_at(win, 16);
+    et2 = be16_at(win, 20);
     too_many_tags = 1'b0;
     if (!is_tpid(et0)) begin
-      tags = 2'd0; ethertype = et0;
+      o.tags = 2'd0; ethertype = et0;
     end else if (!is_tpid(et1)) begin
-      tags = 2'd1; ethertype = et1;
+      o.tags = 2'd1; ethertype = et1;
     end else begin
-      tags = 2'd2; ethertype = et2;
+      o.tags = 2'd2; ethertype = et2;
       too_many_tags = is_tpid(et2);
     end
-  end
+    o.v4 = !too_many_tags && (ethertype == ET_IPV4);
+    o.v6 = !too_many_tags && (ethertype == ET_IPV6);
+    return o;
+  endfunction
 
   always_ff @(posedge clk) begin
     if (rst) s1_valid_q <= 1'b0;
@@ -140,12 +160,14 @@ module rx_parser
 
   always_ff @(posedge clk) begin
     if (beat_valid && beat_last) begin
-      s1_win_q  <= cap_d;
+      automatic logic [WB-1:0] win = with_beat(cap_q);
+      automatic l2_t           l2  = l2_decode(win);
+      s1_win_q  <= win;
       s1_len_q  <= frame_len;
-      s1_tags_q <= tags;
-      s1_qinq_q <= (tags == 2'd2);
-      s1_v4_q   <= !too_many_tags && (ethertype == ET_IPV4);
-      s1_v6_q   <= !too_many_tags && (ethertype == ET_IPV6);
+      s1_tags_q <= l2.tags;
+      s1_qinq_q <= (l2.tags == 2'd2);
+      s1_v4_q   <= l2.v4;
+      s1_v6_q   <= l2.v6;
     end
   end
 
@@ -170,26 +192,29 @@ module rx_parser
 
   logic          s2_valid_q;
   logic [WB-1:0] s2_win_q;
-  l3_state_t     s2_q, l3_d;
-
-  logic [7:0]    l3_off;
-  logic [319:0]  l3w;            // the 40 bytes at l3_off
-  logic [3:0]    ip_ver, ihl;
-  logic [15:0]   v4_tot, v6_plen;
-  logic [16:0]   v4_end, v6_end;
-  logic          v4_mf;
-  logic [12:0]   v4_frag_off;
+  l3_state_t     s2_q;
 
   function automatic logic [7:0] l3b(input logic [319:0] w, input int unsigned i);
     return w[i*8 +: 8];
   endfunction
 
-  always_comb begin
-    l3_off = 8'd14 + {4'd0, s1_tags_q, 2'd0};
-    case (s1_tags_q)
-      2'd0:    l3w = s1_win_q[14*8 +: 320];
-      2'd1:    l3w = s1_win_q[18*8 +: 320];
-      default: l3w = s1_win_q[22*8 +: 320];
+  /* verilator lint_off UNUSEDSIGNAL */    // the L3 header is 40 bytes of the window
+  function automatic l3_state_t l3_decode(input logic [WB-1:0] win, input logic [15:0] len,
+                                          input logic [1:0] tags, input logic qinq,
+                                          input logic v4, input logic v6);
+    l3_state_t   o;
+    logic [7:0]   l3_off;
+    logic [319:0] l3w;            // the 40 bytes at l3_off
+    logic [3:0]   ip_ver, ihl;
+    logic [15:0]  v4_tot, v6_plen;
+    logic [16:0]  v4_end, v6_end;
+    logic         v4_mf;
+    logic [12:0]  v4_frag_off;
+    l3_off = 8'd14 + {4'd0, tags, 2'd0};
+    case (tags)
+      2'd0:    l3w = win[14*8 +: 320];
+      2'd1:    l3w = win[18*8 +: 320];
+      default: l3w = win[22*8 +: 320];
     endcase
     ip_ver      = l3w[7:4];
     ihl         = l3w[3:0];
@@ -200,43 +225,45 @@ module rx_parser
     v4_end      = {9'd0, l3_off} + {1'b0, v4_tot};
     v6_end      = {9'd0, l3_off} + 17'd40 + {1'b0, v6_plen};
 
-    l3_d         = '0;
-    l3_d.len     = s1_len_q;
-    l3_d.tags    = s1_tags_q;
-    l3_d.qinq    = s1_qinq_q;
-    l3_d.l3      = L3_NONE;
-    l3_d.ip_end  = s1_len_q;
-    l3_d.stop    = 1'b1;
-    if (s1_v4_q) begin
-      l3_d.l3      = L3_IPV4;
-      l3_d.nh      = l3b(l3w, 9);
-      l3_d.frag    = v4_mf || (v4_frag_off != '0);
-      l3_d.off     = {8'd0, l3_off} + {10'd0, ihl, 2'd0};
-      l3_d.ip_end  = v4_end[15:0];
-      l3_d.v4_opts = (ihl > 4'd5);
-      l3_d.err     = (ip_ver != 4'd4) || (ihl < 4'd5) || (v4_tot < {10'd0, ihl, 2'd0}) ||
-                     (v4_end > {1'b0, s1_len_q});
-      l3_d.src     = {96'd0, l3w[12*8 +: 32]};
-      l3_d.dst     = {96'd0, l3w[16*8 +: 32]};
-    end else if (s1_v6_q) begin
-      l3_d.l3      = L3_IPV6;
-      l3_d.nh      = l3b(l3w, 6);
-      l3_d.off     = {8'd0, l3_off} + 16'd40;
-      l3_d.ip_end  = v6_end[15:0];
-      l3_d.err     = (ip_ver != 4'd6) || (v6_end > {1'b0, s1_len_q});
-      l3_d.stop    = 1'b0;
-      l3_d.src     = l3w[8*8 +: 128];
-      l3_d.dst     = l3w[24*8 +: 128];
+    o         = '0;
+    o.len     = len;
+    o.tags    = tags;
+    o.qinq    = qinq;
+    o.l3      = L3_NONE;
+    o.ip_end  = len;
+    o.stop    = 1'b1;
+    if (v4) begin
+      o.l3      = L3_IPV4;
+      o.nh      = l3b(l3w, 9);
+      o.frag    = v4_mf || (v4_frag_off != '0);
+      o.off     = {8'd0, l3_off} + {10'd0, ihl, 2'd0};
+      o.ip_end  = v4_end[15:0];
+      o.v4_opts = (ihl > 4'd5);
+      o.err     = (ip_ver != 4'd4) || (ihl < 4'd5) || (v4_tot < {10'd0, ihl, 2'd0}) ||
+                  (v4_end > {1'b0, len});
+      o.src     = {96'd0, l3w[12*8 +: 32]};
+      o.dst     = {96'd0, l3w[16*8 +: 32]};
+    end else if (v6) begin
+      o.l3      = L3_IPV6;
+      o.nh      = l3b(l3w, 6);
+      o.off     = {8'd0, l3_off} + 16'd40;
+      o.ip_end  = v6_end[15:0];
+      o.err     = (ip_ver != 4'd6) || (v6_end > {1'b0, len});
+      o.stop    = 1'b0;
+      o.src     = l3w[8*8 +: 128];
+      o.dst     = l3w[24*8 +: 128];
     end
     // Byte order: the window holds byte 0 in bits [7:0]; addresses are wanted with their
     // first byte most significant.
-    l3_d.src = {<<8{l3_d.src}};
-    l3_d.dst = {<<8{l3_d.dst}};
-    if (s1_v4_q) begin
-      l3_d.src = l3_d.src >> 96;
-      l3_d.dst = l3_d.dst >> 96;
+    o.src = {<<8{o.src}};
+    o.dst = {<<8{o.dst}};
+    if (v4) begin
+      o.src = o.src >> 96;
+      o.dst = o.dst >> 96;
     end
-  end
+    return o;
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
 
   always_ff @(posedge clk) begin
     if (rst) s2_valid_q <= 1'b0;
@@ -244,8 +271,10 @@ module rx_parser
   end
 
   always_ff @(posedge clk) begin
-    s2_win_q <= s1_win_q;
-    s2_q     <= l3_d;
+    if (s1_valid_q) begin
+      s2_win_q <= s1_win_q;
+      s2_q     <= l3_decode(s1_win_q, s1_len_q, s1_tags_q, s1_qinq_q, s1_v4_q, s1_v6_q);
+    end
   end
 
   // ------------------------------------------------------------------ stages 3, 4: IPv6 extension headers
@@ -295,85 +324,99 @@ module rx_parser
   end
 
   always_ff @(posedge clk) begin
-    s3_win_q <= s2_win_q;
-    s3_q     <= ext_step(s2_win_q, s2_q);
-    s4_win_q <= s3_win_q;
-    s4_q     <= ext_step(s3_win_q, s3_q);
+    if (s2_valid_q) begin
+      s3_win_q <= s2_win_q;
+      s3_q     <= ext_step(s2_win_q, s2_q);
+    end
+    if (s3_valid_q) begin
+      s4_win_q <= s3_win_q;
+      s4_q     <= ext_step(s3_win_q, s3_q);
+    end
   end
 
   // ------------------------------------------------------------------ stage 5: L4
-  /* verilator lint_off UNUSEDSIGNAL */
-  logic [WB-1:0] shifted;         // the window from the L4 offset on: 20 bytes are read
-  /* verilator lint_on UNUSEDSIGNAL */
-  /* verilator lint_off UNUSEDSIGNAL */
-  logic [159:0]  l4w;            // ports and TCP data offset are read from it
-  /* verilator lint_on UNUSEDSIGNAL */
-  logic [3:0]    tcp_doff;
-  logic [16:0]   l4_off, l4_hdr_end;
-  l4_type_e      l4_type;
-  logic          l4_err, more_ext;
-  logic [15:0]   pay_off, sport, dport;
+  typedef struct packed {
+    l4_type_e    l4_type;
+    logic        err;
+    logic [15:0] pay_off;
+    logic [15:0] sport;
+    logic [15:0] dport;
+  } l4_t;
 
-  always_comb begin
-    shifted  = s4_win_q >> {s4_q.off[7:0], 3'b000};
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic l4_t l4_decode(input logic [WB-1:0] win, input l3_state_t st);
+    l4_t           o;
+    logic [WB-1:0] shifted;       // the window from the L4 offset on: 20 bytes are read
+    logic [159:0]  l4w;           // ports and TCP data offset are read from it
+    logic [3:0]    tcp_doff;
+    logic [16:0]   l4_off, l4_hdr_end;
+    logic          more_ext;
+    shifted  = win >> {st.off[7:0], 3'b000};
     l4w      = shifted[159:0];
     tcp_doff = l4w[12*8 + 4 +: 4];
-    l4_off   = {1'b0, s4_q.off};
-    more_ext = (s4_q.l3 == L3_IPV6) && is_ext(s4_q.nh);   // walk ended early
+    l4_off   = {1'b0, st.off};
+    more_ext = (st.l3 == L3_IPV6) && is_ext(st.nh);   // walk ended early
 
-    l4_type    = L4_NONE;
-    l4_err     = 1'b0;
+    o.l4_type  = L4_NONE;
+    o.err      = 1'b0;
     l4_hdr_end = l4_off;
-    pay_off    = 16'd0;
-    sport      = {l4w[7:0], l4w[15:8]};
-    dport      = {l4w[23:16], l4w[31:24]};
-    if (s4_q.l3 != L3_NONE) begin
-      pay_off = s4_q.off;
-      if (!s4_q.frag) begin
-        if (s4_q.nh == PROTO_TCP && !more_ext && l4_off + 17'd20 <= 17'(PARSE_BYTES)) begin
-          l4_type    = L4_TCP;
+    o.pay_off  = 16'd0;
+    if (st.l3 != L3_NONE) begin
+      o.pay_off = st.off;
+      if (!st.frag) begin
+        if (st.nh == PROTO_TCP && !more_ext && l4_off + 17'd20 <= 17'(PARSE_BYTES)) begin
+          o.l4_type  = L4_TCP;
           l4_hdr_end = l4_off + {11'd0, tcp_doff, 2'b00};
-          l4_err     = (l4_off + 17'd20 > {1'b0, s4_q.ip_end}) || (tcp_doff < 4'd5) ||
-                       (l4_hdr_end > {1'b0, s4_q.ip_end});
-          pay_off    = l4_hdr_end[15:0];
-        end else if (s4_q.nh == PROTO_UDP && !more_ext && l4_off + 17'd8 <= 17'(PARSE_BYTES)) begin
-          l4_type    = L4_UDP;
+          o.err      = (l4_off + 17'd20 > {1'b0, st.ip_end}) || (tcp_doff < 4'd5) ||
+                       (l4_hdr_end > {1'b0, st.ip_end});
+          o.pay_off  = l4_hdr_end[15:0];
+        end else if (st.nh == PROTO_UDP && !more_ext && l4_off + 17'd8 <= 17'(PARSE_BYTES)) begin
+          o.l4_type  = L4_UDP;
           l4_hdr_end = l4_off + 17'd8;
-          l4_err     = l4_hdr_end > {1'b0, s4_q.ip_end};
-          pay_off    = l4_hdr_end[15:0];
+          o.err      = l4_hdr_end > {1'b0, st.ip_end};
+          o.pay_off  = l4_hdr_end[15:0];
         end else begin
-          l4_type = L4_OTHER;
+          o.l4_type = L4_OTHER;
         end
       end
     end
-  end
+    // ports only for TCP/UDP
+    o.sport = (o.l4_type == L4_TCP || o.l4_type == L4_UDP) ? {l4w[7:0], l4w[15:8]} : 16'd0;
+    o.dport = (o.l4_type == L4_TCP || o.l4_type == L4_UDP) ? {l4w[23:16], l4w[31:24]} : 16'd0;
+    return o;
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
 
   always_ff @(posedge clk) begin
     if (rst) meta_valid <= 1'b0;
     else     meta_valid <= s4_valid_q;
   end
 
+  // meta and tuple load with s4_valid_q and hold while meta_valid is low.
   always_ff @(posedge clk) begin
-    meta.frame_len <= s4_q.len;
-    meta.l3_type   <= s4_q.l3;
-    meta.l4_type   <= l4_type;
-    meta.ip_frag   <= s4_q.frag;
-    meta.vlan_tags <= s4_q.tags;
-    meta.hdr_err   <= s4_q.err || l4_err;
-    meta.pay_off   <= pay_off;
-    meta.ip_end    <= s4_q.ip_end;
-    meta.qinq      <= s4_q.qinq;
-    meta.ipv4_opts <= s4_q.v4_opts;
-    meta.ipv6_ext  <= s4_q.v6_ext;
+    if (s4_valid_q) begin
+      automatic l4_t l4 = l4_decode(s4_win_q, s4_q);
+      meta.frame_len <= s4_q.len;
+      meta.l3_type   <= s4_q.l3;
+      meta.l4_type   <= l4.l4_type;
+      meta.ip_frag   <= s4_q.frag;
+      meta.vlan_tags <= s4_q.tags;
+      meta.hdr_err   <= s4_q.err || l4.err;
+      meta.pay_off   <= l4.pay_off;
+      meta.ip_end    <= s4_q.ip_end;
+      meta.qinq      <= s4_q.qinq;
+      meta.ipv4_opts <= s4_q.v4_opts;
+      meta.ipv6_ext  <= s4_q.v6_ext;
 
-    tuple.l3_type  <= s4_q.l3;
-    tuple.l4_type  <= l4_type;
-    tuple.ip_frag  <= s4_q.frag;
-    tuple.proto    <= s4_q.nh;
-    tuple.src_addr <= s4_q.src;
-    tuple.dst_addr <= s4_q.dst;
-    tuple.sport    <= (l4_type == L4_TCP || l4_type == L4_UDP) ? sport : 16'd0;
-    tuple.dport    <= (l4_type == L4_TCP || l4_type == L4_UDP) ? dport : 16'd0;
+      tuple.l3_type  <= s4_q.l3;
+      tuple.l4_type  <= l4.l4_type;
+      tuple.ip_frag  <= s4_q.frag;
+      tuple.proto    <= s4_q.nh;
+      tuple.src_addr <= s4_q.src;
+      tuple.dst_addr <= s4_q.dst;
+      tuple.sport    <= l4.sport;
+      tuple.dport    <= l4.dport;
+    end
   end
 
   logic unused;
