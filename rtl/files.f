@@ -3,9 +3,11 @@ rtl/pkg/nic_pkg.sv
 rtl/csr/generated/nic_csr.sv
 rtl/common/sync_fifo.sv
 rtl/common/desc_fetch.sv
+rtl/common/ring_regs.sv
 rtl/common/axi_dma_wr.sv
 rtl/common/rr_arbiter.sv
 rtl/common/axi_wr_mux.sv
+rtl/rx/rxq_regs.sv
 rtl/rx/rx_ingress.sv
 rtl/rx/rx_frame_fifo.sv
 rtl/rx/rx_parser.sv
@@ -18,6 +20,7 @@ rtl/rss/steer_table.sv
 rtl/rss/rss_toeplitz.sv
 rtl/rss/flow_steer.sv
 rtl/rss/rx_classify.sv
+rtl/tx/txq_regs.sv
 rtl/tx/tx_desc_fetch.sv
 rtl/tx/tx_sched.sv
 rtl/tx/tx_gather.sv

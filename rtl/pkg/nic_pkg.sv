@@ -158,4 +158,25 @@ package nic_pkg;
     return {gen, 4'd0, c.qid, c.status, 32'd0, c.csum, c.tag, c.len, c.ndesc, c.desc_idx};
   endfunction
 
+  // ---------------------------------------------------------------- ring registers
+  // One ring's registers (nic_csr.rdl regfile ring_t) as software reads them: word w of the
+  // ring block (0 BASE_LO, 1 BASE_HI, 2 SIZE, 3 SW_IDX, 4 HW_IDX; others read zero). Bases
+  // are 16-byte aligned (BASE_LO[3:0] read as zero). Used by rtl/common/ring_regs.sv (write
+  // merge) and the queue register blocks (reads), so the layout is written once.
+  function automatic logic [31:0] ring_reg_word(input logic [63:4] base, input logic [3:0] log2_entries,
+                                                input logic [15:0] sw_idx, input logic [15:0] hw_idx,
+                                                input logic [2:0] w);
+    logic [31:0] v;
+    unique case (w)
+      3'd0:    v = {base[31:4], 4'd0};   // 16-byte aligned
+      3'd1:    v = base[63:32];
+      3'd2:    v = {28'd0, log2_entries};
+      3'd3:    v = {16'd0, sw_idx};
+      3'd4:    v = {16'd0, hw_idx};
+      default: v = '0;
+    endcase
+    return v;
+  endfunction
+
+
 endpackage

@@ -153,7 +153,9 @@ module nic_top
     .hwif_out
   );
 
-  // Per-queue configuration, unpacked from the register block.
+  // Per-queue configuration: RXQ[] and TXQ[] are external registers of the CSR block, held by
+  // rxq_regs / txq_regs (instantiated below, after the signals they show).
+  localparam int unsigned QMAP = 8;                // RXQ[8] and TXQ[8] in nic_csr.rdl
   logic [NUM_RXQ-1:0]       q_enable, q_split_en, q_irq_arm;
   logic [NUM_RXQ-1:0][15:0] q_hds_thresh, q_hdr_buf_bytes;
   logic [NUM_RXQ-1:0][3:0]  q_pay_buf_log2;
@@ -165,21 +167,6 @@ module nic_top
   rxq_cfg_t [NUM_RXQ-1:0]   qcfg;
 
   for (genvar q = 0; q < NUM_RXQ; q++) begin : g_qcfg
-    assign q_enable[q]        = hwif_out.RXQ[q].CTRL.enable.value;
-    assign q_split_en[q]      = hwif_out.RXQ[q].CTRL.split_en.value;
-    assign q_irq_arm[q]       = hwif_out.RXQ[q].IRQ.arm.value;
-    assign q_hds_thresh[q]    = hwif_out.RXQ[q].HDS_THRESH.bytes.value;
-    assign q_hdr_buf_bytes[q] = hwif_out.RXQ[q].BUF_SIZE.hdr_buf_bytes.value;
-    assign q_pay_buf_log2[q]  = hwif_out.RXQ[q].BUF_SIZE.pay_buf_log2.value;
-    assign hdr_ring_base[q]   = {hwif_out.RXQ[q].HDR_RING.BASE_HI.addr.value, hwif_out.RXQ[q].HDR_RING.BASE_LO.addr.value, 4'd0};
-    assign pay_ring_base[q]   = {hwif_out.RXQ[q].PAY_RING.BASE_HI.addr.value, hwif_out.RXQ[q].PAY_RING.BASE_LO.addr.value, 4'd0};
-    assign cq_base[q]         = {hwif_out.RXQ[q].CQ.BASE_HI.addr.value, hwif_out.RXQ[q].CQ.BASE_LO.addr.value, 4'd0};
-    assign hdr_ring_log2[q]   = hwif_out.RXQ[q].HDR_RING.SIZE.log2_entries.value;
-    assign pay_ring_log2[q]   = hwif_out.RXQ[q].PAY_RING.SIZE.log2_entries.value;
-    assign cq_log2[q]         = hwif_out.RXQ[q].CQ.SIZE.log2_entries.value;
-    assign hdr_sw_idx[q]      = hwif_out.RXQ[q].HDR_RING.SW_IDX.idx.value;
-    assign pay_sw_idx[q]      = hwif_out.RXQ[q].PAY_RING.SW_IDX.idx.value;
-    assign cq_sw_idx[q]       = hwif_out.RXQ[q].CQ.SW_IDX.idx.value;
     assign qcfg[q] = '{enable: q_enable[q], split_en: q_split_en[q], hds_thresh: q_hds_thresh[q],
                        hdr_buf_bytes: q_hdr_buf_bytes[q], pay_buf_log2: q_pay_buf_log2[q],
                        cq_base: cq_base[q], cq_log2: cq_log2[q], cq_sw_idx: cq_sw_idx[q]};
@@ -202,17 +189,83 @@ module nic_top
   tx_status_e               tx_ev_status;
   logic [15:0]              tx_ev_len;
 
+  logic [NUM_TXQ-1:0]       txq_enable, txq_irq_arm;
+  logic [NUM_TXQ-1:0][63:0] txq_ring_base, txq_cq_base;
+  logic [NUM_TXQ-1:0][3:0]  txq_ring_log2, txq_cq_log2;
+  logic [NUM_TXQ-1:0][15:0] txq_sw_idx, txq_cq_sw_idx;
+
   for (genvar t = 0; t < NUM_TXQ; t++) begin : g_txq_cfg
     assign txq_cfg[t] = '{
-      enable:    hwif_out.TXQ[t].CTRL.enable.value,
-      ring_base: {hwif_out.TXQ[t].DESC_RING.BASE_HI.addr.value, hwif_out.TXQ[t].DESC_RING.BASE_LO.addr.value, 4'd0},
-      ring_log2: hwif_out.TXQ[t].DESC_RING.SIZE.log2_entries.value,
-      sw_idx:    hwif_out.TXQ[t].DESC_RING.SW_IDX.idx.value,
-      cq_base:   {hwif_out.TXQ[t].CQ.BASE_HI.addr.value, hwif_out.TXQ[t].CQ.BASE_LO.addr.value, 4'd0},
-      cq_log2:   hwif_out.TXQ[t].CQ.SIZE.log2_entries.value,
-      cq_sw_idx: hwif_out.TXQ[t].CQ.SW_IDX.idx.value
+      enable:    txq_enable[t],
+      ring_base: txq_ring_base[t],
+      ring_log2: txq_ring_log2[t],
+      sw_idx:    txq_sw_idx[t],
+      cq_base:   txq_cq_base[t],
+      cq_log2:   txq_cq_log2[t],
+      cq_sw_idx: txq_cq_sw_idx[t]
     };
   end
+
+  // Request lines of the queue register blocks, and their answers.
+  logic [QMAP-1:0] rxq_req, rxq_rd_ack, rxq_wr_ack, txq_req, txq_rd_ack, txq_wr_ack;
+  logic [31:0]     rxq_csr_rd_data, txq_csr_rd_data;
+
+  for (genvar q = 0; q < QMAP; q++) begin : g_q_req
+    assign rxq_req[q] = hwif_out.RXQ[q].req;
+    assign txq_req[q] = hwif_out.TXQ[q].req;
+  end
+
+  rxq_regs #(.NUM_RXQ(NUM_RXQ), .MAP_Q(QMAP)) u_rxq_regs (
+    .clk,
+    .rst,
+    .csr_req       (rxq_req),
+    .csr_word      (hwif_out.RXQ[0].addr[6:2]),
+    .csr_req_is_wr (hwif_out.RXQ[0].req_is_wr),
+    .csr_wr_data   (hwif_out.RXQ[0].wr_data),
+    .csr_wr_biten  (hwif_out.RXQ[0].wr_biten),
+    .csr_rd_ack    (rxq_rd_ack),
+    .csr_wr_ack    (rxq_wr_ack),
+    .csr_rd_data   (rxq_csr_rd_data),
+    .hdr_hw_idx, .pay_hw_idx, .cq_hw_idx,
+    .busy          (q_busy),
+    .wr_err_set    (q_wr_err),
+    .irq_fire      (irq_fire),
+    .enable        (q_enable),
+    .split_en      (q_split_en),
+    .irq_arm       (q_irq_arm),
+    .hds_thresh    (q_hds_thresh),
+    .hdr_buf_bytes (q_hdr_buf_bytes),
+    .pay_buf_log2  (q_pay_buf_log2),
+    .hdr_ring_base, .hdr_ring_log2, .hdr_sw_idx,
+    .pay_ring_base, .pay_ring_log2, .pay_sw_idx,
+    .cq_base, .cq_log2, .cq_sw_idx
+  );
+
+  txq_regs #(.NUM_TXQ(NUM_TXQ), .MAP_Q(QMAP)) u_txq_regs (
+    .clk,
+    .rst,
+    .csr_req       (txq_req),
+    .csr_word      (hwif_out.TXQ[0].addr[6:2]),
+    .csr_req_is_wr (hwif_out.TXQ[0].req_is_wr),
+    .csr_wr_data   (hwif_out.TXQ[0].wr_data),
+    .csr_wr_biten  (hwif_out.TXQ[0].wr_biten),
+    .csr_rd_ack    (txq_rd_ack),
+    .csr_wr_ack    (txq_wr_ack),
+    .csr_rd_data   (txq_csr_rd_data),
+    .desc_hw_idx   (tx_desc_hw_idx),
+    .cq_hw_idx     (tx_cq_hw_idx),
+    .busy          (tx_q_busy),
+    .wr_err_set    (tx_q_wr_err),
+    .irq_fire      (tx_irq_fire),
+    .enable        (txq_enable),
+    .irq_arm       (txq_irq_arm),
+    .ring_base     (txq_ring_base),
+    .ring_log2     (txq_ring_log2),
+    .sw_idx        (txq_sw_idx),
+    .cq_base       (txq_cq_base),
+    .cq_log2       (txq_cq_log2),
+    .cq_sw_idx     (txq_cq_sw_idx)
+  );
 
   // RSS key/table and flow-steering rules (rss_table, steer_table below; the CSR block's
   // external registers RSS_KEY[10], RSS_INDIR[32] and STEER[32] of nic_csr.rdl).
@@ -256,12 +309,13 @@ module nic_top
     hwif_in.TX_ERR_BAD_CSUM.count.incr = tx_ev_valid && tx_ev_status == TX_BAD_CSUM;
     hwif_in.TX_DMA_RD_ERR.count.incr   = tx_ev_valid && tx_ev_status == TX_DMA_RD_ERR;
     hwif_in.TX_DESC_RD_ERR.count.incr  = tx_ev_valid && tx_ev_status == TX_DESC_RD_ERR;
-    for (int t = 0; t < NUM_TXQ; t++) begin
-      hwif_in.TXQ[t].DESC_RING.HW_IDX.idx.next = tx_desc_hw_idx[t];
-      hwif_in.TXQ[t].CQ.HW_IDX.idx.next        = tx_cq_hw_idx[t];
-      hwif_in.TXQ[t].IRQ.arm.hwclr             = tx_irq_fire[t];
-      hwif_in.TXQ[t].STATUS.dma_wr_err.hwset   = tx_q_wr_err[t];
-      hwif_in.TXQ[t].STATUS.busy.next          = tx_q_busy[t];
+    for (int q = 0; q < QMAP; q++) begin
+      hwif_in.RXQ[q].rd_ack  = rxq_rd_ack[q];
+      hwif_in.RXQ[q].wr_ack  = rxq_wr_ack[q];
+      hwif_in.RXQ[q].rd_data = rxq_csr_rd_data;
+      hwif_in.TXQ[q].rd_ack  = txq_rd_ack[q];
+      hwif_in.TXQ[q].wr_ack  = txq_wr_ack[q];
+      hwif_in.TXQ[q].rd_data = txq_csr_rd_data;
     end
     hwif_in.RX_FRAMES.count.incr          = ev_frame;
     hwif_in.RX_DROP_RUNT.count.incr       = ev_runt;
@@ -286,14 +340,6 @@ module nic_top
     hwif_in.RX_HDR_OVERFLOW.count.incr    = ev_hdr_overflow;
     hwif_in.RX_STEER_BAD_QUEUE.count.incr = ev_steer_bad_queue;
     hwif_in.RX_RSS_BAD_QUEUE.count.incr   = ev_rss_bad_queue;
-    for (int q = 0; q < NUM_RXQ; q++) begin
-      hwif_in.RXQ[q].HDR_RING.HW_IDX.idx.next = hdr_hw_idx[q];
-      hwif_in.RXQ[q].PAY_RING.HW_IDX.idx.next = pay_hw_idx[q];
-      hwif_in.RXQ[q].CQ.HW_IDX.idx.next       = cq_hw_idx[q];
-      hwif_in.RXQ[q].IRQ.arm.hwclr            = irq_fire[q];
-      hwif_in.RXQ[q].STATUS.dma_wr_err.hwset  = q_wr_err[q];
-      hwif_in.RXQ[q].STATUS.busy.next         = q_busy[q];
-    end
   end
 
   // ---------------------------------------------------------------- interrupts
@@ -311,7 +357,7 @@ module nic_top
 
   always_comb begin
     for (int t = 0; t < NUM_TXQ; t++) begin
-      tx_irq_fire[t] = txq_cfg[t].enable && hwif_out.TXQ[t].IRQ.arm.value &&
+      tx_irq_fire[t] = txq_cfg[t].enable && txq_irq_arm[t] &&
                        (tx_cq_hw_idx[t] != txq_cfg[t].cq_sw_idx);
     end
   end

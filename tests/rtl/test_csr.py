@@ -6,12 +6,15 @@ and run them.
 """
 from __future__ import annotations
 
+import importlib.util
 import random
 import subprocess
 import sys
+from dataclasses import dataclass
 
 import cocotb
 import pytest
+from systemrdl.node import RegNode
 
 from driver import regs
 from tb.nic_tb import NicTb
@@ -94,65 +97,80 @@ async def run_csr_map(dut) -> None:
         assert await tb.read32(getattr(regs, name)) == 0, name
 
 
-def _field_mask(prefix: str) -> int:
-    """Writable bits of a register: the OR of its fields in driver/regs.py (generated from the
-    RDL, independently of the hand-written tables in rtl/rss/)."""
-    return sum(v.mask for k, v in vars(regs).items()
-               if k.startswith(prefix) and isinstance(v, regs.Field))
+@dataclass(frozen=True)
+class RegLayout:
+    """What software sees at one register address, read from the RDL (not from the RTL)."""
+    path: str
+    rw_mask: int      # bits of plain read/write fields: read back what was written
+    zero_mask: int    # bits outside every field: read as zero, ignore writes
+    reset: int        # reset value of the read/write fields
+    keep_zero: int    # read/write bits this test never sets (queue enables: no traffic here)
 
 
-def table_layout() -> dict[int, int]:
-    """Every word of the external tables (RSS_KEY, RSS_INDIR, STEER): absolute address ->
-    mask of the bits that hold what is written (0: reads as zero, ignores writes)."""
-    words: dict[int, int] = {}
-    for i in range(regs.RSS_KEY_MAX):
-        words[regs.RSS_KEY_BASE + i * regs.RSS_KEY_STRIDE] = _field_mask("RSS_KEY_WORD")
-    for j in range(regs.RSS_INDIR_MAX):
-        words[regs.RSS_INDIR_BASE + j * regs.RSS_INDIR_STRIDE] = _field_mask("RSS_INDIR_ENTRY")
-    rule: dict[int, int] = {off: 0 for off in range(0, regs.STEER_STRIDE, 4)}
-    rule[regs.STEER_CTRL] = _field_mask("STEER_CTRL_")
-    rule[regs.STEER_QUEUE] = _field_mask("STEER_QUEUE_")
-    rule[regs.STEER_PORTS] = _field_mask("STEER_PORTS_")
-    rule[regs.STEER_PORT_MASK] = _field_mask("STEER_PORT_MASK_")
-    for name in ("SRC_ADDR", "SRC_MASK", "DST_ADDR", "DST_MASK"):
-        base, stride = getattr(regs, f"STEER_{name}"), getattr(regs, f"STEER_{name}_STRIDE")
-        for w in range(getattr(regs, f"STEER_{name}_MAX")):
-            rule[base + w * stride] = _field_mask(f"STEER_{name}_WORD")
-    for r in range(regs.STEER_MAX):
-        for off, mask in rule.items():
-            words[regs.STEER_BASE + r * regs.STEER_STRIDE + off] = mask
-    return words
+def rdl_layout() -> dict[int, RegLayout]:
+    """Every register of rtl/csr/nic_csr.rdl, arrays unrolled: address -> RegLayout. Fields
+    the hardware writes, write-1-to-clear fields and counters are neither rw nor zero (their
+    value depends on the hardware), so only their neighbours are checked."""
+    spec = importlib.util.spec_from_file_location("gen_regs", REPO_ROOT / "scripts" / "gen_regs.py")
+    gen_regs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen_regs)
+    top = gen_regs.compile_rdl()
+    out: dict[int, RegLayout] = {}
+    for node in top.descendants(unroll=True):
+        if not isinstance(node, RegNode):
+            continue
+        rw = covered = reset = keep_zero = 0
+        for f in node.fields():
+            mask = ((1 << f.width) - 1) << f.lsb
+            covered |= mask
+            plain_rw = (f.get_property("sw").name == "rw" and f.get_property("onwrite") is None
+                        and not f.get_property("counter"))
+            if plain_rw:
+                rw |= mask
+                reset |= (f.get_property("reset") or 0) << f.lsb
+                if f.inst_name == "enable" and node.parent.get_path().split(".")[1].startswith(("RXQ", "TXQ")):
+                    keep_zero |= mask
+        out[node.absolute_address] = RegLayout(node.get_path(), rw, 0xFFFF_FFFF & ~covered, reset, keep_zero)
+    return out
 
 
 @cocotb.test()
-async def run_csr_tables(dut) -> None:
-    """RSS key, RSS table and steering rules (external registers held in rtl/rss/ tables):
-    reset to zero, every word holds its own value (no two words alias), reserved bits read as
-    zero, byte enables are honoured, and the neighbouring RSS_CTRL is untouched."""
+async def run_csr_every_register(dut) -> None:
+    """Every register of the map, whether the generated block or a hand-written table behind
+    it (RXQ, TXQ, RSS_KEY, RSS_INDIR, STEER are external) holds it: reset value, every
+    read/write field holds its own value (a distinct random value per register, so aliasing
+    shows), bits outside fields read as zero, and byte enables are honoured."""
     tb = NicTb(dut, cocotb.RANDOM_SEED)
     await tb.reset()
     rng = random.Random(cocotb.RANDOM_SEED)
-    words = table_layout()
-    assert regs.RSS_CTRL not in words
-    await tb.write32(regs.RSS_CTRL, 0x15)
-    for addr in words:
-        got = await tb.read32(addr)
-        assert got == 0, f"0x{addr:04x}: reset value 0x{got:08x}, expected 0"
-    written = {addr: rng.getrandbits(32) for addr in words}
-    for addr, val in written.items():
-        await tb.write32(addr, val)
-    for addr, val in written.items():
-        got = await tb.read32(addr)
-        want = val & words[addr]
-        assert got == want, f"0x{addr:04x}: wrote 0x{val:08x}, read 0x{got:08x}, expected 0x{want:08x}"
-    # Byte enables: a one-byte write changes only that byte.
-    for addr in (regs.RSS_KEY_BASE + 4, regs.RSS_INDIR_BASE + 8, regs.STEER_BASE + regs.STEER_PORTS,
-                 regs.STEER_BASE + 31 * regs.STEER_STRIDE + regs.STEER_DST_MASK + 12):
+    layout = rdl_layout()
+    assert len(layout) > 900, f"only {len(layout)} registers found in the RDL"
+
+    def check(addr: int, got: int, want_rw: int, what: str) -> None:
+        lay = layout[addr]
+        seen = got & (lay.rw_mask | lay.zero_mask)
+        want = want_rw & lay.rw_mask
+        assert seen == want, (f"{lay.path} @0x{addr:04x} {what}: read 0x{got:08x}, checked bits "
+                              f"0x{seen:08x}, expected 0x{want:08x} (rw 0x{lay.rw_mask:08x}, zero 0x{lay.zero_mask:08x})")
+
+    for addr, lay in layout.items():
+        check(addr, await tb.read32(addr), lay.reset, "after reset")
+    # Two passes, the second writing the complement: every read/write bit is seen at 0 and 1.
+    first = {addr: rng.getrandbits(32) for addr in layout}
+    for flip in (0, 0xFFFF_FFFF):
+        written = {addr: (v ^ flip) & ~layout[addr].keep_zero for addr, v in first.items()}
+        for addr, val in written.items():
+            await tb.write32(addr, val)
+        for addr, val in written.items():
+            check(addr, await tb.read32(addr), val, f"after writing 0x{val:08x}")
+    # Byte enables: a one-byte write changes only that byte (generated and external registers).
+    for addr in (regs.RX_FRAME_LIMIT, regs.RSS_KEY_BASE + 4, regs.RSS_INDIR_BASE + 8,
+                 regs.STEER_BASE + regs.STEER_PORTS,
+                 regs.STEER_BASE + 31 * regs.STEER_STRIDE + regs.STEER_DST_MASK + 12,
+                 regs.rxq_reg(5, regs.RXQ_BUF_SIZE), regs.rxq_reg(7, regs.RXQ_CQ + regs.RING_BASE_HI),
+                 regs.txq_reg(3, regs.TXQ_DESC_RING + regs.RING_BASE_LO)):
         await tb.axil.write(addr + 2, b"\xa5")
-        want = ((written[addr] & ~0x00FF_0000) | 0x00A5_0000) & words[addr]
-        got = await tb.read32(addr)
-        assert got == want, f"0x{addr:04x}: byte write gave 0x{got:08x}, expected 0x{want:08x}"
-    assert await tb.read32(regs.RSS_CTRL) == 0x15
+        check(addr, await tb.read32(addr), (written[addr] & ~0x00FF_0000) | 0x00A5_0000, "after a byte write")
 
 
 @pytest.mark.rtl

@@ -262,56 +262,11 @@ module nic_csr (
         logic TX_ERR_BAD_CSUM;
         logic TX_DMA_RD_ERR;
         logic TX_DESC_RD_ERR;
-        struct {
-            logic CTRL;
-            logic HDS_THRESH;
-            logic BUF_SIZE;
-            logic IRQ;
-            logic STATUS;
-            struct {
-                logic BASE_LO;
-                logic BASE_HI;
-                logic SIZE;
-                logic SW_IDX;
-                logic HW_IDX;
-            } HDR_RING;
-            struct {
-                logic BASE_LO;
-                logic BASE_HI;
-                logic SIZE;
-                logic SW_IDX;
-                logic HW_IDX;
-            } PAY_RING;
-            struct {
-                logic BASE_LO;
-                logic BASE_HI;
-                logic SIZE;
-                logic SW_IDX;
-                logic HW_IDX;
-            } CQ;
-        } RXQ[8];
+        logic RXQ[8];
         logic RSS_CTRL;
         logic RSS_KEY[10];
         logic RSS_INDIR[32];
-        struct {
-            logic CTRL;
-            logic IRQ;
-            logic STATUS;
-            struct {
-                logic BASE_LO;
-                logic BASE_HI;
-                logic SIZE;
-                logic SW_IDX;
-                logic HW_IDX;
-            } DESC_RING;
-            struct {
-                logic BASE_LO;
-                logic BASE_HI;
-                logic SIZE;
-                logic SW_IDX;
-                logic HW_IDX;
-            } CQ;
-        } TXQ[8];
+        logic TXQ[8];
         logic STEER[32];
     } decoded_reg_strb_t;
     decoded_reg_strb_t decoded_reg_strb;
@@ -367,26 +322,9 @@ module nic_csr (
         decoded_reg_strb.TX_DMA_RD_ERR = cpuif_req_masked & (cpuif_addr == 16'h194) & !cpuif_req_is_wr;
         decoded_reg_strb.TX_DESC_RD_ERR = cpuif_req_masked & (cpuif_addr == 16'h198) & !cpuif_req_is_wr;
         for(int i0=0; i0<8; i0++) begin
-            decoded_reg_strb.RXQ[i0].CTRL = cpuif_req_masked & (cpuif_addr == 16'h1000 + (16)'(i0) * 16'h100);
-            decoded_reg_strb.RXQ[i0].HDS_THRESH = cpuif_req_masked & (cpuif_addr == 16'h1004 + (16)'(i0) * 16'h100);
-            decoded_reg_strb.RXQ[i0].BUF_SIZE = cpuif_req_masked & (cpuif_addr == 16'h1008 + (16)'(i0) * 16'h100);
-            decoded_reg_strb.RXQ[i0].IRQ = cpuif_req_masked & (cpuif_addr == 16'h100c + (16)'(i0) * 16'h100);
-            decoded_reg_strb.RXQ[i0].STATUS = cpuif_req_masked & (cpuif_addr == 16'h1010 + (16)'(i0) * 16'h100);
-            decoded_reg_strb.RXQ[i0].HDR_RING.BASE_LO = cpuif_req_masked & (cpuif_addr == 16'h1020 + (16)'(i0) * 16'h100);
-            decoded_reg_strb.RXQ[i0].HDR_RING.BASE_HI = cpuif_req_masked & (cpuif_addr == 16'h1024 + (16)'(i0) * 16'h100);
-            decoded_reg_strb.RXQ[i0].HDR_RING.SIZE = cpuif_req_masked & (cpuif_addr == 16'h1028 + (16)'(i0) * 16'h100);
-            decoded_reg_strb.RXQ[i0].HDR_RING.SW_IDX = cpuif_req_masked & (cpuif_addr == 16'h102c + (16)'(i0) * 16'h100);
-            decoded_reg_strb.RXQ[i0].HDR_RING.HW_IDX = cpuif_req_masked & (cpuif_addr == 16'h1030 + (16)'(i0) * 16'h100) & !cpuif_req_is_wr;
-            decoded_reg_strb.RXQ[i0].PAY_RING.BASE_LO = cpuif_req_masked & (cpuif_addr == 16'h1040 + (16)'(i0) * 16'h100);
-            decoded_reg_strb.RXQ[i0].PAY_RING.BASE_HI = cpuif_req_masked & (cpuif_addr == 16'h1044 + (16)'(i0) * 16'h100);
-            decoded_reg_strb.RXQ[i0].PAY_RING.SIZE = cpuif_req_masked & (cpuif_addr == 16'h1048 + (16)'(i0) * 16'h100);
-            decoded_reg_strb.RXQ[i0].PAY_RING.SW_IDX = cpuif_req_masked & (cpuif_addr == 16'h104c + (16)'(i0) * 16'h100);
-            decoded_reg_strb.RXQ[i0].PAY_RING.HW_IDX = cpuif_req_masked & (cpuif_addr == 16'h1050 + (16)'(i0) * 16'h100) & !cpuif_req_is_wr;
-            decoded_reg_strb.RXQ[i0].CQ.BASE_LO = cpuif_req_masked & (cpuif_addr == 16'h1060 + (16)'(i0) * 16'h100);
-            decoded_reg_strb.RXQ[i0].CQ.BASE_HI = cpuif_req_masked & (cpuif_addr == 16'h1064 + (16)'(i0) * 16'h100);
-            decoded_reg_strb.RXQ[i0].CQ.SIZE = cpuif_req_masked & (cpuif_addr == 16'h1068 + (16)'(i0) * 16'h100);
-            decoded_reg_strb.RXQ[i0].CQ.SW_IDX = cpuif_req_masked & (cpuif_addr == 16'h106c + (16)'(i0) * 16'h100);
-            decoded_reg_strb.RXQ[i0].CQ.HW_IDX = cpuif_req_masked & (cpuif_addr == 16'h1070 + (16)'(i0) * 16'h100) & !cpuif_req_is_wr;
+            decoded_reg_strb.RXQ[i0] = cpuif_req_masked & (cpuif_addr >= 16'h1000 + (16)'(i0) * 16'h100) & (cpuif_addr <= 16'h1000 + (16)'(i0) * 16'h100 + 16'h73);
+            is_external |= cpuif_req_masked & (cpuif_addr >= 16'h1000 + (16)'(i0) * 16'h100) & (cpuif_addr <= 16'h1000 + (16)'(i0) * 16'h100 + 16'h73);
+            is_valid_rw |= cpuif_req_masked & (cpuif_addr >= 16'h1000 + (16)'(i0) * 16'h100) & (cpuif_addr <= 16'h1000 + (16)'(i0) * 16'h100 + 16'h73);
         end
         decoded_reg_strb.RSS_CTRL = cpuif_req_masked & (cpuif_addr == 16'h2000);
         for(int i0=0; i0<10; i0++) begin
@@ -398,19 +336,9 @@ module nic_csr (
             is_external |= cpuif_req_masked & (cpuif_addr == 16'h2100 + (16)'(i0) * 16'h4);
         end
         for(int i0=0; i0<8; i0++) begin
-            decoded_reg_strb.TXQ[i0].CTRL = cpuif_req_masked & (cpuif_addr == 16'h3000 + (16)'(i0) * 16'h100);
-            decoded_reg_strb.TXQ[i0].IRQ = cpuif_req_masked & (cpuif_addr == 16'h300c + (16)'(i0) * 16'h100);
-            decoded_reg_strb.TXQ[i0].STATUS = cpuif_req_masked & (cpuif_addr == 16'h3010 + (16)'(i0) * 16'h100);
-            decoded_reg_strb.TXQ[i0].DESC_RING.BASE_LO = cpuif_req_masked & (cpuif_addr == 16'h3020 + (16)'(i0) * 16'h100);
-            decoded_reg_strb.TXQ[i0].DESC_RING.BASE_HI = cpuif_req_masked & (cpuif_addr == 16'h3024 + (16)'(i0) * 16'h100);
-            decoded_reg_strb.TXQ[i0].DESC_RING.SIZE = cpuif_req_masked & (cpuif_addr == 16'h3028 + (16)'(i0) * 16'h100);
-            decoded_reg_strb.TXQ[i0].DESC_RING.SW_IDX = cpuif_req_masked & (cpuif_addr == 16'h302c + (16)'(i0) * 16'h100);
-            decoded_reg_strb.TXQ[i0].DESC_RING.HW_IDX = cpuif_req_masked & (cpuif_addr == 16'h3030 + (16)'(i0) * 16'h100) & !cpuif_req_is_wr;
-            decoded_reg_strb.TXQ[i0].CQ.BASE_LO = cpuif_req_masked & (cpuif_addr == 16'h3040 + (16)'(i0) * 16'h100);
-            decoded_reg_strb.TXQ[i0].CQ.BASE_HI = cpuif_req_masked & (cpuif_addr == 16'h3044 + (16)'(i0) * 16'h100);
-            decoded_reg_strb.TXQ[i0].CQ.SIZE = cpuif_req_masked & (cpuif_addr == 16'h3048 + (16)'(i0) * 16'h100);
-            decoded_reg_strb.TXQ[i0].CQ.SW_IDX = cpuif_req_masked & (cpuif_addr == 16'h304c + (16)'(i0) * 16'h100);
-            decoded_reg_strb.TXQ[i0].CQ.HW_IDX = cpuif_req_masked & (cpuif_addr == 16'h3050 + (16)'(i0) * 16'h100) & !cpuif_req_is_wr;
+            decoded_reg_strb.TXQ[i0] = cpuif_req_masked & (cpuif_addr >= 16'h3000 + (16)'(i0) * 16'h100) & (cpuif_addr <= 16'h3000 + (16)'(i0) * 16'h100 + 16'h53);
+            is_external |= cpuif_req_masked & (cpuif_addr >= 16'h3000 + (16)'(i0) * 16'h100) & (cpuif_addr <= 16'h3000 + (16)'(i0) * 16'h100 + 16'h53);
+            is_valid_rw |= cpuif_req_masked & (cpuif_addr >= 16'h3000 + (16)'(i0) * 16'h100) & (cpuif_addr <= 16'h3000 + (16)'(i0) * 16'h100 + 16'h53);
         end
         for(int i0=0; i0<32; i0++) begin
             decoded_reg_strb.STEER[i0] = cpuif_req_masked & (cpuif_addr >= 16'h4000 + (16)'(i0) * 16'h80) & (cpuif_addr <= 16'h4000 + (16)'(i0) * 16'h80 + 16'h4f);
@@ -694,124 +622,6 @@ module nic_csr (
         } TX_DESC_RD_ERR;
         struct {
             struct {
-                struct {
-                    logic next;
-                    logic load_next;
-                } enable;
-                struct {
-                    logic next;
-                    logic load_next;
-                } split_en;
-            } CTRL;
-            struct {
-                struct {
-                    logic [15:0] next;
-                    logic load_next;
-                } bytes;
-            } HDS_THRESH;
-            struct {
-                struct {
-                    logic [15:0] next;
-                    logic load_next;
-                } hdr_buf_bytes;
-                struct {
-                    logic [3:0] next;
-                    logic load_next;
-                } pay_buf_log2;
-            } BUF_SIZE;
-            struct {
-                struct {
-                    logic next;
-                    logic load_next;
-                } arm;
-            } IRQ;
-            struct {
-                struct {
-                    logic next;
-                    logic load_next;
-                } dma_wr_err;
-            } STATUS;
-            struct {
-                struct {
-                    struct {
-                        logic [27:0] next;
-                        logic load_next;
-                    } addr;
-                } BASE_LO;
-                struct {
-                    struct {
-                        logic [31:0] next;
-                        logic load_next;
-                    } addr;
-                } BASE_HI;
-                struct {
-                    struct {
-                        logic [3:0] next;
-                        logic load_next;
-                    } log2_entries;
-                } SIZE;
-                struct {
-                    struct {
-                        logic [15:0] next;
-                        logic load_next;
-                    } idx;
-                } SW_IDX;
-            } HDR_RING;
-            struct {
-                struct {
-                    struct {
-                        logic [27:0] next;
-                        logic load_next;
-                    } addr;
-                } BASE_LO;
-                struct {
-                    struct {
-                        logic [31:0] next;
-                        logic load_next;
-                    } addr;
-                } BASE_HI;
-                struct {
-                    struct {
-                        logic [3:0] next;
-                        logic load_next;
-                    } log2_entries;
-                } SIZE;
-                struct {
-                    struct {
-                        logic [15:0] next;
-                        logic load_next;
-                    } idx;
-                } SW_IDX;
-            } PAY_RING;
-            struct {
-                struct {
-                    struct {
-                        logic [27:0] next;
-                        logic load_next;
-                    } addr;
-                } BASE_LO;
-                struct {
-                    struct {
-                        logic [31:0] next;
-                        logic load_next;
-                    } addr;
-                } BASE_HI;
-                struct {
-                    struct {
-                        logic [3:0] next;
-                        logic load_next;
-                    } log2_entries;
-                } SIZE;
-                struct {
-                    struct {
-                        logic [15:0] next;
-                        logic load_next;
-                    } idx;
-                } SW_IDX;
-            } CQ;
-        } RXQ[8];
-        struct {
-            struct {
                 logic next;
                 logic load_next;
             } ipv4;
@@ -836,78 +646,6 @@ module nic_csr (
                 logic load_next;
             } udp_ipv6;
         } RSS_CTRL;
-        struct {
-            struct {
-                struct {
-                    logic next;
-                    logic load_next;
-                } enable;
-            } CTRL;
-            struct {
-                struct {
-                    logic next;
-                    logic load_next;
-                } arm;
-            } IRQ;
-            struct {
-                struct {
-                    logic next;
-                    logic load_next;
-                } dma_wr_err;
-            } STATUS;
-            struct {
-                struct {
-                    struct {
-                        logic [27:0] next;
-                        logic load_next;
-                    } addr;
-                } BASE_LO;
-                struct {
-                    struct {
-                        logic [31:0] next;
-                        logic load_next;
-                    } addr;
-                } BASE_HI;
-                struct {
-                    struct {
-                        logic [3:0] next;
-                        logic load_next;
-                    } log2_entries;
-                } SIZE;
-                struct {
-                    struct {
-                        logic [15:0] next;
-                        logic load_next;
-                    } idx;
-                } SW_IDX;
-            } DESC_RING;
-            struct {
-                struct {
-                    struct {
-                        logic [27:0] next;
-                        logic load_next;
-                    } addr;
-                } BASE_LO;
-                struct {
-                    struct {
-                        logic [31:0] next;
-                        logic load_next;
-                    } addr;
-                } BASE_HI;
-                struct {
-                    struct {
-                        logic [3:0] next;
-                        logic load_next;
-                    } log2_entries;
-                } SIZE;
-                struct {
-                    struct {
-                        logic [15:0] next;
-                        logic load_next;
-                    } idx;
-                } SW_IDX;
-            } CQ;
-        } TXQ[8];
     } field_combo_t;
     field_combo_t field_combo;
 
@@ -1069,105 +807,6 @@ module nic_csr (
         } TX_DESC_RD_ERR;
         struct {
             struct {
-                struct {
-                    logic value;
-                } enable;
-                struct {
-                    logic value;
-                } split_en;
-            } CTRL;
-            struct {
-                struct {
-                    logic [15:0] value;
-                } bytes;
-            } HDS_THRESH;
-            struct {
-                struct {
-                    logic [15:0] value;
-                } hdr_buf_bytes;
-                struct {
-                    logic [3:0] value;
-                } pay_buf_log2;
-            } BUF_SIZE;
-            struct {
-                struct {
-                    logic value;
-                } arm;
-            } IRQ;
-            struct {
-                struct {
-                    logic value;
-                } dma_wr_err;
-            } STATUS;
-            struct {
-                struct {
-                    struct {
-                        logic [27:0] value;
-                    } addr;
-                } BASE_LO;
-                struct {
-                    struct {
-                        logic [31:0] value;
-                    } addr;
-                } BASE_HI;
-                struct {
-                    struct {
-                        logic [3:0] value;
-                    } log2_entries;
-                } SIZE;
-                struct {
-                    struct {
-                        logic [15:0] value;
-                    } idx;
-                } SW_IDX;
-            } HDR_RING;
-            struct {
-                struct {
-                    struct {
-                        logic [27:0] value;
-                    } addr;
-                } BASE_LO;
-                struct {
-                    struct {
-                        logic [31:0] value;
-                    } addr;
-                } BASE_HI;
-                struct {
-                    struct {
-                        logic [3:0] value;
-                    } log2_entries;
-                } SIZE;
-                struct {
-                    struct {
-                        logic [15:0] value;
-                    } idx;
-                } SW_IDX;
-            } PAY_RING;
-            struct {
-                struct {
-                    struct {
-                        logic [27:0] value;
-                    } addr;
-                } BASE_LO;
-                struct {
-                    struct {
-                        logic [31:0] value;
-                    } addr;
-                } BASE_HI;
-                struct {
-                    struct {
-                        logic [3:0] value;
-                    } log2_entries;
-                } SIZE;
-                struct {
-                    struct {
-                        logic [15:0] value;
-                    } idx;
-                } SW_IDX;
-            } CQ;
-        } RXQ[8];
-        struct {
-            struct {
                 logic value;
             } ipv4;
             struct {
@@ -1186,67 +825,6 @@ module nic_csr (
                 logic value;
             } udp_ipv6;
         } RSS_CTRL;
-        struct {
-            struct {
-                struct {
-                    logic value;
-                } enable;
-            } CTRL;
-            struct {
-                struct {
-                    logic value;
-                } arm;
-            } IRQ;
-            struct {
-                struct {
-                    logic value;
-                } dma_wr_err;
-            } STATUS;
-            struct {
-                struct {
-                    struct {
-                        logic [27:0] value;
-                    } addr;
-                } BASE_LO;
-                struct {
-                    struct {
-                        logic [31:0] value;
-                    } addr;
-                } BASE_HI;
-                struct {
-                    struct {
-                        logic [3:0] value;
-                    } log2_entries;
-                } SIZE;
-                struct {
-                    struct {
-                        logic [15:0] value;
-                    } idx;
-                } SW_IDX;
-            } DESC_RING;
-            struct {
-                struct {
-                    struct {
-                        logic [27:0] value;
-                    } addr;
-                } BASE_LO;
-                struct {
-                    struct {
-                        logic [31:0] value;
-                    } addr;
-                } BASE_HI;
-                struct {
-                    struct {
-                        logic [3:0] value;
-                    } log2_entries;
-                } SIZE;
-                struct {
-                    struct {
-                        logic [15:0] value;
-                    } idx;
-                } SW_IDX;
-            } CQ;
-        } TXQ[8];
     } field_storage_t;
     field_storage_t field_storage;
 
@@ -2080,448 +1658,12 @@ module nic_csr (
         end
     end
     for(genvar i0=0; i0<8; i0++) begin
-        // Field: nic_csr.RXQ[].CTRL.enable
-        always_comb begin
-            automatic logic [0:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.RXQ[i0].CTRL.enable.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.RXQ[i0].CTRL && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RXQ[i0].CTRL.enable.value & ~decoded_wr_biten[0:0]) | (decoded_wr_data[0:0] & decoded_wr_biten[0:0]);
-                load_next_c = '1;
-            end
-            field_combo.RXQ[i0].CTRL.enable.next = next_c;
-            field_combo.RXQ[i0].CTRL.enable.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.RXQ[i0].CTRL.enable.value <= 1'h0;
-            end else begin
-                if(field_combo.RXQ[i0].CTRL.enable.load_next) begin
-                    field_storage.RXQ[i0].CTRL.enable.value <= field_combo.RXQ[i0].CTRL.enable.next;
-                end
-            end
-        end
-        assign hwif_out.RXQ[i0].CTRL.enable.value = field_storage.RXQ[i0].CTRL.enable.value;
-        // Field: nic_csr.RXQ[].CTRL.split_en
-        always_comb begin
-            automatic logic [0:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.RXQ[i0].CTRL.split_en.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.RXQ[i0].CTRL && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RXQ[i0].CTRL.split_en.value & ~decoded_wr_biten[1:1]) | (decoded_wr_data[1:1] & decoded_wr_biten[1:1]);
-                load_next_c = '1;
-            end
-            field_combo.RXQ[i0].CTRL.split_en.next = next_c;
-            field_combo.RXQ[i0].CTRL.split_en.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.RXQ[i0].CTRL.split_en.value <= 1'h0;
-            end else begin
-                if(field_combo.RXQ[i0].CTRL.split_en.load_next) begin
-                    field_storage.RXQ[i0].CTRL.split_en.value <= field_combo.RXQ[i0].CTRL.split_en.next;
-                end
-            end
-        end
-        assign hwif_out.RXQ[i0].CTRL.split_en.value = field_storage.RXQ[i0].CTRL.split_en.value;
-        // Field: nic_csr.RXQ[].HDS_THRESH.bytes
-        always_comb begin
-            automatic logic [15:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.RXQ[i0].HDS_THRESH.bytes.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.RXQ[i0].HDS_THRESH && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RXQ[i0].HDS_THRESH.bytes.value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
-                load_next_c = '1;
-            end
-            field_combo.RXQ[i0].HDS_THRESH.bytes.next = next_c;
-            field_combo.RXQ[i0].HDS_THRESH.bytes.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.RXQ[i0].HDS_THRESH.bytes.value <= 16'h0;
-            end else begin
-                if(field_combo.RXQ[i0].HDS_THRESH.bytes.load_next) begin
-                    field_storage.RXQ[i0].HDS_THRESH.bytes.value <= field_combo.RXQ[i0].HDS_THRESH.bytes.next;
-                end
-            end
-        end
-        assign hwif_out.RXQ[i0].HDS_THRESH.bytes.value = field_storage.RXQ[i0].HDS_THRESH.bytes.value;
-        // Field: nic_csr.RXQ[].BUF_SIZE.hdr_buf_bytes
-        always_comb begin
-            automatic logic [15:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.RXQ[i0].BUF_SIZE.hdr_buf_bytes.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.RXQ[i0].BUF_SIZE && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RXQ[i0].BUF_SIZE.hdr_buf_bytes.value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
-                load_next_c = '1;
-            end
-            field_combo.RXQ[i0].BUF_SIZE.hdr_buf_bytes.next = next_c;
-            field_combo.RXQ[i0].BUF_SIZE.hdr_buf_bytes.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.RXQ[i0].BUF_SIZE.hdr_buf_bytes.value <= 16'h100;
-            end else begin
-                if(field_combo.RXQ[i0].BUF_SIZE.hdr_buf_bytes.load_next) begin
-                    field_storage.RXQ[i0].BUF_SIZE.hdr_buf_bytes.value <= field_combo.RXQ[i0].BUF_SIZE.hdr_buf_bytes.next;
-                end
-            end
-        end
-        assign hwif_out.RXQ[i0].BUF_SIZE.hdr_buf_bytes.value = field_storage.RXQ[i0].BUF_SIZE.hdr_buf_bytes.value;
-        // Field: nic_csr.RXQ[].BUF_SIZE.pay_buf_log2
-        always_comb begin
-            automatic logic [3:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.RXQ[i0].BUF_SIZE.pay_buf_log2.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.RXQ[i0].BUF_SIZE && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RXQ[i0].BUF_SIZE.pay_buf_log2.value & ~decoded_wr_biten[19:16]) | (decoded_wr_data[19:16] & decoded_wr_biten[19:16]);
-                load_next_c = '1;
-            end
-            field_combo.RXQ[i0].BUF_SIZE.pay_buf_log2.next = next_c;
-            field_combo.RXQ[i0].BUF_SIZE.pay_buf_log2.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.RXQ[i0].BUF_SIZE.pay_buf_log2.value <= 4'hc;
-            end else begin
-                if(field_combo.RXQ[i0].BUF_SIZE.pay_buf_log2.load_next) begin
-                    field_storage.RXQ[i0].BUF_SIZE.pay_buf_log2.value <= field_combo.RXQ[i0].BUF_SIZE.pay_buf_log2.next;
-                end
-            end
-        end
-        assign hwif_out.RXQ[i0].BUF_SIZE.pay_buf_log2.value = field_storage.RXQ[i0].BUF_SIZE.pay_buf_log2.value;
-        // Field: nic_csr.RXQ[].IRQ.arm
-        always_comb begin
-            automatic logic [0:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.RXQ[i0].IRQ.arm.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.RXQ[i0].IRQ && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RXQ[i0].IRQ.arm.value & ~decoded_wr_biten[0:0]) | (decoded_wr_data[0:0] & decoded_wr_biten[0:0]);
-                load_next_c = '1;
-            end else if(hwif_in.RXQ[i0].IRQ.arm.hwclr) begin // HW Clear
-                next_c = '0;
-                load_next_c = '1;
-            end
-            field_combo.RXQ[i0].IRQ.arm.next = next_c;
-            field_combo.RXQ[i0].IRQ.arm.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.RXQ[i0].IRQ.arm.value <= 1'h0;
-            end else begin
-                if(field_combo.RXQ[i0].IRQ.arm.load_next) begin
-                    field_storage.RXQ[i0].IRQ.arm.value <= field_combo.RXQ[i0].IRQ.arm.next;
-                end
-            end
-        end
-        assign hwif_out.RXQ[i0].IRQ.arm.value = field_storage.RXQ[i0].IRQ.arm.value;
-        // Field: nic_csr.RXQ[].STATUS.dma_wr_err
-        always_comb begin
-            automatic logic [0:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.RXQ[i0].STATUS.dma_wr_err.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.RXQ[i0].STATUS && decoded_req_is_wr) begin // SW write 1 clear
-                next_c = field_storage.RXQ[i0].STATUS.dma_wr_err.value & ~(decoded_wr_data[0:0] & decoded_wr_biten[0:0]);
-                load_next_c = '1;
-            end else if(hwif_in.RXQ[i0].STATUS.dma_wr_err.hwset) begin // HW Set
-                next_c = '1;
-                load_next_c = '1;
-            end
-            field_combo.RXQ[i0].STATUS.dma_wr_err.next = next_c;
-            field_combo.RXQ[i0].STATUS.dma_wr_err.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.RXQ[i0].STATUS.dma_wr_err.value <= 1'h0;
-            end else begin
-                if(field_combo.RXQ[i0].STATUS.dma_wr_err.load_next) begin
-                    field_storage.RXQ[i0].STATUS.dma_wr_err.value <= field_combo.RXQ[i0].STATUS.dma_wr_err.next;
-                end
-            end
-        end
-        // Field: nic_csr.RXQ[].HDR_RING.BASE_LO.addr
-        always_comb begin
-            automatic logic [27:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.RXQ[i0].HDR_RING.BASE_LO.addr.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.RXQ[i0].HDR_RING.BASE_LO && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RXQ[i0].HDR_RING.BASE_LO.addr.value & ~decoded_wr_biten[31:4]) | (decoded_wr_data[31:4] & decoded_wr_biten[31:4]);
-                load_next_c = '1;
-            end
-            field_combo.RXQ[i0].HDR_RING.BASE_LO.addr.next = next_c;
-            field_combo.RXQ[i0].HDR_RING.BASE_LO.addr.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.RXQ[i0].HDR_RING.BASE_LO.addr.value <= 28'h0;
-            end else begin
-                if(field_combo.RXQ[i0].HDR_RING.BASE_LO.addr.load_next) begin
-                    field_storage.RXQ[i0].HDR_RING.BASE_LO.addr.value <= field_combo.RXQ[i0].HDR_RING.BASE_LO.addr.next;
-                end
-            end
-        end
-        assign hwif_out.RXQ[i0].HDR_RING.BASE_LO.addr.value = field_storage.RXQ[i0].HDR_RING.BASE_LO.addr.value;
-        // Field: nic_csr.RXQ[].HDR_RING.BASE_HI.addr
-        always_comb begin
-            automatic logic [31:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.RXQ[i0].HDR_RING.BASE_HI.addr.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.RXQ[i0].HDR_RING.BASE_HI && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RXQ[i0].HDR_RING.BASE_HI.addr.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
-                load_next_c = '1;
-            end
-            field_combo.RXQ[i0].HDR_RING.BASE_HI.addr.next = next_c;
-            field_combo.RXQ[i0].HDR_RING.BASE_HI.addr.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.RXQ[i0].HDR_RING.BASE_HI.addr.value <= 32'h0;
-            end else begin
-                if(field_combo.RXQ[i0].HDR_RING.BASE_HI.addr.load_next) begin
-                    field_storage.RXQ[i0].HDR_RING.BASE_HI.addr.value <= field_combo.RXQ[i0].HDR_RING.BASE_HI.addr.next;
-                end
-            end
-        end
-        assign hwif_out.RXQ[i0].HDR_RING.BASE_HI.addr.value = field_storage.RXQ[i0].HDR_RING.BASE_HI.addr.value;
-        // Field: nic_csr.RXQ[].HDR_RING.SIZE.log2_entries
-        always_comb begin
-            automatic logic [3:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.RXQ[i0].HDR_RING.SIZE.log2_entries.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.RXQ[i0].HDR_RING.SIZE && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RXQ[i0].HDR_RING.SIZE.log2_entries.value & ~decoded_wr_biten[3:0]) | (decoded_wr_data[3:0] & decoded_wr_biten[3:0]);
-                load_next_c = '1;
-            end
-            field_combo.RXQ[i0].HDR_RING.SIZE.log2_entries.next = next_c;
-            field_combo.RXQ[i0].HDR_RING.SIZE.log2_entries.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.RXQ[i0].HDR_RING.SIZE.log2_entries.value <= 4'h0;
-            end else begin
-                if(field_combo.RXQ[i0].HDR_RING.SIZE.log2_entries.load_next) begin
-                    field_storage.RXQ[i0].HDR_RING.SIZE.log2_entries.value <= field_combo.RXQ[i0].HDR_RING.SIZE.log2_entries.next;
-                end
-            end
-        end
-        assign hwif_out.RXQ[i0].HDR_RING.SIZE.log2_entries.value = field_storage.RXQ[i0].HDR_RING.SIZE.log2_entries.value;
-        // Field: nic_csr.RXQ[].HDR_RING.SW_IDX.idx
-        always_comb begin
-            automatic logic [15:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.RXQ[i0].HDR_RING.SW_IDX.idx.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.RXQ[i0].HDR_RING.SW_IDX && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RXQ[i0].HDR_RING.SW_IDX.idx.value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
-                load_next_c = '1;
-            end
-            field_combo.RXQ[i0].HDR_RING.SW_IDX.idx.next = next_c;
-            field_combo.RXQ[i0].HDR_RING.SW_IDX.idx.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.RXQ[i0].HDR_RING.SW_IDX.idx.value <= 16'h0;
-            end else begin
-                if(field_combo.RXQ[i0].HDR_RING.SW_IDX.idx.load_next) begin
-                    field_storage.RXQ[i0].HDR_RING.SW_IDX.idx.value <= field_combo.RXQ[i0].HDR_RING.SW_IDX.idx.next;
-                end
-            end
-        end
-        assign hwif_out.RXQ[i0].HDR_RING.SW_IDX.idx.value = field_storage.RXQ[i0].HDR_RING.SW_IDX.idx.value;
-        // Field: nic_csr.RXQ[].PAY_RING.BASE_LO.addr
-        always_comb begin
-            automatic logic [27:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.RXQ[i0].PAY_RING.BASE_LO.addr.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.RXQ[i0].PAY_RING.BASE_LO && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RXQ[i0].PAY_RING.BASE_LO.addr.value & ~decoded_wr_biten[31:4]) | (decoded_wr_data[31:4] & decoded_wr_biten[31:4]);
-                load_next_c = '1;
-            end
-            field_combo.RXQ[i0].PAY_RING.BASE_LO.addr.next = next_c;
-            field_combo.RXQ[i0].PAY_RING.BASE_LO.addr.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.RXQ[i0].PAY_RING.BASE_LO.addr.value <= 28'h0;
-            end else begin
-                if(field_combo.RXQ[i0].PAY_RING.BASE_LO.addr.load_next) begin
-                    field_storage.RXQ[i0].PAY_RING.BASE_LO.addr.value <= field_combo.RXQ[i0].PAY_RING.BASE_LO.addr.next;
-                end
-            end
-        end
-        assign hwif_out.RXQ[i0].PAY_RING.BASE_LO.addr.value = field_storage.RXQ[i0].PAY_RING.BASE_LO.addr.value;
-        // Field: nic_csr.RXQ[].PAY_RING.BASE_HI.addr
-        always_comb begin
-            automatic logic [31:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.RXQ[i0].PAY_RING.BASE_HI.addr.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.RXQ[i0].PAY_RING.BASE_HI && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RXQ[i0].PAY_RING.BASE_HI.addr.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
-                load_next_c = '1;
-            end
-            field_combo.RXQ[i0].PAY_RING.BASE_HI.addr.next = next_c;
-            field_combo.RXQ[i0].PAY_RING.BASE_HI.addr.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.RXQ[i0].PAY_RING.BASE_HI.addr.value <= 32'h0;
-            end else begin
-                if(field_combo.RXQ[i0].PAY_RING.BASE_HI.addr.load_next) begin
-                    field_storage.RXQ[i0].PAY_RING.BASE_HI.addr.value <= field_combo.RXQ[i0].PAY_RING.BASE_HI.addr.next;
-                end
-            end
-        end
-        assign hwif_out.RXQ[i0].PAY_RING.BASE_HI.addr.value = field_storage.RXQ[i0].PAY_RING.BASE_HI.addr.value;
-        // Field: nic_csr.RXQ[].PAY_RING.SIZE.log2_entries
-        always_comb begin
-            automatic logic [3:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.RXQ[i0].PAY_RING.SIZE.log2_entries.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.RXQ[i0].PAY_RING.SIZE && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RXQ[i0].PAY_RING.SIZE.log2_entries.value & ~decoded_wr_biten[3:0]) | (decoded_wr_data[3:0] & decoded_wr_biten[3:0]);
-                load_next_c = '1;
-            end
-            field_combo.RXQ[i0].PAY_RING.SIZE.log2_entries.next = next_c;
-            field_combo.RXQ[i0].PAY_RING.SIZE.log2_entries.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.RXQ[i0].PAY_RING.SIZE.log2_entries.value <= 4'h0;
-            end else begin
-                if(field_combo.RXQ[i0].PAY_RING.SIZE.log2_entries.load_next) begin
-                    field_storage.RXQ[i0].PAY_RING.SIZE.log2_entries.value <= field_combo.RXQ[i0].PAY_RING.SIZE.log2_entries.next;
-                end
-            end
-        end
-        assign hwif_out.RXQ[i0].PAY_RING.SIZE.log2_entries.value = field_storage.RXQ[i0].PAY_RING.SIZE.log2_entries.value;
-        // Field: nic_csr.RXQ[].PAY_RING.SW_IDX.idx
-        always_comb begin
-            automatic logic [15:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.RXQ[i0].PAY_RING.SW_IDX.idx.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.RXQ[i0].PAY_RING.SW_IDX && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RXQ[i0].PAY_RING.SW_IDX.idx.value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
-                load_next_c = '1;
-            end
-            field_combo.RXQ[i0].PAY_RING.SW_IDX.idx.next = next_c;
-            field_combo.RXQ[i0].PAY_RING.SW_IDX.idx.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.RXQ[i0].PAY_RING.SW_IDX.idx.value <= 16'h0;
-            end else begin
-                if(field_combo.RXQ[i0].PAY_RING.SW_IDX.idx.load_next) begin
-                    field_storage.RXQ[i0].PAY_RING.SW_IDX.idx.value <= field_combo.RXQ[i0].PAY_RING.SW_IDX.idx.next;
-                end
-            end
-        end
-        assign hwif_out.RXQ[i0].PAY_RING.SW_IDX.idx.value = field_storage.RXQ[i0].PAY_RING.SW_IDX.idx.value;
-        // Field: nic_csr.RXQ[].CQ.BASE_LO.addr
-        always_comb begin
-            automatic logic [27:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.RXQ[i0].CQ.BASE_LO.addr.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.RXQ[i0].CQ.BASE_LO && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RXQ[i0].CQ.BASE_LO.addr.value & ~decoded_wr_biten[31:4]) | (decoded_wr_data[31:4] & decoded_wr_biten[31:4]);
-                load_next_c = '1;
-            end
-            field_combo.RXQ[i0].CQ.BASE_LO.addr.next = next_c;
-            field_combo.RXQ[i0].CQ.BASE_LO.addr.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.RXQ[i0].CQ.BASE_LO.addr.value <= 28'h0;
-            end else begin
-                if(field_combo.RXQ[i0].CQ.BASE_LO.addr.load_next) begin
-                    field_storage.RXQ[i0].CQ.BASE_LO.addr.value <= field_combo.RXQ[i0].CQ.BASE_LO.addr.next;
-                end
-            end
-        end
-        assign hwif_out.RXQ[i0].CQ.BASE_LO.addr.value = field_storage.RXQ[i0].CQ.BASE_LO.addr.value;
-        // Field: nic_csr.RXQ[].CQ.BASE_HI.addr
-        always_comb begin
-            automatic logic [31:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.RXQ[i0].CQ.BASE_HI.addr.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.RXQ[i0].CQ.BASE_HI && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RXQ[i0].CQ.BASE_HI.addr.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
-                load_next_c = '1;
-            end
-            field_combo.RXQ[i0].CQ.BASE_HI.addr.next = next_c;
-            field_combo.RXQ[i0].CQ.BASE_HI.addr.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.RXQ[i0].CQ.BASE_HI.addr.value <= 32'h0;
-            end else begin
-                if(field_combo.RXQ[i0].CQ.BASE_HI.addr.load_next) begin
-                    field_storage.RXQ[i0].CQ.BASE_HI.addr.value <= field_combo.RXQ[i0].CQ.BASE_HI.addr.next;
-                end
-            end
-        end
-        assign hwif_out.RXQ[i0].CQ.BASE_HI.addr.value = field_storage.RXQ[i0].CQ.BASE_HI.addr.value;
-        // Field: nic_csr.RXQ[].CQ.SIZE.log2_entries
-        always_comb begin
-            automatic logic [3:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.RXQ[i0].CQ.SIZE.log2_entries.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.RXQ[i0].CQ.SIZE && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RXQ[i0].CQ.SIZE.log2_entries.value & ~decoded_wr_biten[3:0]) | (decoded_wr_data[3:0] & decoded_wr_biten[3:0]);
-                load_next_c = '1;
-            end
-            field_combo.RXQ[i0].CQ.SIZE.log2_entries.next = next_c;
-            field_combo.RXQ[i0].CQ.SIZE.log2_entries.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.RXQ[i0].CQ.SIZE.log2_entries.value <= 4'h0;
-            end else begin
-                if(field_combo.RXQ[i0].CQ.SIZE.log2_entries.load_next) begin
-                    field_storage.RXQ[i0].CQ.SIZE.log2_entries.value <= field_combo.RXQ[i0].CQ.SIZE.log2_entries.next;
-                end
-            end
-        end
-        assign hwif_out.RXQ[i0].CQ.SIZE.log2_entries.value = field_storage.RXQ[i0].CQ.SIZE.log2_entries.value;
-        // Field: nic_csr.RXQ[].CQ.SW_IDX.idx
-        always_comb begin
-            automatic logic [15:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.RXQ[i0].CQ.SW_IDX.idx.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.RXQ[i0].CQ.SW_IDX && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.RXQ[i0].CQ.SW_IDX.idx.value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
-                load_next_c = '1;
-            end
-            field_combo.RXQ[i0].CQ.SW_IDX.idx.next = next_c;
-            field_combo.RXQ[i0].CQ.SW_IDX.idx.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.RXQ[i0].CQ.SW_IDX.idx.value <= 16'h0;
-            end else begin
-                if(field_combo.RXQ[i0].CQ.SW_IDX.idx.load_next) begin
-                    field_storage.RXQ[i0].CQ.SW_IDX.idx.value <= field_combo.RXQ[i0].CQ.SW_IDX.idx.next;
-                end
-            end
-        end
-        assign hwif_out.RXQ[i0].CQ.SW_IDX.idx.value = field_storage.RXQ[i0].CQ.SW_IDX.idx.value;
+        // External region: nic_csr.RXQ[]
+        assign hwif_out.RXQ[i0].req = decoded_reg_strb.RXQ[i0];
+        assign hwif_out.RXQ[i0].addr = decoded_addr[6:0];
+        assign hwif_out.RXQ[i0].req_is_wr = decoded_req_is_wr;
+        assign hwif_out.RXQ[i0].wr_data = decoded_wr_data;
+        assign hwif_out.RXQ[i0].wr_biten = decoded_wr_biten;
     end
     // Field: nic_csr.RSS_CTRL.ipv4
     always_comb begin
@@ -2676,264 +1818,12 @@ module nic_csr (
         assign hwif_out.RSS_INDIR[i0].wr_biten = decoded_wr_biten;
     end
     for(genvar i0=0; i0<8; i0++) begin
-        // Field: nic_csr.TXQ[].CTRL.enable
-        always_comb begin
-            automatic logic [0:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.TXQ[i0].CTRL.enable.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.TXQ[i0].CTRL && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.TXQ[i0].CTRL.enable.value & ~decoded_wr_biten[0:0]) | (decoded_wr_data[0:0] & decoded_wr_biten[0:0]);
-                load_next_c = '1;
-            end
-            field_combo.TXQ[i0].CTRL.enable.next = next_c;
-            field_combo.TXQ[i0].CTRL.enable.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.TXQ[i0].CTRL.enable.value <= 1'h0;
-            end else begin
-                if(field_combo.TXQ[i0].CTRL.enable.load_next) begin
-                    field_storage.TXQ[i0].CTRL.enable.value <= field_combo.TXQ[i0].CTRL.enable.next;
-                end
-            end
-        end
-        assign hwif_out.TXQ[i0].CTRL.enable.value = field_storage.TXQ[i0].CTRL.enable.value;
-        // Field: nic_csr.TXQ[].IRQ.arm
-        always_comb begin
-            automatic logic [0:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.TXQ[i0].IRQ.arm.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.TXQ[i0].IRQ && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.TXQ[i0].IRQ.arm.value & ~decoded_wr_biten[0:0]) | (decoded_wr_data[0:0] & decoded_wr_biten[0:0]);
-                load_next_c = '1;
-            end else if(hwif_in.TXQ[i0].IRQ.arm.hwclr) begin // HW Clear
-                next_c = '0;
-                load_next_c = '1;
-            end
-            field_combo.TXQ[i0].IRQ.arm.next = next_c;
-            field_combo.TXQ[i0].IRQ.arm.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.TXQ[i0].IRQ.arm.value <= 1'h0;
-            end else begin
-                if(field_combo.TXQ[i0].IRQ.arm.load_next) begin
-                    field_storage.TXQ[i0].IRQ.arm.value <= field_combo.TXQ[i0].IRQ.arm.next;
-                end
-            end
-        end
-        assign hwif_out.TXQ[i0].IRQ.arm.value = field_storage.TXQ[i0].IRQ.arm.value;
-        // Field: nic_csr.TXQ[].STATUS.dma_wr_err
-        always_comb begin
-            automatic logic [0:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.TXQ[i0].STATUS.dma_wr_err.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.TXQ[i0].STATUS && decoded_req_is_wr) begin // SW write 1 clear
-                next_c = field_storage.TXQ[i0].STATUS.dma_wr_err.value & ~(decoded_wr_data[0:0] & decoded_wr_biten[0:0]);
-                load_next_c = '1;
-            end else if(hwif_in.TXQ[i0].STATUS.dma_wr_err.hwset) begin // HW Set
-                next_c = '1;
-                load_next_c = '1;
-            end
-            field_combo.TXQ[i0].STATUS.dma_wr_err.next = next_c;
-            field_combo.TXQ[i0].STATUS.dma_wr_err.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.TXQ[i0].STATUS.dma_wr_err.value <= 1'h0;
-            end else begin
-                if(field_combo.TXQ[i0].STATUS.dma_wr_err.load_next) begin
-                    field_storage.TXQ[i0].STATUS.dma_wr_err.value <= field_combo.TXQ[i0].STATUS.dma_wr_err.next;
-                end
-            end
-        end
-        // Field: nic_csr.TXQ[].DESC_RING.BASE_LO.addr
-        always_comb begin
-            automatic logic [27:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.TXQ[i0].DESC_RING.BASE_LO.addr.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.TXQ[i0].DESC_RING.BASE_LO && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.TXQ[i0].DESC_RING.BASE_LO.addr.value & ~decoded_wr_biten[31:4]) | (decoded_wr_data[31:4] & decoded_wr_biten[31:4]);
-                load_next_c = '1;
-            end
-            field_combo.TXQ[i0].DESC_RING.BASE_LO.addr.next = next_c;
-            field_combo.TXQ[i0].DESC_RING.BASE_LO.addr.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.TXQ[i0].DESC_RING.BASE_LO.addr.value <= 28'h0;
-            end else begin
-                if(field_combo.TXQ[i0].DESC_RING.BASE_LO.addr.load_next) begin
-                    field_storage.TXQ[i0].DESC_RING.BASE_LO.addr.value <= field_combo.TXQ[i0].DESC_RING.BASE_LO.addr.next;
-                end
-            end
-        end
-        assign hwif_out.TXQ[i0].DESC_RING.BASE_LO.addr.value = field_storage.TXQ[i0].DESC_RING.BASE_LO.addr.value;
-        // Field: nic_csr.TXQ[].DESC_RING.BASE_HI.addr
-        always_comb begin
-            automatic logic [31:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.TXQ[i0].DESC_RING.BASE_HI.addr.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.TXQ[i0].DESC_RING.BASE_HI && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.TXQ[i0].DESC_RING.BASE_HI.addr.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
-                load_next_c = '1;
-            end
-            field_combo.TXQ[i0].DESC_RING.BASE_HI.addr.next = next_c;
-            field_combo.TXQ[i0].DESC_RING.BASE_HI.addr.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.TXQ[i0].DESC_RING.BASE_HI.addr.value <= 32'h0;
-            end else begin
-                if(field_combo.TXQ[i0].DESC_RING.BASE_HI.addr.load_next) begin
-                    field_storage.TXQ[i0].DESC_RING.BASE_HI.addr.value <= field_combo.TXQ[i0].DESC_RING.BASE_HI.addr.next;
-                end
-            end
-        end
-        assign hwif_out.TXQ[i0].DESC_RING.BASE_HI.addr.value = field_storage.TXQ[i0].DESC_RING.BASE_HI.addr.value;
-        // Field: nic_csr.TXQ[].DESC_RING.SIZE.log2_entries
-        always_comb begin
-            automatic logic [3:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.TXQ[i0].DESC_RING.SIZE.log2_entries.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.TXQ[i0].DESC_RING.SIZE && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.TXQ[i0].DESC_RING.SIZE.log2_entries.value & ~decoded_wr_biten[3:0]) | (decoded_wr_data[3:0] & decoded_wr_biten[3:0]);
-                load_next_c = '1;
-            end
-            field_combo.TXQ[i0].DESC_RING.SIZE.log2_entries.next = next_c;
-            field_combo.TXQ[i0].DESC_RING.SIZE.log2_entries.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.TXQ[i0].DESC_RING.SIZE.log2_entries.value <= 4'h0;
-            end else begin
-                if(field_combo.TXQ[i0].DESC_RING.SIZE.log2_entries.load_next) begin
-                    field_storage.TXQ[i0].DESC_RING.SIZE.log2_entries.value <= field_combo.TXQ[i0].DESC_RING.SIZE.log2_entries.next;
-                end
-            end
-        end
-        assign hwif_out.TXQ[i0].DESC_RING.SIZE.log2_entries.value = field_storage.TXQ[i0].DESC_RING.SIZE.log2_entries.value;
-        // Field: nic_csr.TXQ[].DESC_RING.SW_IDX.idx
-        always_comb begin
-            automatic logic [15:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.TXQ[i0].DESC_RING.SW_IDX.idx.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.TXQ[i0].DESC_RING.SW_IDX && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.TXQ[i0].DESC_RING.SW_IDX.idx.value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
-                load_next_c = '1;
-            end
-            field_combo.TXQ[i0].DESC_RING.SW_IDX.idx.next = next_c;
-            field_combo.TXQ[i0].DESC_RING.SW_IDX.idx.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.TXQ[i0].DESC_RING.SW_IDX.idx.value <= 16'h0;
-            end else begin
-                if(field_combo.TXQ[i0].DESC_RING.SW_IDX.idx.load_next) begin
-                    field_storage.TXQ[i0].DESC_RING.SW_IDX.idx.value <= field_combo.TXQ[i0].DESC_RING.SW_IDX.idx.next;
-                end
-            end
-        end
-        assign hwif_out.TXQ[i0].DESC_RING.SW_IDX.idx.value = field_storage.TXQ[i0].DESC_RING.SW_IDX.idx.value;
-        // Field: nic_csr.TXQ[].CQ.BASE_LO.addr
-        always_comb begin
-            automatic logic [27:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.TXQ[i0].CQ.BASE_LO.addr.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.TXQ[i0].CQ.BASE_LO && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.TXQ[i0].CQ.BASE_LO.addr.value & ~decoded_wr_biten[31:4]) | (decoded_wr_data[31:4] & decoded_wr_biten[31:4]);
-                load_next_c = '1;
-            end
-            field_combo.TXQ[i0].CQ.BASE_LO.addr.next = next_c;
-            field_combo.TXQ[i0].CQ.BASE_LO.addr.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.TXQ[i0].CQ.BASE_LO.addr.value <= 28'h0;
-            end else begin
-                if(field_combo.TXQ[i0].CQ.BASE_LO.addr.load_next) begin
-                    field_storage.TXQ[i0].CQ.BASE_LO.addr.value <= field_combo.TXQ[i0].CQ.BASE_LO.addr.next;
-                end
-            end
-        end
-        assign hwif_out.TXQ[i0].CQ.BASE_LO.addr.value = field_storage.TXQ[i0].CQ.BASE_LO.addr.value;
-        // Field: nic_csr.TXQ[].CQ.BASE_HI.addr
-        always_comb begin
-            automatic logic [31:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.TXQ[i0].CQ.BASE_HI.addr.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.TXQ[i0].CQ.BASE_HI && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.TXQ[i0].CQ.BASE_HI.addr.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
-                load_next_c = '1;
-            end
-            field_combo.TXQ[i0].CQ.BASE_HI.addr.next = next_c;
-            field_combo.TXQ[i0].CQ.BASE_HI.addr.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.TXQ[i0].CQ.BASE_HI.addr.value <= 32'h0;
-            end else begin
-                if(field_combo.TXQ[i0].CQ.BASE_HI.addr.load_next) begin
-                    field_storage.TXQ[i0].CQ.BASE_HI.addr.value <= field_combo.TXQ[i0].CQ.BASE_HI.addr.next;
-                end
-            end
-        end
-        assign hwif_out.TXQ[i0].CQ.BASE_HI.addr.value = field_storage.TXQ[i0].CQ.BASE_HI.addr.value;
-        // Field: nic_csr.TXQ[].CQ.SIZE.log2_entries
-        always_comb begin
-            automatic logic [3:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.TXQ[i0].CQ.SIZE.log2_entries.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.TXQ[i0].CQ.SIZE && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.TXQ[i0].CQ.SIZE.log2_entries.value & ~decoded_wr_biten[3:0]) | (decoded_wr_data[3:0] & decoded_wr_biten[3:0]);
-                load_next_c = '1;
-            end
-            field_combo.TXQ[i0].CQ.SIZE.log2_entries.next = next_c;
-            field_combo.TXQ[i0].CQ.SIZE.log2_entries.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.TXQ[i0].CQ.SIZE.log2_entries.value <= 4'h0;
-            end else begin
-                if(field_combo.TXQ[i0].CQ.SIZE.log2_entries.load_next) begin
-                    field_storage.TXQ[i0].CQ.SIZE.log2_entries.value <= field_combo.TXQ[i0].CQ.SIZE.log2_entries.next;
-                end
-            end
-        end
-        assign hwif_out.TXQ[i0].CQ.SIZE.log2_entries.value = field_storage.TXQ[i0].CQ.SIZE.log2_entries.value;
-        // Field: nic_csr.TXQ[].CQ.SW_IDX.idx
-        always_comb begin
-            automatic logic [15:0] next_c;
-            automatic logic load_next_c;
-            next_c = field_storage.TXQ[i0].CQ.SW_IDX.idx.value;
-            load_next_c = '0;
-            if(decoded_reg_strb.TXQ[i0].CQ.SW_IDX && decoded_req_is_wr) begin // SW write
-                next_c = (field_storage.TXQ[i0].CQ.SW_IDX.idx.value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
-                load_next_c = '1;
-            end
-            field_combo.TXQ[i0].CQ.SW_IDX.idx.next = next_c;
-            field_combo.TXQ[i0].CQ.SW_IDX.idx.load_next = load_next_c;
-        end
-        always_ff @(posedge clk) begin
-            if(rst) begin
-                field_storage.TXQ[i0].CQ.SW_IDX.idx.value <= 16'h0;
-            end else begin
-                if(field_combo.TXQ[i0].CQ.SW_IDX.idx.load_next) begin
-                    field_storage.TXQ[i0].CQ.SW_IDX.idx.value <= field_combo.TXQ[i0].CQ.SW_IDX.idx.next;
-                end
-            end
-        end
-        assign hwif_out.TXQ[i0].CQ.SW_IDX.idx.value = field_storage.TXQ[i0].CQ.SW_IDX.idx.value;
+        // External region: nic_csr.TXQ[]
+        assign hwif_out.TXQ[i0].req = decoded_reg_strb.TXQ[i0];
+        assign hwif_out.TXQ[i0].addr = decoded_addr[6:0];
+        assign hwif_out.TXQ[i0].req_is_wr = decoded_req_is_wr;
+        assign hwif_out.TXQ[i0].wr_data = decoded_wr_data;
+        assign hwif_out.TXQ[i0].wr_biten = decoded_wr_biten;
     end
     for(genvar i0=0; i0<32; i0++) begin
         // External region: nic_csr.STEER[]
@@ -2950,11 +1840,17 @@ module nic_csr (
     always_comb begin
         automatic logic wr_ack;
         wr_ack = '0;
+        for(int i0=0; i0<8; i0++) begin
+            wr_ack |= hwif_in.RXQ[i0].wr_ack;
+        end
         for(int i0=0; i0<10; i0++) begin
             wr_ack |= hwif_in.RSS_KEY[i0].wr_ack;
         end
         for(int i0=0; i0<32; i0++) begin
             wr_ack |= hwif_in.RSS_INDIR[i0].wr_ack;
+        end
+        for(int i0=0; i0<8; i0++) begin
+            wr_ack |= hwif_in.TXQ[i0].wr_ack;
         end
         for(int i0=0; i0<32; i0++) begin
             wr_ack |= hwif_in.STEER[i0].wr_ack;
@@ -2972,11 +1868,17 @@ module nic_csr (
     always_comb begin
         automatic logic rd_ack;
         rd_ack = '0;
+        for(int i0=0; i0<8; i0++) begin
+            rd_ack |= hwif_in.RXQ[i0].rd_ack;
+        end
         for(int i0=0; i0<10; i0++) begin
             rd_ack |= hwif_in.RSS_KEY[i0].rd_ack;
         end
         for(int i0=0; i0<32; i0++) begin
             rd_ack |= hwif_in.RSS_INDIR[i0].rd_ack;
+        end
+        for(int i0=0; i0<8; i0++) begin
+            rd_ack |= hwif_in.TXQ[i0].rd_ack;
         end
         for(int i0=0; i0<32; i0++) begin
             rd_ack |= hwif_in.STEER[i0].rd_ack;
@@ -3118,68 +2020,8 @@ module nic_csr (
             readback_data_var[31:0] = field_storage.TX_DESC_RD_ERR.count.value;
         end
         for(int i0=0; i0<8; i0++) begin
-            if(rd_mux_addr == 16'h1000 + (16)'(i0) * 16'h100) begin
-                readback_data_var[0] = field_storage.RXQ[i0].CTRL.enable.value;
-                readback_data_var[1] = field_storage.RXQ[i0].CTRL.split_en.value;
-            end
-            if(rd_mux_addr == 16'h1004 + (16)'(i0) * 16'h100) begin
-                readback_data_var[15:0] = field_storage.RXQ[i0].HDS_THRESH.bytes.value;
-            end
-            if(rd_mux_addr == 16'h1008 + (16)'(i0) * 16'h100) begin
-                readback_data_var[15:0] = field_storage.RXQ[i0].BUF_SIZE.hdr_buf_bytes.value;
-                readback_data_var[19:16] = field_storage.RXQ[i0].BUF_SIZE.pay_buf_log2.value;
-            end
-            if(rd_mux_addr == 16'h100c + (16)'(i0) * 16'h100) begin
-                readback_data_var[0] = field_storage.RXQ[i0].IRQ.arm.value;
-            end
-            if(rd_mux_addr == 16'h1010 + (16)'(i0) * 16'h100) begin
-                readback_data_var[0] = field_storage.RXQ[i0].STATUS.dma_wr_err.value;
-                readback_data_var[1] = hwif_in.RXQ[i0].STATUS.busy.next;
-            end
-            if(rd_mux_addr == 16'h1020 + (16)'(i0) * 16'h100) begin
-                readback_data_var[31:4] = field_storage.RXQ[i0].HDR_RING.BASE_LO.addr.value;
-            end
-            if(rd_mux_addr == 16'h1024 + (16)'(i0) * 16'h100) begin
-                readback_data_var[31:0] = field_storage.RXQ[i0].HDR_RING.BASE_HI.addr.value;
-            end
-            if(rd_mux_addr == 16'h1028 + (16)'(i0) * 16'h100) begin
-                readback_data_var[3:0] = field_storage.RXQ[i0].HDR_RING.SIZE.log2_entries.value;
-            end
-            if(rd_mux_addr == 16'h102c + (16)'(i0) * 16'h100) begin
-                readback_data_var[15:0] = field_storage.RXQ[i0].HDR_RING.SW_IDX.idx.value;
-            end
-            if(rd_mux_addr == 16'h1030 + (16)'(i0) * 16'h100) begin
-                readback_data_var[15:0] = hwif_in.RXQ[i0].HDR_RING.HW_IDX.idx.next;
-            end
-            if(rd_mux_addr == 16'h1040 + (16)'(i0) * 16'h100) begin
-                readback_data_var[31:4] = field_storage.RXQ[i0].PAY_RING.BASE_LO.addr.value;
-            end
-            if(rd_mux_addr == 16'h1044 + (16)'(i0) * 16'h100) begin
-                readback_data_var[31:0] = field_storage.RXQ[i0].PAY_RING.BASE_HI.addr.value;
-            end
-            if(rd_mux_addr == 16'h1048 + (16)'(i0) * 16'h100) begin
-                readback_data_var[3:0] = field_storage.RXQ[i0].PAY_RING.SIZE.log2_entries.value;
-            end
-            if(rd_mux_addr == 16'h104c + (16)'(i0) * 16'h100) begin
-                readback_data_var[15:0] = field_storage.RXQ[i0].PAY_RING.SW_IDX.idx.value;
-            end
-            if(rd_mux_addr == 16'h1050 + (16)'(i0) * 16'h100) begin
-                readback_data_var[15:0] = hwif_in.RXQ[i0].PAY_RING.HW_IDX.idx.next;
-            end
-            if(rd_mux_addr == 16'h1060 + (16)'(i0) * 16'h100) begin
-                readback_data_var[31:4] = field_storage.RXQ[i0].CQ.BASE_LO.addr.value;
-            end
-            if(rd_mux_addr == 16'h1064 + (16)'(i0) * 16'h100) begin
-                readback_data_var[31:0] = field_storage.RXQ[i0].CQ.BASE_HI.addr.value;
-            end
-            if(rd_mux_addr == 16'h1068 + (16)'(i0) * 16'h100) begin
-                readback_data_var[3:0] = field_storage.RXQ[i0].CQ.SIZE.log2_entries.value;
-            end
-            if(rd_mux_addr == 16'h106c + (16)'(i0) * 16'h100) begin
-                readback_data_var[15:0] = field_storage.RXQ[i0].CQ.SW_IDX.idx.value;
-            end
-            if(rd_mux_addr == 16'h1070 + (16)'(i0) * 16'h100) begin
-                readback_data_var[15:0] = hwif_in.RXQ[i0].CQ.HW_IDX.idx.next;
+            if((rd_mux_addr >= 16'h1000 + (16)'(i0) * 16'h100) && (rd_mux_addr <= 16'h1000 + (16)'(i0) * 16'h100 + 16'h73)) begin
+                readback_data_var = hwif_in.RXQ[i0].rd_data;
             end
         end
         if(rd_mux_addr == 16'h2000) begin
@@ -3201,45 +2043,8 @@ module nic_csr (
             end
         end
         for(int i0=0; i0<8; i0++) begin
-            if(rd_mux_addr == 16'h3000 + (16)'(i0) * 16'h100) begin
-                readback_data_var[0] = field_storage.TXQ[i0].CTRL.enable.value;
-            end
-            if(rd_mux_addr == 16'h300c + (16)'(i0) * 16'h100) begin
-                readback_data_var[0] = field_storage.TXQ[i0].IRQ.arm.value;
-            end
-            if(rd_mux_addr == 16'h3010 + (16)'(i0) * 16'h100) begin
-                readback_data_var[0] = field_storage.TXQ[i0].STATUS.dma_wr_err.value;
-                readback_data_var[1] = hwif_in.TXQ[i0].STATUS.busy.next;
-            end
-            if(rd_mux_addr == 16'h3020 + (16)'(i0) * 16'h100) begin
-                readback_data_var[31:4] = field_storage.TXQ[i0].DESC_RING.BASE_LO.addr.value;
-            end
-            if(rd_mux_addr == 16'h3024 + (16)'(i0) * 16'h100) begin
-                readback_data_var[31:0] = field_storage.TXQ[i0].DESC_RING.BASE_HI.addr.value;
-            end
-            if(rd_mux_addr == 16'h3028 + (16)'(i0) * 16'h100) begin
-                readback_data_var[3:0] = field_storage.TXQ[i0].DESC_RING.SIZE.log2_entries.value;
-            end
-            if(rd_mux_addr == 16'h302c + (16)'(i0) * 16'h100) begin
-                readback_data_var[15:0] = field_storage.TXQ[i0].DESC_RING.SW_IDX.idx.value;
-            end
-            if(rd_mux_addr == 16'h3030 + (16)'(i0) * 16'h100) begin
-                readback_data_var[15:0] = hwif_in.TXQ[i0].DESC_RING.HW_IDX.idx.next;
-            end
-            if(rd_mux_addr == 16'h3040 + (16)'(i0) * 16'h100) begin
-                readback_data_var[31:4] = field_storage.TXQ[i0].CQ.BASE_LO.addr.value;
-            end
-            if(rd_mux_addr == 16'h3044 + (16)'(i0) * 16'h100) begin
-                readback_data_var[31:0] = field_storage.TXQ[i0].CQ.BASE_HI.addr.value;
-            end
-            if(rd_mux_addr == 16'h3048 + (16)'(i0) * 16'h100) begin
-                readback_data_var[3:0] = field_storage.TXQ[i0].CQ.SIZE.log2_entries.value;
-            end
-            if(rd_mux_addr == 16'h304c + (16)'(i0) * 16'h100) begin
-                readback_data_var[15:0] = field_storage.TXQ[i0].CQ.SW_IDX.idx.value;
-            end
-            if(rd_mux_addr == 16'h3050 + (16)'(i0) * 16'h100) begin
-                readback_data_var[15:0] = hwif_in.TXQ[i0].CQ.HW_IDX.idx.next;
+            if((rd_mux_addr >= 16'h3000 + (16)'(i0) * 16'h100) && (rd_mux_addr <= 16'h3000 + (16)'(i0) * 16'h100 + 16'h53)) begin
+                readback_data_var = hwif_in.TXQ[i0].rd_data;
             end
         end
         for(int i0=0; i0<32; i0++) begin

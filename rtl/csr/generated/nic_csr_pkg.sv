@@ -282,45 +282,10 @@ package nic_csr_pkg;
     } nic_csr__rx_counter_t_desc_19103d3c__in_t;
 
     typedef struct {
-        logic hwclr;
-    } nic_csr__rxq_t__IRQ__arm__in_t;
-
-    typedef struct {
-        nic_csr__rxq_t__IRQ__arm__in_t arm;
-    } nic_csr__rxq_t__IRQ__in_t;
-
-    typedef struct {
-        logic hwset;
-    } nic_csr__rxq_t__STATUS__dma_wr_err__in_t;
-
-    typedef struct {
-        logic next;
-    } nic_csr__rxq_t__STATUS__busy__in_t;
-
-    typedef struct {
-        nic_csr__rxq_t__STATUS__dma_wr_err__in_t dma_wr_err;
-        nic_csr__rxq_t__STATUS__busy__in_t busy;
-    } nic_csr__rxq_t__STATUS__in_t;
-
-    typedef struct {
-        logic [15:0] next;
-    } nic_csr__ring_t__HW_IDX__idx__in_t;
-
-    typedef struct {
-        nic_csr__ring_t__HW_IDX__idx__in_t idx;
-    } nic_csr__ring_t__HW_IDX__in_t;
-
-    typedef struct {
-        nic_csr__ring_t__HW_IDX__in_t HW_IDX;
-    } nic_csr__ring_t__in_t;
-
-    typedef struct {
-        nic_csr__rxq_t__IRQ__in_t IRQ;
-        nic_csr__rxq_t__STATUS__in_t STATUS;
-        nic_csr__ring_t__in_t HDR_RING;
-        nic_csr__ring_t__in_t PAY_RING;
-        nic_csr__ring_t__in_t CQ;
-    } nic_csr__rxq_t__in_t;
+        logic rd_ack;
+        logic [31:0] rd_data;
+        logic wr_ack;
+    } nic_csr__rxq_t__external__in_t;
 
     typedef struct packed {
         logic [31:0] word;
@@ -346,32 +311,10 @@ package nic_csr_pkg;
     } nic_csr__RSS_INDIR__external__in_t;
 
     typedef struct {
-        logic hwclr;
-    } nic_csr__txq_t__IRQ__arm__in_t;
-
-    typedef struct {
-        nic_csr__txq_t__IRQ__arm__in_t arm;
-    } nic_csr__txq_t__IRQ__in_t;
-
-    typedef struct {
-        logic hwset;
-    } nic_csr__txq_t__STATUS__dma_wr_err__in_t;
-
-    typedef struct {
-        logic next;
-    } nic_csr__txq_t__STATUS__busy__in_t;
-
-    typedef struct {
-        nic_csr__txq_t__STATUS__dma_wr_err__in_t dma_wr_err;
-        nic_csr__txq_t__STATUS__busy__in_t busy;
-    } nic_csr__txq_t__STATUS__in_t;
-
-    typedef struct {
-        nic_csr__txq_t__IRQ__in_t IRQ;
-        nic_csr__txq_t__STATUS__in_t STATUS;
-        nic_csr__ring_t__in_t DESC_RING;
-        nic_csr__ring_t__in_t CQ;
-    } nic_csr__txq_t__in_t;
+        logic rd_ack;
+        logic [31:0] rd_data;
+        logic wr_ack;
+    } nic_csr__txq_t__external__in_t;
 
     typedef struct {
         logic rd_ack;
@@ -411,10 +354,10 @@ package nic_csr_pkg;
         nic_csr__rx_counter_t_desc_795e929b__in_t TX_ERR_BAD_CSUM;
         nic_csr__rx_counter_t_desc_1d1ad386__in_t TX_DMA_RD_ERR;
         nic_csr__rx_counter_t_desc_19103d3c__in_t TX_DESC_RD_ERR;
-        nic_csr__rxq_t__in_t RXQ[8];
+        nic_csr__rxq_t__external__in_t RXQ[8];
         nic_csr__RSS_KEY__external__in_t RSS_KEY[10];
         nic_csr__RSS_INDIR__external__in_t RSS_INDIR[32];
-        nic_csr__txq_t__in_t TXQ[8];
+        nic_csr__txq_t__external__in_t TXQ[8];
         nic_csr__steer_rule_t__external__in_t STEER[32];
     } nic_csr__in_t;
 
@@ -435,95 +378,12 @@ package nic_csr_pkg;
     } nic_csr__TX_FRAME_LIMIT__out_t;
 
     typedef struct {
-        logic value;
-    } nic_csr__rxq_t__CTRL__enable__out_t;
-
-    typedef struct {
-        logic value;
-    } nic_csr__rxq_t__CTRL__split_en__out_t;
-
-    typedef struct {
-        nic_csr__rxq_t__CTRL__enable__out_t enable;
-        nic_csr__rxq_t__CTRL__split_en__out_t split_en;
-    } nic_csr__rxq_t__CTRL__out_t;
-
-    typedef struct {
-        logic [15:0] value;
-    } nic_csr__rxq_t__HDS_THRESH__bytes__out_t;
-
-    typedef struct {
-        nic_csr__rxq_t__HDS_THRESH__bytes__out_t bytes;
-    } nic_csr__rxq_t__HDS_THRESH__out_t;
-
-    typedef struct {
-        logic [15:0] value;
-    } nic_csr__rxq_t__BUF_SIZE__hdr_buf_bytes__out_t;
-
-    typedef struct {
-        logic [3:0] value;
-    } nic_csr__rxq_t__BUF_SIZE__pay_buf_log2__out_t;
-
-    typedef struct {
-        nic_csr__rxq_t__BUF_SIZE__hdr_buf_bytes__out_t hdr_buf_bytes;
-        nic_csr__rxq_t__BUF_SIZE__pay_buf_log2__out_t pay_buf_log2;
-    } nic_csr__rxq_t__BUF_SIZE__out_t;
-
-    typedef struct {
-        logic value;
-    } nic_csr__rxq_t__IRQ__arm__out_t;
-
-    typedef struct {
-        nic_csr__rxq_t__IRQ__arm__out_t arm;
-    } nic_csr__rxq_t__IRQ__out_t;
-
-    typedef struct {
-        logic [27:0] value;
-    } nic_csr__ring_t__BASE_LO__addr__out_t;
-
-    typedef struct {
-        nic_csr__ring_t__BASE_LO__addr__out_t addr;
-    } nic_csr__ring_t__BASE_LO__out_t;
-
-    typedef struct {
-        logic [31:0] value;
-    } nic_csr__ring_t__BASE_HI__addr__out_t;
-
-    typedef struct {
-        nic_csr__ring_t__BASE_HI__addr__out_t addr;
-    } nic_csr__ring_t__BASE_HI__out_t;
-
-    typedef struct {
-        logic [3:0] value;
-    } nic_csr__ring_t__SIZE__log2_entries__out_t;
-
-    typedef struct {
-        nic_csr__ring_t__SIZE__log2_entries__out_t log2_entries;
-    } nic_csr__ring_t__SIZE__out_t;
-
-    typedef struct {
-        logic [15:0] value;
-    } nic_csr__ring_t__SW_IDX__idx__out_t;
-
-    typedef struct {
-        nic_csr__ring_t__SW_IDX__idx__out_t idx;
-    } nic_csr__ring_t__SW_IDX__out_t;
-
-    typedef struct {
-        nic_csr__ring_t__BASE_LO__out_t BASE_LO;
-        nic_csr__ring_t__BASE_HI__out_t BASE_HI;
-        nic_csr__ring_t__SIZE__out_t SIZE;
-        nic_csr__ring_t__SW_IDX__out_t SW_IDX;
-    } nic_csr__ring_t__out_t;
-
-    typedef struct {
-        nic_csr__rxq_t__CTRL__out_t CTRL;
-        nic_csr__rxq_t__HDS_THRESH__out_t HDS_THRESH;
-        nic_csr__rxq_t__BUF_SIZE__out_t BUF_SIZE;
-        nic_csr__rxq_t__IRQ__out_t IRQ;
-        nic_csr__ring_t__out_t HDR_RING;
-        nic_csr__ring_t__out_t PAY_RING;
-        nic_csr__ring_t__out_t CQ;
-    } nic_csr__rxq_t__out_t;
+        logic req;
+        logic [6:0] addr;
+        logic req_is_wr;
+        logic [31:0] wr_data;
+        logic [31:0] wr_biten;
+    } nic_csr__rxq_t__external__out_t;
 
     typedef struct {
         logic value;
@@ -584,27 +444,12 @@ package nic_csr_pkg;
     } nic_csr__RSS_INDIR__external__out_t;
 
     typedef struct {
-        logic value;
-    } nic_csr__txq_t__CTRL__enable__out_t;
-
-    typedef struct {
-        nic_csr__txq_t__CTRL__enable__out_t enable;
-    } nic_csr__txq_t__CTRL__out_t;
-
-    typedef struct {
-        logic value;
-    } nic_csr__txq_t__IRQ__arm__out_t;
-
-    typedef struct {
-        nic_csr__txq_t__IRQ__arm__out_t arm;
-    } nic_csr__txq_t__IRQ__out_t;
-
-    typedef struct {
-        nic_csr__txq_t__CTRL__out_t CTRL;
-        nic_csr__txq_t__IRQ__out_t IRQ;
-        nic_csr__ring_t__out_t DESC_RING;
-        nic_csr__ring_t__out_t CQ;
-    } nic_csr__txq_t__out_t;
+        logic req;
+        logic [6:0] addr;
+        logic req_is_wr;
+        logic [31:0] wr_data;
+        logic [31:0] wr_biten;
+    } nic_csr__txq_t__external__out_t;
 
     typedef struct {
         logic req;
@@ -617,11 +462,11 @@ package nic_csr_pkg;
     typedef struct {
         nic_csr__RX_FRAME_LIMIT__out_t RX_FRAME_LIMIT;
         nic_csr__TX_FRAME_LIMIT__out_t TX_FRAME_LIMIT;
-        nic_csr__rxq_t__out_t RXQ[8];
+        nic_csr__rxq_t__external__out_t RXQ[8];
         nic_csr__RSS_CTRL__out_t RSS_CTRL;
         nic_csr__RSS_KEY__external__out_t RSS_KEY[10];
         nic_csr__RSS_INDIR__external__out_t RSS_INDIR[32];
-        nic_csr__txq_t__out_t TXQ[8];
+        nic_csr__txq_t__external__out_t TXQ[8];
         nic_csr__steer_rule_t__external__out_t STEER[32];
     } nic_csr__out_t;
 endpackage
