@@ -16,7 +16,9 @@
 // register's bit; csr_rd_data valid with the read ack). A write is visible on `key`/`indir`
 // in that same cycle.
 // Reset: synchronous, active high; key and table to zero (the RDL reset), no access pending.
-module rss_table #(
+module rss_table
+  import nic_pkg::*;
+#(
   parameter int unsigned KEY_WORDS   = 10,
   parameter int unsigned INDIR_WORDS = 32
 ) (
@@ -46,17 +48,11 @@ module rss_table #(
 
   // The requested register of a one-hot request vector (the block decodes one at a time).
   function automatic logic [KEY_IDX_W-1:0] key_index(input logic [KEY_WORDS-1:0] req);
-    logic [KEY_IDX_W-1:0] i;
-    i = '0;
-    for (int unsigned k = 0; k < KEY_WORDS; k++) if (req[k]) i = KEY_IDX_W'(k);
-    return i;
+    return KEY_IDX_W'(onehot_index(256'(req)));
   endfunction
 
   function automatic logic [INDIR_IDX_W-1:0] indir_index(input logic [INDIR_WORDS-1:0] req);
-    logic [INDIR_IDX_W-1:0] i;
-    i = '0;
-    for (int unsigned j = 0; j < INDIR_WORDS; j++) if (req[j]) i = INDIR_IDX_W'(j);
-    return i;
+    return INDIR_IDX_W'(onehot_index(256'(req)));
   endfunction
 
   // RSS_KEY[i] is key bits [KEY_W-1-32i -: 32]; RSS_INDIR[j] is entries 4j+3..4j.

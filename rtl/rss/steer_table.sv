@@ -22,7 +22,9 @@
 // requested rule's bit; csr_rd_data valid with csr_rd_ack). A write is visible on the rule
 // outputs in that same cycle.
 // Reset: synchronous, active high; every rule field to zero (the RDL reset), no access pending.
-module steer_table #(
+module steer_table
+  import nic_pkg::*;
+#(
   parameter int unsigned NUM_RULES = 32
 ) (
   input  logic                         clk,
@@ -65,12 +67,7 @@ module steer_table #(
 
   // The requested rule (csr_req is one-hot: the block decodes one region at a time).
   function automatic logic [RULE_W-1:0] req_index(input logic [NUM_RULES-1:0] req);
-    logic [RULE_W-1:0] i;
-    i = '0;
-    for (int unsigned r = 0; r < NUM_RULES; r++) begin
-      if (req[r]) i = RULE_W'(r);
-    end
-    return i;
+    return RULE_W'(onehot_index(256'(req)));
   endfunction
 
   // Register word `w` of rule `r` as software reads it.

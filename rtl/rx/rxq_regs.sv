@@ -80,10 +80,7 @@ module rxq_regs
 
   // The requested queue (csr_req is one-hot: the block decodes one region at a time).
   function automatic logic [QW-1:0] req_queue(input logic [MAP_Q-1:0] req);
-    logic [QW-1:0] i;
-    i = '0;
-    for (int unsigned q = 0; q < MAP_Q; q++) if (req[q]) i = QW'(q);
-    return i;
+    return QW'(onehot_index(256'(req)));
   endfunction
 
   // ---------------------------------------------------------------- rings
@@ -91,17 +88,14 @@ module rxq_regs
   logic [MAP_Q-1:0][3:0]  ring_log2 [3];
   logic [MAP_Q-1:0][15:0] ring_sw   [3];
   logic                   wr;
-  logic [QW-1:0]          wq;
 
   assign wr = (|csr_req) && csr_req_is_wr;
-  assign wq = req_queue(csr_req);
 
   for (genvar r = 0; r < 3; r++) begin : g_ring      // 0x20 HDR_RING, 0x40 PAY_RING, 0x60 CQ
     ring_regs #(.NUM_Q(MAP_Q)) u_ring (
       .clk,
       .rst,
-      .wr_en        (wr && csr_word[4:3] == 2'(r + 1)),
-      .wr_q         (wq),
+      .wr_req       ((wr && csr_word[4:3] == 2'(r + 1)) ? csr_req : '0),
       .wr_word      (csr_word[2:0]),
       .wr_data      (csr_wr_data),
       .wr_biten     (csr_wr_biten),
@@ -157,6 +151,7 @@ module rxq_regs
       // hardware clear of IRQ.arm (a software write below, later in this block, wins)
       arm_q[NUM_RXQ-1:0] <= arm_q[NUM_RXQ-1:0] & ~irq_fire;
       if (wr && csr_word[4:3] == 2'd0) begin
+        automatic logic [QW-1:0] wq = req_queue(csr_req);
         automatic logic [19:0] v = 20'((queue_word(wq, csr_word) & ~csr_wr_biten) | (csr_wr_data & csr_wr_biten));
         unique case (csr_word[2:0])
           3'd0: {split_q[wq], en_q[wq]} <= v[1:0];
@@ -178,7 +173,7 @@ module rxq_regs
 
   always_comb begin
     csr_rd_data = '0;
-    if ((|csr_req) && !csr_req_is_wr) csr_rd_data = queue_word(wq, csr_word);
+    if ((|csr_req) && !csr_req_is_wr) csr_rd_data = queue_word(req_queue(csr_req), csr_word);
   end
 
   // ---------------------------------------------------------------- settings

@@ -59,11 +59,9 @@ module txq_regs
 
   logic [MAP_Q-1:0] en_q, arm_q, err_q;
 
+  // The requested queue (csr_req is one-hot: the block decodes one region at a time).
   function automatic logic [QW-1:0] req_queue(input logic [MAP_Q-1:0] req);
-    logic [QW-1:0] i;
-    i = '0;
-    for (int unsigned q = 0; q < MAP_Q; q++) if (req[q]) i = QW'(q);
-    return i;
+    return QW'(onehot_index(256'(req)));
   endfunction
 
   // ---------------------------------------------------------------- rings
@@ -71,17 +69,14 @@ module txq_regs
   logic [MAP_Q-1:0][3:0]  rlog2 [2];
   logic [MAP_Q-1:0][15:0] rsw   [2];
   logic                   wr;
-  logic [QW-1:0]          wq;
 
   assign wr = (|csr_req) && csr_req_is_wr;
-  assign wq = req_queue(csr_req);
 
   for (genvar r = 0; r < 2; r++) begin : g_ring      // 0x20 DESC_RING, 0x40 CQ
     ring_regs #(.NUM_Q(MAP_Q)) u_ring (
       .clk,
       .rst,
-      .wr_en        (wr && csr_word[4:3] == 2'(r + 1)),
-      .wr_q         (wq),
+      .wr_req       ((wr && csr_word[4:3] == 2'(r + 1)) ? csr_req : '0),
       .wr_word      (csr_word[2:0]),
       .wr_data      (csr_wr_data),
       .wr_biten     (csr_wr_biten),
@@ -122,6 +117,7 @@ module txq_regs
       automatic logic [MAP_Q-1:0] err_n = err_q;
       arm_q[NUM_TXQ-1:0] <= arm_q[NUM_TXQ-1:0] & ~irq_fire;   // a software write below wins
       if (wr && csr_word[4:3] == 2'd0) begin
+        automatic logic [QW-1:0] wq = req_queue(csr_req);
         unique case (csr_word[2:0])
           3'd0: if (csr_wr_biten[0]) en_q[wq]  <= csr_wr_data[0];
           3'd3: if (csr_wr_biten[0]) arm_q[wq] <= csr_wr_data[0];
@@ -140,7 +136,7 @@ module txq_regs
 
   always_comb begin
     csr_rd_data = '0;
-    if ((|csr_req) && !csr_req_is_wr) csr_rd_data = queue_word(wq, csr_word);
+    if ((|csr_req) && !csr_req_is_wr) csr_rd_data = queue_word(req_queue(csr_req), csr_word);
   end
 
   // ---------------------------------------------------------------- settings
