@@ -55,8 +55,9 @@ class RxRandomTest(uvm_test):
         tb, prof, nq = self.tb, self.profile, int(cocotb.top.NUM_RXQ.value)
         self.logger.info(f"scenario {prof.name}: {prof.description} (seed {self.seed})")
         await tb.reset()
-        if prof.max_frame_len != 1518:
-            await self.hw.write32(regs.RX_FRAME_LIMIT, prof.max_frame_len)
+        # Always written: the register resets to 1522, not to the profiles' default of 1518, so
+        # a 1519..1522-byte frame would otherwise pass the NIC and be dropped by the model.
+        await self.hw.write32(regs.RX_FRAME_LIMIT, prof.max_frame_len)
         qcfg = RxQueueConfig(**QCFG, tcp_data_split=prof.tcp_data_split, hds_thresh=prof.hds_thresh)
         queues = [await bring_up(tb, qcfg, q, self.hw, pay_in_host=q in prof.host_payload_queues)
                   for q in range(nq)]
