@@ -382,20 +382,13 @@ class TsPeer(TcpPeer):
     def mss(self) -> int:
         return self.flow.max_payload(self.mtu) - TCP_TS_OPTION
 
-    def frame(self, seq: int, payload: bytes = b'', flags: str = 'PA') -> bytes:
-        from scapy.layers.inet import IP, TCP
-        from scapy.layers.l2 import Ether
-        from scapy.packet import Raw
-
-        from tb.frames import MAC_DST, MAC_SRC, pad
+    def frame(self, seq: int, payload: bytes = b'', flags: str = 'PA', window: int = 65535,
+              ack: int | None = None, options: list | None = None) -> bytes:
+        """TcpPeer.frame with NOP, NOP, timestamps unless the caller names other options
+        (the SYN names its MSS option)."""
         assert not self.flow.ipv6
-        tcp = TCP(sport=self.flow.sport, dport=self.flow.dport, seq=seq,
-                  ack=getattr(self, 'ack_seq', 1), flags=flags,
-                  window=65535, options=[('NOP', None), ('NOP', None), ('Timestamp', (1, 0))])
-        pkt = Ether(src=MAC_SRC, dst=MAC_DST) / IP(src=self.src, dst=self.dst) / tcp
-        if payload:
-            pkt = pkt / Raw(payload)
-        return pad(bytes(pkt))
+        return super().frame(seq, payload, flags, window, ack,
+                             options if options is not None else [('NOP', None), ('NOP', None), ('Timestamp', (1, 0))])
 
 
 async def goodput_run(tb: NicTb, mon: AxiMonitor, mtu: int, size: int, rx_pending: int,
