@@ -5,17 +5,17 @@
 // The register block (peakrdl-regblock) decodes the address and hands each access to one of
 // these registers here (key_req[i] or indir_req[j]). The key and table are held in the form
 // rx_classify uses; an access costs one indexed update, and a cycle without an access costs
-// nothing (in silicon and in the simulator).
+// nothing beyond the test of the request lines (in silicon and in the simulator).
 //
 // RSS_KEY[i]   key bytes 4i..4i+3, byte 4i in bits [31:24]: key = {RSS_KEY[0], .., RSS_KEY[9]}
 // RSS_INDIR[j] entries 4j..4j+3, entry 4j+k in bits [8k+7:8k]
 // Writes honour the bit enables (csr_wr_biten). Every bit is a field, so nothing reads as a
 // reserved zero.
 //
-// Timing: an access is answered one cycle after its request (rd/wr ack on the requested
-// register's bit; csr_rd_data valid with the read ack). A write is visible on `key`/`indir`
-// in that same cycle.
-// Reset: synchronous, active high; key and table to zero (the RDL reset), no access pending.
+// Timing: an access is answered in the cycle of its request (rd/wr ack on the requested
+// register's bit, csr_rd_data with the read ack), as the generated block answers its own
+// registers; a write takes effect at that clock edge.
+// Reset: synchronous, active high; key and table to zero (the RDL reset).
 module rss_table
   import nic_pkg::*;
 #(
@@ -85,25 +85,17 @@ module rss_table
     end
   end
 
-  // Answers, one cycle after the request.
-  always_ff @(posedge clk) begin
-    if (rst) begin
-      key_rd_ack   <= '0;
-      key_wr_ack   <= '0;
-      indir_rd_ack <= '0;
-      indir_wr_ack <= '0;
-    end else begin
-      key_rd_ack   <= csr_req_is_wr ? '0 : key_req;
-      key_wr_ack   <= csr_req_is_wr ? key_req : '0;
-      indir_rd_ack <= csr_req_is_wr ? '0 : indir_req;
-      indir_wr_ack <= csr_req_is_wr ? indir_req : '0;
-    end
-  end
+  // Answers, in the cycle of the request (as the generated block answers its own registers).
+  assign key_rd_ack   = csr_req_is_wr ? '0 : key_req;
+  assign key_wr_ack   = csr_req_is_wr ? key_req : '0;
+  assign indir_rd_ack = csr_req_is_wr ? '0 : indir_req;
+  assign indir_wr_ack = csr_req_is_wr ? indir_req : '0;
 
-  always_ff @(posedge clk) begin
+  always_comb begin
+    csr_rd_data = '0;
     if (!csr_req_is_wr) begin
-      if (|key_req)        csr_rd_data <= key_word(key_index(key_req));
-      else if (|indir_req) csr_rd_data <= indir_word(indir_index(indir_req));
+      if (|key_req)        csr_rd_data = key_word(key_index(key_req));
+      else if (|indir_req) csr_rd_data = indir_word(indir_index(indir_req));
     end
   end
 

@@ -18,6 +18,7 @@
 //
 // Configuration ports are sampled as the frame passes: key, enables and rule match fields in
 // stage 1, rule_queue in stage 2, rss_indir and num_queues in stage 3.
+// out_class holds no meaning while out_valid is low (it may hold an earlier frame's class).
 // Reset: synchronous, active high; clears the valid pipeline (data registers are not reset).
 module rx_classify
   import nic_pkg::*;

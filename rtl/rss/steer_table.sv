@@ -15,13 +15,14 @@
 //   0x0C PORT_MASK sport_mask[15:0], dport_mask[31:16]
 //   0x10-0x1C SRC_ADDR[0..3], 0x20-0x2C SRC_MASK[0..3], 0x30-0x3C DST_ADDR[0..3],
 //   0x40-0x4C DST_MASK[0..3]: word w is bits [32w+31:32w] of the 128-bit value.
-// Bits outside the fields read as zero and ignore writes; offsets 0x50-0x7F read as zero and
-// ignore writes. Writes honour the byte/bit enables (csr_wr_biten).
+// Bits outside the fields read as zero and ignore writes; writes honour the byte/bit enables
+// (csr_wr_biten). Offsets 0x50-0x7F of the 0x80 stride are outside the external region: the
+// generated block answers them, with zero.
 //
-// Timing: an access is answered one cycle after its request (csr_rd_ack/csr_wr_ack, on the
-// requested rule's bit; csr_rd_data valid with csr_rd_ack). A write is visible on the rule
-// outputs in that same cycle.
-// Reset: synchronous, active high; every rule field to zero (the RDL reset), no access pending.
+// Timing: an access is answered in the cycle of its request (csr_rd_ack/csr_wr_ack on the
+// requested rule's bit, csr_rd_data with the read ack), as the generated block answers its own
+// registers; a write takes effect at that clock edge.
+// Reset: synchronous, active high; every rule field to zero (the RDL reset).
 module steer_table
   import nic_pkg::*;
 #(
@@ -88,7 +89,7 @@ module steer_table
       G_SRC_MASK: v = rule_src_mask[r][32 * w[1:0] +: 32];
       G_DST_ADDR: v = rule_dst_addr[r][32 * w[1:0] +: 32];
       G_DST_MASK: v = rule_dst_mask[r][32 * w[1:0] +: 32];
-      default:    v = '0;     // 0x50-0x7F: nothing there
+      default:    v = '0;     // not a register of the rule
     endcase
     return v;
   endfunction
@@ -140,19 +141,13 @@ module steer_table
     end
   end
 
-  // Answers, one cycle after the request.
-  always_ff @(posedge clk) begin
-    if (rst) begin
-      csr_rd_ack <= '0;
-      csr_wr_ack <= '0;
-    end else begin
-      csr_rd_ack <= csr_req_is_wr ? '0 : csr_req;
-      csr_wr_ack <= csr_req_is_wr ? csr_req : '0;
-    end
-  end
+  // Answers, in the cycle of the request (as the generated block answers its own registers).
+  assign csr_rd_ack = csr_req_is_wr ? '0 : csr_req;
+  assign csr_wr_ack = csr_req_is_wr ? csr_req : '0;
 
-  always_ff @(posedge clk) begin
-    if ((|csr_req) && !csr_req_is_wr) csr_rd_data <= rule_word(req_index(csr_req), csr_word);
+  always_comb begin
+    csr_rd_data = '0;
+    if ((|csr_req) && !csr_req_is_wr) csr_rd_data = rule_word(req_index(csr_req), csr_word);
   end
 
 endmodule

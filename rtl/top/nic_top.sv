@@ -138,7 +138,7 @@ module nic_top
   // ---------------------------------------------------------------- registers
   nic_csr_pkg::nic_csr__in_t  hwif_in;
   /* verilator lint_off UNUSEDSIGNAL */
-  nic_csr_pkg::nic_csr__out_t hwif_out;   // queues >= NUM_RXQ are not implemented
+  nic_csr_pkg::nic_csr__out_t hwif_out;   // of the external arrays only the request lines and element 0's shared fields are used
   /* verilator lint_on UNUSEDSIGNAL */
 
   nic_csr u_csr (

@@ -102,7 +102,7 @@ module txq_regs
       end
       2'd1:    v = ring_reg_word(rbase[0][q][63:4], rlog2[0][q], rsw[0][q], exists ? desc_hw_idx[HW'(q)] : 16'd0, a[2:0]);
       2'd2:    v = ring_reg_word(rbase[1][q][63:4], rlog2[1][q], rsw[1][q], exists ? cq_hw_idx[HW'(q)] : 16'd0, a[2:0]);
-      default: v = '0;       // 0x60-0x7F: nothing there
+      default: v = '0;       // not a register of the queue
     endcase
     return v;
   endfunction
@@ -119,8 +119,8 @@ module txq_regs
       if (wr && csr_word[4:3] == 2'd0) begin
         automatic logic [QW-1:0] wq = req_queue(csr_req);
         unique case (csr_word[2:0])
-          3'd0: if (csr_wr_biten[0]) en_q[wq]  <= csr_wr_data[0];
-          3'd3: if (csr_wr_biten[0]) arm_q[wq] <= csr_wr_data[0];
+          3'd0: en_q[wq]  <= (en_q[wq] & ~csr_wr_biten[0]) | (csr_wr_data[0] & csr_wr_biten[0]);
+          3'd3: arm_q[wq] <= (arm_q[wq] & ~csr_wr_biten[0]) | (csr_wr_data[0] & csr_wr_biten[0]);
           3'd4: err_n[wq] = err_q[wq] & ~(csr_wr_data[0] & csr_wr_biten[0]);   // write 1 to clear
           default: ;
         endcase
