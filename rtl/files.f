@@ -4,6 +4,7 @@ rtl/csr/generated/nic_csr.sv
 rtl/common/sync_fifo.sv
 rtl/common/desc_fetch.sv
 rtl/common/ring_regs.sv
+rtl/common/queue_regs.sv
 rtl/common/axi_dma_wr.sv
 rtl/common/rr_arbiter.sv
 rtl/common/axi_wr_mux.sv

@@ -1,0 +1,174 @@
+// The registers of one queue kind (RX: nic_csr.rdl regfile rxq_t, TX: txq_t) for MAP_Q queues,
+// behind the CSR block's external-region port: the common part of rtl/rx/rxq_regs.sv and
+// rtl/tx/txq_regs.sv, which name the fields.
+//
+// The register block (peakrdl-regblock) decodes the address and hands every access inside
+// queue q's block here (csr_req[q], register word csr_word = byte offset / 4). An access costs
+// one indexed update; a cycle without one costs only the hardware updates of IRQ and STATUS.
+//
+// Layout of a queue's block (byte offsets):
+//   0x00 CTRL    enable[0] and the other bits of CTRL_MASK (read/write)
+//   0x04, 0x08   read/write words with the bits of W1_MASK / W2_MASK (resets W1_RESET, W2_RESET)
+//   0x0C IRQ     arm[0]: software writes it; the hardware clears it when irq_fire[q]
+//                (a software write in the same cycle wins)
+//   0x10 STATUS  dma_wr_err[0]: set by wr_err_set[q], write 1 to clear (a set in the same
+//                cycle as a write wins: no error is lost; precedence = hw in the RDL);
+//                busy[1] = busy[q] (read-only)
+//   0x20, 0x40, 0x60: ring r = 0, 1, 2 (ring_t, rtl/common/ring_regs.sv), the first NUM_RINGS
+// Other offsets read as zero and ignore writes; writes honour the bit enables. Only the first
+// NUM_Q queues exist in hardware: the others' registers hold what is written and do nothing,
+// and their HW_IDX and STATUS.busy read zero.
+//
+// Timing: an access is answered in the cycle of its request (as the generated block answers
+// its own registers); a write takes effect at that clock edge.
+// Reset: synchronous, active high; every register to its reset value (zero unless W*_RESET).
+module queue_regs
+  import nic_pkg::*;
+#(
+  parameter int unsigned NUM_Q     = 8,
+  parameter int unsigned MAP_Q     = 8,
+  parameter int unsigned NUM_RINGS = 3,
+  parameter logic [31:0] CTRL_MASK = 32'h1,
+  parameter logic [31:0] W1_MASK   = '0,
+  parameter logic [31:0] W1_RESET  = '0,
+  parameter logic [31:0] W2_MASK   = '0,
+  parameter logic [31:0] W2_RESET  = '0,
+  localparam int unsigned QW       = MAP_Q > 1 ? $clog2(MAP_Q) : 1,
+  localparam int unsigned HW       = NUM_Q > 1 ? $clog2(NUM_Q) : 1     // index width of the hardware queues
+) (
+  input  logic                                  clk,
+  input  logic                                  rst,
+  // CSR external region: one request line per queue, the rest shared
+  input  logic [MAP_Q-1:0]                      csr_req,
+  input  logic [4:0]                            csr_word,
+  input  logic                                  csr_req_is_wr,
+  input  logic [31:0]                           csr_wr_data,
+  input  logic [31:0]                           csr_wr_biten,
+  output logic [MAP_Q-1:0]                      csr_rd_ack,
+  output logic [MAP_Q-1:0]                      csr_wr_ack,
+  output logic [31:0]                           csr_rd_data,
+  // hardware state shown in the registers
+  input  logic [NUM_RINGS-1:0][NUM_Q-1:0][15:0] hw_idx,
+  input  logic [NUM_Q-1:0]                      busy,
+  input  logic [NUM_Q-1:0]                      wr_err_set,
+  input  logic [NUM_Q-1:0]                      irq_fire,
+  // settings
+  output logic [NUM_Q-1:0][31:0]                ctrl,        // CTRL (enable in bit 0)
+  output logic [NUM_Q-1:0][31:0]                word1,       // the word at 0x04
+  output logic [NUM_Q-1:0][31:0]                word2,       // the word at 0x08
+  output logic [NUM_Q-1:0]                      irq_arm,
+  output logic [NUM_RINGS-1:0][NUM_Q-1:0][63:0] ring_base,
+  output logic [NUM_RINGS-1:0][NUM_Q-1:0][3:0]  ring_log2,
+  output logic [NUM_RINGS-1:0][NUM_Q-1:0][15:0] ring_sw_idx
+);
+  localparam logic [31:0] C_MASK = CTRL_MASK | 32'h1;
+
+  initial begin
+    if (NUM_Q < 1 || NUM_Q > MAP_Q) $fatal(1, "queue_regs: NUM_Q must be 1..MAP_Q");
+    if (NUM_RINGS < 1 || NUM_RINGS > 3) $fatal(1, "queue_regs: NUM_RINGS must be 1..3");
+  end
+
+  logic [MAP_Q-1:0][31:0] ctrl_q, w1_q, w2_q;
+  logic [MAP_Q-1:0]       arm_q, err_q;
+
+  // The requested queue (csr_req is one-hot: the block decodes one region at a time).
+  function automatic logic [QW-1:0] req_queue(input logic [MAP_Q-1:0] req);
+    return QW'(onehot_index(256'(req)));
+  endfunction
+
+  // ---------------------------------------------------------------- rings
+  logic [MAP_Q-1:0][63:0] rbase [NUM_RINGS];
+  logic [MAP_Q-1:0][3:0]  rlog2 [NUM_RINGS];
+  logic [MAP_Q-1:0][15:0] rsw   [NUM_RINGS];
+  logic                   wr;
+
+  assign wr = (|csr_req) && csr_req_is_wr;
+
+  for (genvar r = 0; r < NUM_RINGS; r++) begin : g_ring
+    ring_regs #(.NUM_Q(MAP_Q)) u_ring (
+      .clk,
+      .rst,
+      .wr_req       ((wr && csr_word[4:3] == 2'(r + 1)) ? csr_req : '0),
+      .wr_word      (csr_word[2:0]),
+      .wr_data      (csr_wr_data),
+      .wr_biten     (csr_wr_biten),
+      .base         (rbase[r]),
+      .log2_entries (rlog2[r]),
+      .sw_idx       (rsw[r])
+    );
+    assign ring_base[r]   = rbase[r][NUM_Q-1:0];
+    assign ring_log2[r]   = rlog2[r][NUM_Q-1:0];
+    assign ring_sw_idx[r] = rsw[r][NUM_Q-1:0];
+  end
+
+  // Register word `a` of queue q as software reads it.
+  function automatic logic [31:0] queue_word(input logic [QW-1:0] q, input logic [4:0] a);
+    logic [31:0] v;
+    logic        exists;     // the queue exists in hardware
+    int unsigned r;
+    exists = 32'(q) < NUM_Q;
+    r      = 32'(a[4:3]) - 1;
+    v      = '0;
+    if (a[4:3] == 2'd0) begin
+      unique case (a[2:0])
+        3'd0:    v = ctrl_q[q] & C_MASK;
+        3'd1:    v = w1_q[q] & W1_MASK;
+        3'd2:    v = w2_q[q] & W2_MASK;
+        3'd3:    v = {31'd0, arm_q[q]};
+        3'd4:    v = {30'd0, exists ? busy[HW'(q)] : 1'b0, err_q[q]};
+        default: v = '0;
+      endcase
+    end else if (r < NUM_RINGS) begin
+      v = ring_reg_word(rbase[r][q][63:4], rlog2[r][q], rsw[r][q],
+                        exists ? hw_idx[r][HW'(q)] : 16'd0, a[2:0]);
+    end
+    return v;
+  endfunction
+
+  // ---------------------------------------------------------------- queue registers
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      ctrl_q <= '0;
+      w1_q   <= {MAP_Q{W1_RESET & W1_MASK}};
+      w2_q   <= {MAP_Q{W2_RESET & W2_MASK}};
+      arm_q  <= '0;
+      err_q  <= '0;
+    end else begin
+      automatic logic [MAP_Q-1:0] err_n;
+      err_n = err_q;
+      arm_q[NUM_Q-1:0] <= arm_q[NUM_Q-1:0] & ~irq_fire;   // hardware clear; a write below wins
+      if (wr && csr_word[4:3] == 2'd0) begin
+        automatic logic [QW-1:0] q;
+        automatic logic [31:0]   v;
+        q = req_queue(csr_req);
+        v = (queue_word(q, csr_word) & ~csr_wr_biten) | (csr_wr_data & csr_wr_biten);
+        unique case (csr_word[2:0])
+          3'd0: ctrl_q[q] <= v & C_MASK;
+          3'd1: w1_q[q]   <= v & W1_MASK;
+          3'd2: w2_q[q]   <= v & W2_MASK;
+          3'd3: arm_q[q]  <= v[0];
+          3'd4: err_n[q]  = err_q[q] & ~(csr_wr_data[0] & csr_wr_biten[0]);   // write 1 to clear
+          default: ;
+        endcase
+      end
+      err_n[NUM_Q-1:0] = err_n[NUM_Q-1:0] | wr_err_set;                         // set wins
+      err_q <= err_n;
+    end
+  end
+
+  // ---------------------------------------------------------------- answers (same cycle)
+  assign csr_wr_ack = csr_req_is_wr ? csr_req : '0;
+  assign csr_rd_ack = csr_req_is_wr ? '0 : csr_req;
+
+  always_comb begin
+    csr_rd_data = '0;
+    if ((|csr_req) && !csr_req_is_wr) csr_rd_data = queue_word(req_queue(csr_req), csr_word);
+  end
+
+  // ---------------------------------------------------------------- settings
+  assign ctrl    = ctrl_q[NUM_Q-1:0];
+  assign word1   = w1_q[NUM_Q-1:0];
+  assign word2   = w2_q[NUM_Q-1:0];
+  assign irq_arm = arm_q[NUM_Q-1:0];
+
+endmodule
