@@ -85,9 +85,14 @@ module desc_fetch #(
   // cache has room for, and never more than one ring ahead of what was consumed, whatever
   // SW_IDX says. Evaluated only while a fetch could start (below), so a disabled or busy
   // queue's prefetcher costs a simulator nothing here.
+  // Index mask of the ring (entries - 1).
+  function automatic logic [15:0] ring_mask();
+    return (16'd1 << ring_log2) - 16'd1;
+  endfunction
+
   function automatic logic [15:0] batch_size(input logic [15:0] fidx, input logic [11:0] addr_lo);
     logic [15:0] mask, pending, in_ring, to_4k, room, ahead, ring_room, k;
-    mask      = (16'd1 << ring_log2) - 16'd1;
+    mask      = ring_mask();
     pending   = sw_idx - fidx;
     in_ring   = (mask + 16'd1) - (fidx & mask);
     to_4k     = (16'h1000 - {4'd0, addr_lo}) >> 4;
@@ -105,7 +110,7 @@ module desc_fetch #(
 
   // Ring entry `fidx` in bus address space.
   function automatic logic [63:0] entry_at(input logic [15:0] fidx);
-    return ring_base + {44'd0, fidx & ((16'd1 << ring_log2) - 16'd1), 4'd0};
+    return ring_base + {44'd0, fidx & ring_mask(), 4'd0};
   endfunction
 
   assign m_arvalid = ar_valid_q;

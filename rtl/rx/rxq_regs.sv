@@ -6,24 +6,12 @@
 // and the access rules are rtl/common/queue_regs.sv's, shared with TX; this module names the
 // RX fields.
 //
-// Layout (byte offsets; must match rxq_t in nic_csr.rdl, checked by tests/rtl/test_csr.py
-// through the generated driver/regs.py):
+// Fields (byte offsets; must match rxq_t in nic_csr.rdl, checked by tests/rtl/test_csr.py):
 //   0x00 CTRL       enable[0], split_en[1]
 //   0x04 HDS_THRESH bytes[15:0]
 //   0x08 BUF_SIZE   hdr_buf_bytes[15:0] (reset 256), pay_buf_log2[19:16] (reset 12)
-//   0x0C IRQ        arm[0]: software writes it; the hardware clears it when irq_fire[q]
-//                   (a software write in the same cycle wins)
-//   0x10 STATUS     dma_wr_err[0]: set by wr_err_set[q], write 1 to clear (a set in the same
-//                   cycle as a clear wins: no error is lost); busy[1] = busy[HW'(q)] (read-only)
-//   0x20, 0x40, 0x60: HDR_RING, PAY_RING, CQ (ring_t: BASE_LO, BASE_HI, SIZE, SW_IDX, HW_IDX)
-// Other offsets read as zero and ignore writes. The register map has MAP_Q queues; only the
-// first NUM_RXQ exist in hardware: the others' registers hold what is written and do nothing,
-// and their HW_IDX and STATUS.busy read zero.
-//
-// Timing: an access is answered in the cycle of its request (rd/wr ack on the requested
-// queue's bit, csr_rd_data with it), as the generated block answers its own registers; a
-// write takes effect at that clock edge.
-// Reset: synchronous, active high; every register to its RDL reset value.
+//   0x20, 0x40, 0x60: HDR_RING, PAY_RING, CQ
+// IRQ, STATUS, the rings, timing and reset are queue_regs's (see its header).
 module rxq_regs #(
   parameter int unsigned NUM_RXQ = 8,
   parameter int unsigned MAP_Q   = 8

@@ -4,20 +4,10 @@
 // access inside TXQ[t] here (csr_req[t], register word csr_word in the queue's block); the
 // storage and the access rules are rtl/common/queue_regs.sv's, this module names the TX fields.
 //
-// Layout (byte offsets; must match txq_t in nic_csr.rdl, checked by tests/rtl/test_csr.py
-// through the generated driver/regs.py):
-//   0x00 CTRL    enable[0]
-//   0x0C IRQ     arm[0]: software writes it; the hardware clears it when irq_fire[t]
-//                (a software write in the same cycle wins)
-//   0x10 STATUS  dma_wr_err[0]: set by wr_err_set[t], write 1 to clear (a set in the same
-//                cycle as a clear wins); busy[1] = busy[t] (read-only)
-//   0x20, 0x40: DESC_RING, CQ (ring_t: BASE_LO, BASE_HI, SIZE, SW_IDX, HW_IDX)
-// Other offsets read as zero and ignore writes. The register map has MAP_Q queues; only the
-// first NUM_TXQ exist in hardware: the others' registers hold what is written and do nothing,
-// and their HW_IDX and STATUS.busy read zero.
-//
-// Timing: an access is answered in the cycle of its request; a write takes effect at that
-// clock edge. Reset: synchronous, active high; every register to zero (the RDL reset).
+// Fields (byte offsets; must match txq_t in nic_csr.rdl, checked by tests/rtl/test_csr.py):
+//   0x00 CTRL enable[0]; nothing at 0x04 and 0x08
+//   0x20, 0x40: DESC_RING, CQ
+// IRQ, STATUS, the rings, timing and reset are queue_regs's (see its header).
 module txq_regs #(
   parameter int unsigned NUM_TXQ = 4,
   parameter int unsigned MAP_Q   = 8
