@@ -30,6 +30,7 @@ _KNOWN = {
     "clk", "rst", "irq",
     "s_axis_rx_tdata", "s_axis_rx_tkeep", "s_axis_rx_tvalid", "s_axis_rx_tready",
     "s_axis_rx_tlast", "s_axis_rx_tuser",
+    "m_axis_tx_tdata", "m_axis_tx_tkeep", "m_axis_tx_tvalid", "m_axis_tx_tready", "m_axis_tx_tlast",
     *(f"s_axil_{n}" for n in ("awvalid", "awready", "awaddr", "awprot", "wvalid", "wready",
                               "wdata", "wstrb", "bvalid", "bready", "bresp", "arvalid",
                               "arready", "araddr", "arprot", "rvalid", "rready", "rdata",

@@ -12,10 +12,13 @@ never per beat or per cycle.
 - `send()` queues a frame and returns at once; `send_batch()` queues many. The harness plays
   them back one beat per cycle (seeded idle cycles with `TrafficProfile.rx_idle`).
 - `read32()`/`write32()` queue a CSR command and wait for the harness's csr_ack toggle.
+- `tx` is the MAC side of TX: the harness's sink stores every frame the NIC sends in the
+  shared block (tready stalls with `TrafficProfile.tx_stall`); `await tx.recv()` returns the
+  next one (one Python wake-up per frame at most), `tx_frames()` those already sent.
 - `delay()` is one Timer. Long waits cost one Python wake-up.
 
 Differences from `NicTb`: unmapped and error-range DMA accesses both answer SLVERR (as
-cocotbext-axi's AxiSlave does); DMA stalls are drawn in HDL, so the same seed gives a
+cocotbext-axi's AxiSlave does); DMA and TX stalls are drawn in HDL, so the same seed gives a
 different (but repeatable) stall pattern than the per-beat path; `space.writes` holds one
 entry per write burst (its strobed span). Regions added to `space` after construction are
 not seen by the harness.
@@ -23,6 +26,8 @@ not seen by the harness.
 from __future__ import annotations
 
 import random
+from collections import deque
+from dataclasses import dataclass
 
 from cocotb.triggers import FallingEdge, RisingEdge, Timer
 
@@ -38,7 +43,58 @@ from tb.fast import shared
 from tb.fast.shared import RegionSpec, SharedBlock
 from tb.nic_tb import CLK_NS, DEV_BASE, DEV_SIZE, HOST_BASE, HOST_SIZE, TrafficProfile
 
-__all__ = ["FastNicTb", "CLK_NS", "TrafficProfile"]
+__all__ = ["FastNicTb", "FastTxSink", "TxFrame", "CLK_NS", "TrafficProfile", "nic_tb_for"]
+
+
+def nic_tb_for(dut, seed: int, profile: TrafficProfile | None = None):
+    """The testbench for whichever top level cocotb built: `FastNicTb` on the fast harness
+    (`nic_fast_top`), `tb.nic_tb.NicTb` (cocotbext-axi, per beat) on `nic_top` itself. Tests
+    written against the common interface run on either."""
+    if dut._name == "nic_fast_top":
+        return FastNicTb(dut, seed, profile)
+    from tb.nic_tb import NicTb
+    return NicTb(dut, seed, profile)
+
+
+@dataclass(frozen=True)
+class TxFrame:
+    """One frame the NIC sent on m_axis_tx (tkeep applied), as cocotbext's AxiStreamFrame
+    is read by the tests: `bytes(frame.tdata)`."""
+    tdata: bytes
+
+
+class FastTxSink:
+    """The harness's TX sink seen from Python: `recv()`, `recv_nowait()`, `empty()`, `count()`
+    (the part of cocotbext-axi's AxiStreamSink interface the tests use)."""
+
+    def __init__(self, dut, shm: SharedBlock) -> None:
+        self.dut = dut
+        self.shm = shm
+        self._queue: deque[TxFrame] = deque()
+
+    def _drain(self) -> None:
+        self._queue.extend(TxFrame(f) for f in self.shm.drain_tx())
+
+    def count(self) -> int:
+        self._drain()
+        return len(self._queue)
+
+    def empty(self) -> bool:
+        return self.count() == 0
+
+    def recv_nowait(self) -> TxFrame:
+        self._drain()
+        if not self._queue:
+            raise IndexError("no TX frame has been sent")
+        return self._queue.popleft()
+
+    async def recv(self) -> TxFrame:
+        """The next frame the NIC sends (waits on the harness's tx_done toggle)."""
+        while True:
+            self._drain()
+            if self._queue:
+                return self._queue.popleft()
+            await _Change(self.dut.tx_done)
 
 
 class FastNicTb:
@@ -46,7 +102,10 @@ class FastNicTb:
 
     def __init__(self, dut, seed: int, profile: TrafficProfile | None = None, *,
                  record_writes: bool = True, rx_data_bytes: int = 16 << 20,
-                 rx_frames: int = 1 << 16) -> None:
+                 rx_frames: int = 1 << 16, tx_frames: int = 1 << 14,
+                 tx_data_bytes: int = 4 << 20) -> None:
+        """`rx_frames`/`rx_data_bytes`, `tx_frames`/`tx_data_bytes`: capacity of the RX and
+        TX frame queues in the shared block (a full TX queue holds m_axis_tx_tready low)."""
         self.dut = dut
         self.seed = seed
         self.rng = random.Random(seed)
@@ -54,7 +113,8 @@ class FastNicTb:
         self.dma_bytes = int(dut.DMA_DATA_W.value) // 8
         self.shm = SharedBlock([RegionSpec("host", HOST_BASE, HOST_SIZE),
                                 RegionSpec("device", DEV_BASE, DEV_SIZE)],
-                               rx_frames=rx_frames, rx_data_bytes=rx_data_bytes)
+                               rx_frames=rx_frames, rx_data_bytes=rx_data_bytes,
+                               tx_frames=tx_frames, tx_data_bytes=tx_data_bytes)
         self.shm.h[shared.H_LOG_OK] = int(record_writes)
         self.host = HostMemory(HOST_BASE, HOST_SIZE, buffer=self.shm.region_buffer("host"))
         self.dev = DeviceMemory(DEV_BASE, DEV_SIZE, buffer=self.shm.region_buffer("device"))
@@ -62,6 +122,7 @@ class FastNicTb:
         self.space.add_region(self.host, "host")
         self.space.add_region(self.dev, "device")
         self._err_ranges: list[tuple[int, int]] = []
+        self.tx = FastTxSink(dut, self.shm)
         dut.rst.value = 1
         dut.fm_attach.value = self.shm.token
         self.set_profile(profile or TrafficProfile())
@@ -73,6 +134,7 @@ class FastNicTb:
         self.shm.h[shared.H_RX_IDLE] = thr(profile.rx_idle)
         self.shm.h[shared.H_RX_SEED] = self.rng.getrandbits(64) | 1
         self.dut.dma_stall_thr.value = thr(profile.dma_stall)
+        self.dut.tx_stall_thr.value = thr(profile.tx_stall)
         self.dut.stall_seed.value = self.rng.getrandbits(32) | 1
 
     # ------------------------------------------------------------------ sync with the C side
@@ -159,6 +221,14 @@ class FastNicTb:
                 await RisingEdge(self.dut.rx_busy)
             await FallingEdge(self.dut.rx_busy)
         self.sync()
+
+    # ------------------------------------------------------------------ TX (MAC side)
+    def tx_frames(self) -> list[bytes]:
+        """Frames the NIC has sent on m_axis_tx since the last call (tkeep applied)."""
+        out = []
+        while not self.tx.empty():
+            out.append(self.tx.recv_nowait().tdata)
+        return out
 
     def close(self) -> None:
         self.shm.close()

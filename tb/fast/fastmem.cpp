@@ -4,8 +4,8 @@
  *
  * The block holds a header of 64-bit words (layout: tb/fast/shared.py, the H_* indices
  * below must match), the DMA regions (host and device memory: the very bytes HostMemory
- * and DeviceMemory read and write), an RX frame queue, a CSR command queue and a DMA log
- * (completed write bursts, failed accesses). Python only runs while the simulator is paused,
+ * and DeviceMemory read and write), an RX frame queue, a CSR command queue, a DMA log
+ * (completed write bursts, failed accesses) and a TX frame queue (frames the NIC sent). Python only runs while the simulator is paused,
  * so there is no locking: whoever runs owns the memory.
  *
  * Standalone mode (no Python at all, for the speed ceiling): fm_standalone_open() maps an
@@ -53,6 +53,9 @@ enum {
     H_SA_CYC1 = 117, H_SA_CQ_SW = 118, H_SA_BAD = 119,
     H_SA_RX_TOTAL = 120, H_SA_RX_PERIOD = 121, H_SA_INFLIGHT = 122, H_SA_CPU0_NS = 123,
     H_SA_CPU1_NS = 124, H_SA_START_CYC = 125, H_SA_LAST_CPL_CYC = 126, H_SA_LAST_CPLS = 127,
+    /* TX frame queue: PROD and WP are written here, CONS and RP by Python */
+    H_TX_PROD = 136, H_TX_CONS = 137, H_TX_CAP = 138, H_TX_TAB = 139, H_TX_DATA = 140,
+    H_TX_DATA_SIZE = 141, H_TX_WP = 142, H_TX_RP = 143, H_ST_TXBEATS = 144,
     H_WORDS = 512
 };
 
@@ -63,6 +66,7 @@ static uint64_t rx_idx, rx_pos, rx_rng, csr_issued;
 static uint64_t w_lo, w_hi;   /* span of the write burst in progress */
 static int w_err, r_err;
 static uint64_t r_addr0;
+static uint64_t tx_start;     /* running byte position of the TX frame in progress */
 
 static void fm_die(const char *msg) {
     fprintf(stderr, "fastmem: %s\n", msg);
@@ -94,6 +98,7 @@ static void fm_map(int fd) {
     w_lo = UINT64_MAX;
     w_hi = 0;
     w_err = r_err = 0;
+    tx_start = H[H_TX_WP];
 }
 
 /* Python writes (generation << 16) | fd to the harness's fm_attach input. */
@@ -253,6 +258,43 @@ int fm_rx_beat(svBitVecVal *data, long long *keep, int nbytes) {
     }
     if (rx_idx != H[H_RX_PROD]) r |= 8;
     return r;
+}
+
+/* ------------------------------------------------------------------------ TX stream */
+/* 1 when the TX queue can take one more beat of `nbytes`: a free frame-table entry and
+ * room in the data ring (bytes Python has not released yet are kept). */
+int fm_tx_room(int nbytes) {
+    if (!M || !H[H_TX_CAP]) return 0;
+    if (H[H_TX_PROD] - H[H_TX_CONS] >= H[H_TX_CAP]) return 0;
+    return H[H_TX_WP] + (uint64_t)nbytes - H[H_TX_RP] <= H[H_TX_DATA_SIZE];
+}
+
+/* One beat the harness took from m_axis_tx (the caller checked fm_tx_room the cycle before):
+ * its tkeep bytes are appended to the frame in progress; `last` queues the frame as
+ * (running start, length) for Python. Returns the frame's length so far. */
+int fm_tx_beat(const svBitVecVal *data, long long keep, int nbytes, int last) {
+    if (!M || !H[H_TX_CAP]) return 0;
+    const uint8_t *d = (const uint8_t *)data;
+    uint8_t *ring = M + H[H_TX_DATA];
+    uint64_t size = H[H_TX_DATA_SIZE], wp = H[H_TX_WP];
+    for (int i = 0; i < nbytes; i++) {
+        if (!((unsigned long long)keep >> i & 1)) continue;
+        ring[wp % size] = d[i];
+        wp++;
+    }
+    if (wp - H[H_TX_RP] > size) fm_die("TX frame queue overrun (the harness ignored fm_tx_room)");
+    H[H_TX_WP] = wp;
+    H[H_ST_TXBEATS]++;
+    uint64_t len = wp - tx_start;
+    if (last) {
+        uint64_t prod = H[H_TX_PROD];
+        uint64_t *e = (uint64_t *)(M + H[H_TX_TAB]) + 2 * (prod % H[H_TX_CAP]);
+        e[0] = tx_start;
+        e[1] = len;
+        H[H_TX_PROD] = prod + 1;
+        tx_start = wp;
+    }
+    return (int)len;
 }
 
 /* ------------------------------------------------------------------------ CSR commands */

@@ -9,11 +9,15 @@
 //     memory as Python's HostMemory/DeviceMemory see them), with optional seeded stalls on
 //     every channel (xorshift in HDL);
 //   - CSR accesses are commands Python queues; an HDL AXI4-Lite master runs them and toggles
-//     csr_ack when one has finished.
+//     csr_ack when one has finished;
+//   - the TX stream sink appends every beat the NIC sends to a frame queue in the shared
+//     block (compiled C), with optional seeded tready stalls (xorshift in HDL), and toggles
+//     tx_done when a frame has ended; it holds tready low while that queue is full, so no
+//     frame is lost when Python drains late.
 // Python sees only the ports of this module (tb/fast/fast_public.vlt makes them, and
 // nothing else, visible to VPI).
 //
-// Ports the NIC gains later (TX) are tied off by the generated connection list
+// Ports the NIC gains later are tied off by the generated connection list
 // (tb/fast/build.py): unknown inputs named *tready are 1, other unknown inputs 0, unknown
 // outputs are left open.
 module nic_fast_top #(
@@ -26,9 +30,11 @@ module nic_fast_top #(
   input  logic        rst,
   input  int          fm_attach,      // (generation << 16) | memfd of the shared block
   input  logic [31:0] dma_stall_thr,  // stall probability per channel and cycle, * 2^32
+  input  logic [31:0] tx_stall_thr,   // chance m_axis_tx_tready is low in a cycle, * 2^32
   input  logic [31:0] stall_seed,
   output logic        fm_attached,
   output logic        csr_ack,        // toggles when a CSR command has finished
+  output logic        tx_done,        // toggles when the TX sink has taken a frame's last beat
   output logic        rx_busy,        // frames queued or a beat not yet taken
   output logic [63:0] cycles          // clock cycles since time 0
 );
@@ -64,6 +70,9 @@ module nic_fast_top #(
   import "DPI-C" function int fm_rx_beat(output bit [511:0] data, output longint keep, input int nbytes);
   import "DPI-C" function int fm_csr_next(output int addr, output int wdata, output int we);
   import "DPI-C" function void fm_csr_done(input int rdata, input int resp);
+  import "DPI-C" function int fm_tx_beat(input bit [511:0] data, input longint keep, input int nbytes,
+                                         input int last);
+  import "DPI-C" function int fm_tx_room(input int nbytes);
   import "DPI-C" function int fm_standalone_open();
   import "DPI-C" function int fm_standalone_poll(input longint cycle);
 
@@ -125,6 +134,9 @@ module nic_fast_top #(
   logic [DMA_DATA_W-1:0]   m_axi_rdata;
   logic [1:0]              m_axi_rresp;
   logic                    m_axi_rlast, m_axi_rvalid, m_axi_rready;
+  logic [DATA_W-1:0]       m_axis_tx_tdata;
+  logic [DATA_W/8-1:0]     m_axis_tx_tkeep;
+  logic                    m_axis_tx_tvalid, m_axis_tx_tready, m_axis_tx_tlast;
   logic [NUM_RXQ-1:0]      irq;
 
   nic_top #(
@@ -135,19 +147,20 @@ module nic_fast_top #(
   );
 
   // ------------------------------------------------------------------ stall generators
-  // One xorshift32 per channel; a channel stalls in a cycle when its draw is below the
-  // threshold. With dma_stall_thr = 0 every ready/valid below is simply on.
-  logic [31:0] rng [5];
-  logic [4:0]  stall;
+  // One xorshift32 per channel (five DMA channels, then m_axis_tx); a channel stalls in a
+  // cycle when its draw is below its threshold. With a threshold of 0 the channel is simply on.
+  logic [31:0] rng [6];
+  logic [5:0]  stall;
   always_ff @(posedge clk) begin
-    for (int i = 0; i < 5; i++) begin
-      logic [31:0] x;
+    for (int i = 0; i < 6; i++) begin
+      logic [31:0] x, thr;
+      thr = (i == 5) ? tx_stall_thr : dma_stall_thr;
       x = (rst_i || rng[i] == 0) ? (stall_seed ^ (32'h9e3779b9 * (i + 1))) | 32'd1 : rng[i];
       x ^= x << 13;
       x ^= x >> 17;
       x ^= x << 5;
       rng[i] <= x;
-      stall[i] <= dma_stall_thr != 0 && x < dma_stall_thr;
+      stall[i] <= thr != 0 && x < thr;
     end
   end
 
@@ -167,6 +180,30 @@ module nic_fast_top #(
       s_axis_rx_tlast  <= r[1];
       s_axis_rx_tuser  <= r[2];
       rx_busy <= r[0] || r[3];
+    end
+  end
+
+  // ------------------------------------------------------------------ TX stream sink
+  // Every beat taken goes to C (fm_tx_beat), which appends its tkeep bytes to the frame in
+  // progress and queues the frame at tlast. tready is low while the queue has no room for
+  // another beat (asked again each cycle until it has), or in a stall cycle.
+  logic tx_room_q = 1'b0;
+  logic tx_done_q = 1'b0;
+  assign m_axis_tx_tready = tx_room_q && !stall[5];
+  assign tx_done = tx_done_q;
+
+  always_ff @(posedge clk) begin
+    if (rst_i) begin
+      tx_room_q <= 1'b0;
+    end else begin
+      if (m_axis_tx_tvalid && m_axis_tx_tready) begin
+        bit [511:0] d;
+        d = '0;
+        d[DATA_W-1:0] = m_axis_tx_tdata;
+        void'(fm_tx_beat(d, longint'(m_axis_tx_tkeep), DB, int'(m_axis_tx_tlast)));
+        if (m_axis_tx_tlast) tx_done_q <= ~tx_done_q;
+      end
+      if (!tx_room_q || (m_axis_tx_tvalid && m_axis_tx_tready)) tx_room_q <= fm_tx_room(DB) != 0;
     end
   end
 

@@ -5,7 +5,8 @@ bytes the NIC's DMA writes are the bytes the scoreboard reads.
 
 Layout (64-bit little-endian words in the header; indices must match fastmem.cpp's H_*):
   header (4 KiB) | DMA regions (page aligned) | RX frame table | RX frame data |
-  CSR command table | DMA log | standalone buffer tables (optional)
+  CSR command table | DMA log | TX frame table | TX frame data | standalone buffer tables
+  (optional)
 """
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ H_ST_WBEATS, H_ST_RBEATS, H_ST_RXBEATS, H_ST_CSR, H_ST_WBURSTS, H_ST_RBURSTS = r
 (H_SA_RX_TOTAL, H_SA_RX_PERIOD, H_SA_INFLIGHT, H_SA_CPU0_NS, H_SA_CPU1_NS, H_SA_START_CYC,
  H_SA_LAST_CPL_CYC, H_SA_LAST_CPLS) = range(120, 128)
 
+H_TX_PROD, H_TX_CONS, H_TX_CAP, H_TX_TAB, H_TX_DATA, H_TX_DATA_SIZE, H_TX_WP, H_TX_RP, H_ST_TXBEATS = range(136, 145)
+
 LOG_WRITE_OK, LOG_WRITE_ERR, LOG_READ_ERR = 0x000, 0x200, 0x201
 
 
@@ -55,6 +58,7 @@ class SharedBlock:
 
     def __init__(self, regions: list[RegionSpec], rx_frames: int = 1 << 16,
                  rx_data_bytes: int = 16 << 20, csr_cap: int = 1024, log_cap: int = 1 << 18,
+                 tx_frames: int = 1 << 14, tx_data_bytes: int = 4 << 20,
                  sa_bufs: int = 0, path: str | Path | None = None) -> None:
         if len(regions) > MAX_REGIONS:
             raise ValueError(f"at most {MAX_REGIONS} regions")
@@ -73,6 +77,10 @@ class SharedBlock:
         off = _align(off + 32 * csr_cap)
         log_tab = off
         off = _align(off + 32 * log_cap)
+        tx_tab = off
+        off = _align(off + 16 * tx_frames)
+        tx_data = off
+        off = _align(off + tx_data_bytes)
         sa_tab = off
         off = _align(off + 16 * sa_bufs)
         self.total = off
@@ -96,6 +104,9 @@ class SharedBlock:
         h[H_RX_SEED] = 0x9E3779B97F4A7C15
         h[H_CSR_CAP], h[H_CSR_TAB] = csr_cap, csr_tab
         h[H_LOG_CAP], h[H_LOG_TAB], h[H_LOG_OK] = log_cap, log_tab, 1
+        h[H_TX_CAP], h[H_TX_TAB], h[H_TX_DATA], h[H_TX_DATA_SIZE] = tx_frames, tx_tab, tx_data, tx_data_bytes
+        self.tx_tab = np.frombuffer(self.mm, dtype=np.uint64, count=2 * tx_frames, offset=tx_tab).reshape(-1, 2)
+        self.tx_data = self.u8[tx_data:tx_data + tx_data_bytes]
         self.rx_tab = np.frombuffer(self.mm, dtype=np.uint64, count=2 * rx_frames, offset=rx_tab).reshape(-1, 2)
         self.rx_data = self.u8[rx_data:rx_data + rx_data_bytes]
         self.csr_tab = np.frombuffer(self.mm, dtype=np.uint64, count=4 * csr_cap, offset=csr_tab).reshape(-1, 4)
@@ -205,10 +216,39 @@ class SharedBlock:
         self._log_rp = prod
         return self.log_tab[idx]
 
+    # ------------------------------------------------------------------ TX frames
+    @property
+    def tx_pending(self) -> int:
+        """Frames the harness has queued that `drain_tx` has not returned yet."""
+        return int(self.h[H_TX_PROD] - self.h[H_TX_CONS])
+
+    def drain_tx(self) -> list[bytes]:
+        """Every frame the NIC has finished sending since the last call, in order; their
+        space goes back to the harness."""
+        h = self.h
+        prod, cons = int(h[H_TX_PROD]), int(h[H_TX_CONS])
+        if prod == cons:
+            return []
+        cap, size = int(h[H_TX_CAP]), int(h[H_TX_DATA_SIZE])
+        out = []
+        end = int(h[H_TX_RP])
+        for i in range(cons, prod):
+            start, n = (int(v) for v in self.tx_tab[i % cap])
+            off = start % size
+            if off + n <= size:
+                out.append(self.tx_data[off:off + n].tobytes())
+            else:
+                out.append(self.tx_data[off:].tobytes() + self.tx_data[:off + n - size].tobytes())
+            end = start + n
+        h[H_TX_RP] = end
+        h[H_TX_CONS] = prod
+        return out
+
     def stats(self) -> dict[str, int]:
         h = self.h
         return {"w_beats": int(h[H_ST_WBEATS]), "r_beats": int(h[H_ST_RBEATS]),
-                "rx_beats": int(h[H_ST_RXBEATS]), "csr_ops": int(h[H_ST_CSR]),
+                "rx_beats": int(h[H_ST_RXBEATS]), "tx_beats": int(h[H_ST_TXBEATS]),
+                "csr_ops": int(h[H_ST_CSR]),
                 "w_bursts": int(h[H_ST_WBURSTS]), "r_bursts": int(h[H_ST_RBURSTS])}
 
     def close(self) -> None:

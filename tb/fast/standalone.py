@@ -82,7 +82,8 @@ def make_image(path: Path, data_w: int, frames: list[bytes], n_frames: int, *,
     """Write the standalone run's image: bring-up CSR program, rings, buffers, frames."""
     dma_bytes = 2 * data_w // 8
     shm = SharedBlock([RegionSpec("host", HOST_BASE, HOST_SIZE), RegionSpec("device", DEV_BASE, DEV_SIZE)],
-                      sa_bufs=N_HDR + N_PAY, path=path, csr_cap=4096, log_cap=16)
+                      sa_bufs=N_HDR + N_PAY, path=path, csr_cap=4096, log_cap=16,
+                      tx_frames=16, tx_data_bytes=1 << 16)
     shm.h[shared.H_LOG_OK] = 0
     host = HostMemory(HOST_BASE, HOST_SIZE, buffer=shm.region_buffer("host"))
     dev = DeviceMemory(DEV_BASE, DEV_SIZE, buffer=shm.region_buffer("device"))

@@ -1,14 +1,17 @@
 """The driver scenarios on the RTL (cocotb side): tests/driver/test_scenarios_rtl.py builds
-nic_top and runs this module. Same scenario code as on the model (the RX scenarios and the TX
-ones, whose TX wire is the testbench's m_axis_tx sink: RtlEnv.tx_frames); smaller streams,
-since a simulated cycle costs far more than a model frame."""
+the fast harness (tb/fast/nic_fast_top.sv around nic_top) or nic_top itself (cocotbext-axi,
+per beat) and runs this module; `nic_tb_for` picks the matching testbench. Same scenario code
+as on the model (the RX scenarios and the TX ones, whose TX wire is the testbench's m_axis_tx
+sink: RtlEnv.tx_frames); smaller streams, since a simulated cycle costs far more than a model
+frame."""
 from __future__ import annotations
 
 from functools import partial
 
 import cocotb
 
-from tb.nic_tb import NicTb, TrafficProfile
+from tb.fast.fast_tb import nic_tb_for
+from tb.nic_tb import TrafficProfile
 from tests.driver.env import RtlEnv
 from tests.driver.scenarios import SCENARIOS, TX_SCENARIOS, Scenario, devmem_stream
 
@@ -29,6 +32,6 @@ BY_NAME: dict[str, Scenario] = {s.name: s for s in ALL}
 async def run_scenario(dut, name: str) -> None:
     scenario = BY_NAME[name]
     func = RTL_OVERRIDES.get(name, scenario.func)
-    tb = NicTb(dut, cocotb.RANDOM_SEED, TrafficProfile(rx_idle=0.05, dma_stall=0.1, tx_stall=0.1))
+    tb = nic_tb_for(dut, cocotb.RANDOM_SEED, TrafficProfile(rx_idle=0.05, dma_stall=0.1, tx_stall=0.1))
     await tb.reset()
     await func(RtlEnv(tb, seed=cocotb.RANDOM_SEED, steering=True))   # nic_top classifies frames

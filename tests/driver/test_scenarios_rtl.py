@@ -1,8 +1,13 @@
 """The driver scenarios on the RTL through cocotb: the same scenario code as
 tests/driver/test_scenarios.py runs on the golden model (SCENARIOS and TX_SCENARIOS), here
-on nic_top under Verilator (about 90 s of simulation at DATA_W 64, 60 s at 512). `-m "not rtl"` leaves it out for a fast
-model-only run. `DRIVER_RTL_TESTS` picks cocotb tests by name, e.g.
-`run_scenario/name=token_pressure`.
+on nic_top under Verilator. `-m "not rtl"` leaves it out for a fast model-only run.
+`DRIVER_RTL_TESTS` picks cocotb tests by name, e.g. `run_scenario/name=token_pressure`.
+
+`fast` (both widths, a few seconds of simulation each): the fast harness (tb/fast/: HDL
+clock, compiled RX source, TX sink and DMA target; Python wakes per transaction).
+`per_beat` (64 bits, about 90 s): nic_top with cocotbext-axi driving every port from Python,
+a second, independent implementation of the same bus partners, so a fault in the fast
+harness cannot hide a fault in the NIC.
 """
 from __future__ import annotations
 
@@ -16,7 +21,13 @@ from tb.sim import pytest_test_name, rtl_file_list, run_rtl_test
 @pytest.mark.rtl
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
-@pytest.mark.parametrize('data_w', [64, 512])
-def test_driver_scenarios_rtl(data_w: int) -> None:
-    run_rtl_test('nic_top', rtl_file_list(), 'tests.driver.rtl_scenarios', {'DATA_W': data_w},
-                 pytest_test_name(), testcase=os.environ.get('DRIVER_RTL_TESTS'))
+@pytest.mark.parametrize('data_w,path', [(64, 'fast'), (512, 'fast'), (64, 'per_beat')])
+def test_driver_scenarios_rtl(data_w: int, path: str) -> None:
+    testcase = os.environ.get('DRIVER_RTL_TESTS')
+    if path == 'fast':
+        from tb.fast.build import run_fast_test
+        run_fast_test('tests.driver.rtl_scenarios', {'DATA_W': data_w}, pytest_test_name(),
+                      testcase=testcase)
+    else:
+        run_rtl_test('nic_top', rtl_file_list(), 'tests.driver.rtl_scenarios', {'DATA_W': data_w},
+                     pytest_test_name(), testcase=testcase)
