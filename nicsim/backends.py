@@ -33,15 +33,18 @@ def run_model(frames: list[bytes | None], cfg: ReplayConfig, problems: list[str 
 
 def run_rtl(frames: list[bytes | None], cfg: ReplayConfig, problems: list[str | None],
             data_width: int = 64, waves: str | None = None, name: str = "nicsim-replay",
-            seed: int | None = None) -> ReplayResult:
-    from tb.sim import BUILD_ROOT, rtl_file_list, run_rtl_test
+            seed: int | None = None, testbench: str = "fast") -> ReplayResult:
+    """The replay on nic_top under Verilator; `testbench`: "fast" (tb/fast/, Python wakes per
+    frame) or "per-beat" (cocotbext-axi on every port), tb.fast.build.TESTBENCHES."""
+    from tb.fast.build import run_nic_test
+    from tb.sim import BUILD_ROOT
     work = BUILD_ROOT / "nicsim" / name
     work.mkdir(parents=True, exist_ok=True)
     job, out = work / "job.json", work / "result.json"
     job.write_text(json.dumps({"frames": [f.hex() if f is not None else None for f in frames],
                                "problems": problems, "config": cfg.to_json()}))
     out.unlink(missing_ok=True)
-    run_rtl_test("nic_top", rtl_file_list(), "nicsim.replay_sim", {"DATA_W": data_width}, name,
+    run_nic_test(testbench, "nicsim.replay_sim", {"DATA_W": data_width}, name,
                  waves=bool(waves), seed=seed,
                  extra_env={"NICSIM_JOB": str(job), "NICSIM_OUT": str(out)})
     if waves:

@@ -62,7 +62,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     problems = [r.problem for r in cap.records]
     _say(f"replay: {args.capture}: {len(frames)} frames "
          f"({sum(f is None for f in frames)} not replayable) on the {args.backend}"
-         f" (DATA_W={args.data_width})")
+         f" (DATA_W={args.data_width}" + (f", {args.testbench} testbench)" if args.backend == "rtl" else ")"))
     cfg = ReplayConfig(rss_key=args.rss_key, rss_equal=args.rss_equal, steer=args.steer or [],
                        devmem_queues=args.devmem_queues or [], mtu=args.mtu, pad=not args.no_pad,
                        dump_streams=str(Path(args.dump_streams).resolve()) if args.dump_streams else None)
@@ -84,7 +84,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             from nicsim.backends import run_rtl
             res = run_rtl(frames, cfg, problems, args.data_width,
                           waves=str(Path(args.waves).resolve()) if args.waves else None,
-                          seed=args.seed)
+                          seed=args.seed, testbench=args.testbench)
     except (ValueError, AssertionError) as e:
         print(f"nicsim replay: {e}", file=sys.stderr)
         return 1
@@ -176,14 +176,14 @@ def cmd_live(args: argparse.Namespace) -> int:
                      rto_min_us=args.rto_min_us if args.backend == "rtl" else None)
     width = args.data_width or 64
     _say(f"live: {cfg.nbytes} B each way, drop rate {cfg.drop_rate:g}, on the {args.backend}"
-         + (f" (nic_top DATA_W={width}, driver rto_min {cfg.rto_min_us or RTL_RTO_MIN_US:g} us "
+         + (f" (nic_top DATA_W={width}, {args.testbench} testbench, driver rto_min {cfg.rto_min_us or RTL_RTO_MIN_US:g} us "
             f"simulated)" if args.backend == "rtl" else ""))
     t0 = time.monotonic()
     try:
         if args.backend == "model":
             res = run_model(cfg, _say)
         else:
-            res = run_rtl(cfg, width, seed=args.sim_seed)
+            res = run_rtl(cfg, width, seed=args.sim_seed, testbench=args.testbench)
     except (RuntimeError, TimeoutError, OSError) as e:
         print(f"nicsim live: {e}", file=sys.stderr)
         return 1
@@ -243,12 +243,16 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--out", default="build/demo", help="report folder (default build/demo)")
     d.add_argument("--no-waves", action="store_true", help="no waveform, no waveform snapshot")
     d.add_argument("--backend", choices=["rtl", "model"], default="rtl")
+    d.add_argument("--testbench", choices=["fast", "per-beat"], default="fast",
+                   help="rtl: the testbench around nic_top: fast (tb/fast/: HDL/C bus partners, Python per frame; default) or per-beat (cocotbext-axi on every port, ~20x slower)")
     d.add_argument("--seed", type=int, default=None)
     d.set_defaults(func=cmd_demo)
 
     r = sub.add_parser("replay", help="replay a pcap capture through the NIC and the driver")
     r.add_argument("capture", help="classic pcap file, Ethernet link type")
     r.add_argument("--backend", choices=["rtl", "model"], default="rtl")
+    r.add_argument("--testbench", choices=["fast", "per-beat"], default="fast",
+                   help="rtl: the testbench around nic_top: fast (tb/fast/: HDL/C bus partners, Python per frame; default) or per-beat (cocotbext-axi on every port, ~20x slower)")
     r.add_argument("--data-width", type=int, default=64, choices=[64, 128, 256, 512],
                    help="MAC width in bits (DMA is twice that); default 64")
     r.add_argument("--rss-key", type=_rss_key, default=None, help="40-byte Toeplitz key in hex")
@@ -268,6 +272,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     lv = sub.add_parser("live", help="the driver's TCP against the Linux TCP stack (needs root)")
     lv.add_argument("--backend", choices=["model", "rtl"], default="model")
+    lv.add_argument("--testbench", choices=["fast", "per-beat"], default="fast",
+                   help="rtl: the testbench around nic_top: fast (tb/fast/: HDL/C bus partners, Python per frame; default) or per-beat (cocotbext-axi on every port, ~20x slower)")
     lv.add_argument("--bytes", type=int, default=1 << 20, help="bytes each way (default 1 MiB)")
     lv.add_argument("--drop-rate", type=float, default=0.0,
                     help="probability of dropping a frame in the bridge, both directions")

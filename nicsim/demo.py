@@ -76,7 +76,8 @@ def main(args: argparse.Namespace) -> int:
                        dump_streams=str((out_dir / "streams").resolve()))
     waves = None if args.no_waves or args.backend == "model" else str((out_dir / "demo.fst").resolve())
     print(f"demo: {len(frames)} frames ({args.devmem_bytes} B devmem flow, 8 ordinary flows, 3 odd "
-          f"frames) on the {args.backend} (DATA_W={args.data_width}, seed {seed}); "
+          f"frames) on the {args.backend} (DATA_W={args.data_width}, "
+          + (f"{args.testbench} testbench, " if args.backend == "rtl" else "") + f"seed {seed}); "
           "the first RTL build takes a few minutes", flush=True)
     t0 = time.monotonic()
     try:
@@ -86,7 +87,7 @@ def main(args: argparse.Namespace) -> int:
         else:
             from nicsim.backends import run_rtl
             res = run_rtl(frames, cfg, [None] * len(frames), args.data_width, waves=waves,
-                          name=f"nicsim-demo-w{args.data_width}", seed=seed)
+                          name=f"nicsim-demo-w{args.data_width}", seed=seed, testbench=args.testbench)
     except AssertionError as exc:
         print(f"demo: FAILED\n{exc}")
         return 1

@@ -519,15 +519,18 @@ tail segment would stall for 50 million cycles."""
 
 
 def run_rtl(cfg: LiveConfig, data_width: int = 64, name: str | None = None,
-            seed: int | None = None, idle_cycles: int | None = None) -> LiveResult:
+            seed: int | None = None, idle_cycles: int | None = None,
+            testbench: str = "fast") -> LiveResult:
     """Both runs through nic_top under Verilator (nicsim/live_sim.py, launched through
-    tb/sim.run_rtl_test like `nicsim replay`); progress is the simulator's own output.
+    tb/sim.run_rtl_test like `nicsim replay`; `testbench`: "fast" or "per-beat",
+    tb.fast.build.TESTBENCHES); progress is the simulator's own output.
     Raises RuntimeError with the simulation's message when the run did not end (a timeout,
     an exception in the flow, a crash)."""
     import json
     import os
 
-    from tb.sim import BUILD_ROOT, rtl_file_list, run_rtl_test
+    from tb.fast.build import run_nic_test
+    from tb.sim import BUILD_ROOT
     name = name or f"nicsim-live-w{data_width}"
     if cfg.rto_min_us is None:
         cfg = dataclasses.replace(cfg, rto_min_us=RTL_RTO_MIN_US)
@@ -541,7 +544,7 @@ def run_rtl(cfg: LiveConfig, data_width: int = 64, name: str | None = None,
     out.unlink(missing_ok=True)
     err = None
     try:
-        run_rtl_test("nic_top", rtl_file_list(), "nicsim.live_sim", {"DATA_W": data_width}, name,
+        run_nic_test(testbench, "nicsim.live_sim", {"DATA_W": data_width}, name,
                      waves=False, seed=seed,
                      extra_env={"NICSIM_JOB": str(job), "NICSIM_OUT": str(out),
                                 "NICSIM_PARENT": str(os.getpid()),

@@ -1,5 +1,6 @@
 """The RTL half of `nicsim live` (cocotb): the flow of nicsim/live.py (`run_live`) with the
-Linux TCP stack as the peer, through nic_top under Verilator.
+Linux TCP stack as the peer, through nic_top under Verilator (on the fast harness or per
+beat, whichever was built: `nic_tb_for`).
 
 cocotb runs Python inside the Verilator process, so the private network namespace
 (nicsim/live_net.py: one thread of this process unshares it) and the TAP device belong to
@@ -28,10 +29,11 @@ import time
 
 import cocotb
 from cocotb.simtime import get_sim_time
-from cocotb.triggers import ClockCycles
+from cocotb.triggers import Timer
 
 from driver.clock import SimClock
 from nicsim.live import LiveConfig, run_live
+from tb.fast.fast_tb import nic_tb_for
 from tb.nic_tb import CLK_NS, NicTb, TrafficProfile
 
 RX_QUEUE_FRAMES = 4
@@ -42,7 +44,8 @@ PR_SET_PDEATHSIG = 1
 
 
 class RtlLiveEnv:
-    """`nicsim.live.LiveEnv` on nic_top: `NicTb` is the NIC the driver sees."""
+    """`nicsim.live.LiveEnv` on nic_top: the testbench (`NicTb` or `FastNicTb`) is the NIC
+    the driver sees."""
 
     def __init__(self, tb: NicTb, idle_cycles: int = IDLE_CYCLES) -> None:
         self.tb = tb
@@ -55,13 +58,13 @@ class RtlLiveEnv:
         await self.tb.send(frame)
 
     def rx_room(self) -> int:
-        return max(0, RX_QUEUE_FRAMES - self.tb.rx.queue_occupancy_frames)
+        return max(0, RX_QUEUE_FRAMES - self.tb.rx_queued)
 
     def from_nic(self) -> list[bytes]:
         return self.tb.tx_frames()
 
     async def idle(self) -> None:
-        await ClockCycles(self.tb.dut.clk, self.idle_cycles)
+        await Timer(self.idle_cycles * CLK_NS, unit="ns")
 
     def sim_ns(self) -> int:
         return int(get_sim_time("ns"))
@@ -89,7 +92,7 @@ async def live(dut) -> None:
     job = json.loads(open(os.environ["NICSIM_JOB"]).read())
     out = os.environ["NICSIM_OUT"]
     cfg = LiveConfig(**job["config"])
-    tb = NicTb(dut, cocotb.RANDOM_SEED, TrafficProfile())
+    tb = nic_tb_for(dut, cocotb.RANDOM_SEED, TrafficProfile())
     await tb.reset()
     env = RtlLiveEnv(tb, job.get("idle_cycles", IDLE_CYCLES))
     t0 = time.monotonic()

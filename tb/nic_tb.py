@@ -150,6 +150,11 @@ class NicTb:
         """Wait until every queued frame has gone into the NIC."""
         await self.rx.wait()
 
+    @property
+    def rx_queued(self) -> int:
+        """Frames queued on the RX port whose last beat has not gone into the NIC yet."""
+        return self.rx.queue_occupancy_frames
+
     def tx_frames(self) -> list[bytes]:
         """Frames the NIC has sent on m_axis_tx since the last call (tkeep applied)."""
         out = []

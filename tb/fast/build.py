@@ -105,3 +105,19 @@ def run_fast_test(test_module: str, parameters: Mapping[str, object] | None, tes
     """run_rtl_test on the fast harness (same arguments after `test_module`)."""
     return run_rtl_test(TOPLEVEL, fast_sources(), test_module, parameters, test_name_for_dirs,
                         **fast_build_kwargs(), **kwargs)
+
+
+TESTBENCHES = ("fast", "per-beat")
+"""`fast`: this harness (tb/fast/fast_tb.FastNicTb); `per-beat`: nic_top itself with
+cocotbext-axi on every port (tb/nic_tb.NicTb). A cocotb module that makes its testbench with
+`tb.fast.fast_tb.nic_tb_for` runs on either."""
+
+
+def run_nic_test(testbench: str, test_module: str, parameters: Mapping[str, object] | None,
+                 test_name_for_dirs: str, **kwargs) -> Path:
+    """run_rtl_test of a NIC-level cocotb module on the testbench named `testbench`."""
+    if testbench == "fast":
+        return run_fast_test(test_module, parameters, test_name_for_dirs, **kwargs)
+    if testbench == "per-beat":
+        return run_rtl_test("nic_top", rtl_file_list(), test_module, parameters, test_name_for_dirs, **kwargs)
+    raise ValueError(f"unknown testbench {testbench!r}: one of {', '.join(TESTBENCHES)}")

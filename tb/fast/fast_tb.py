@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import random
 from collections import deque
+
+import cocotb
 from dataclasses import dataclass
 
 from cocotb.triggers import FallingEdge, RisingEdge, Timer
@@ -46,14 +48,14 @@ from tb.nic_tb import CLK_NS, DEV_BASE, DEV_SIZE, HOST_BASE, HOST_SIZE, TrafficP
 __all__ = ["FastNicTb", "FastTxSink", "TxFrame", "CLK_NS", "TrafficProfile", "nic_tb_for"]
 
 
-def nic_tb_for(dut, seed: int, profile: TrafficProfile | None = None):
+def nic_tb_for(dut, seed: int, profile: TrafficProfile | None = None, *, loopback: bool = False):
     """The testbench for whichever top level cocotb built: `FastNicTb` on the fast harness
     (`nic_fast_top`), `tb.nic_tb.NicTb` (cocotbext-axi, per beat) on `nic_top` itself. Tests
     written against the common interface run on either."""
     if dut._name == "nic_fast_top":
-        return FastNicTb(dut, seed, profile)
+        return FastNicTb(dut, seed, profile, loopback=loopback)
     from tb.nic_tb import NicTb
-    return NicTb(dut, seed, profile)
+    return NicTb(dut, seed, profile, loopback=loopback)
 
 
 @dataclass(frozen=True)
@@ -103,9 +105,12 @@ class FastNicTb:
     def __init__(self, dut, seed: int, profile: TrafficProfile | None = None, *,
                  record_writes: bool = True, rx_data_bytes: int = 16 << 20,
                  rx_frames: int = 1 << 16, tx_frames: int = 1 << 14,
-                 tx_data_bytes: int = 4 << 20) -> None:
+                 tx_data_bytes: int = 4 << 20, loopback: bool = False) -> None:
         """`rx_frames`/`rx_data_bytes`, `tx_frames`/`tx_data_bytes`: capacity of the RX and
-        TX frame queues in the shared block (a full TX queue holds m_axis_tx_tready low)."""
+        TX frame queues in the shared block (a full TX queue holds m_axis_tx_tready low).
+        `loopback`: a cable from m_axis_tx to s_axis_rx, as `NicTb(loopback=True)`: each frame
+        the NIC sends is queued, whole and in order, on its own RX port (so `tx_frames()`
+        sees nothing; `looped_frames` has them)."""
         self.dut = dut
         self.seed = seed
         self.rng = random.Random(seed)
@@ -123,9 +128,18 @@ class FastNicTb:
         self.space.add_region(self.dev, "device")
         self._err_ranges: list[tuple[int, int]] = []
         self.tx = FastTxSink(dut, self.shm)
+        self.looped_frames: list[bytes] = []
         dut.rst.value = 1
         dut.fm_attach.value = self.shm.token
         self.set_profile(profile or TrafficProfile())
+        if loopback:
+            cocotb.start_soon(self._loopback())
+
+    async def _loopback(self) -> None:
+        while True:
+            frame = (await self.tx.recv()).tdata
+            self.looped_frames.append(frame)
+            await self.send(frame)
 
     # ------------------------------------------------------------------ settings
     def set_profile(self, profile: TrafficProfile) -> None:

@@ -108,7 +108,7 @@ def _check_rtl(res: LiveResult, cfg: LiveConfig, label: str) -> None:
 def test_rtl_live_with_loss() -> None:
     """Through nic_top (DATA_W=64) under Verilator: 256 KiB each way with 2 % loss both
     directions, byte-exact, devmem both ways, no CPU read of device memory, no checksum
-    error at Linux, throughput in simulated time; about 15 s once nic_top is built."""
+    error at Linux, throughput in simulated time; a few seconds on the fast harness once built."""
     cfg = LiveConfig(nbytes=256 << 10, drop_rate=0.02, seed=7, tap_name="nsrtl0", timeout_s=600)
     res = run_rtl(cfg, 64, name="test_live_rtl_w64")
     _check_rtl(res, cfg, "rtl, DATA_W=64")

@@ -1,4 +1,5 @@
-"""`make demo` (`nicsim demo`) must keep working: run it small, without waves, at both widths."""
+"""`make demo` (`nicsim demo`) must keep working: run it small, without waves, at both widths
+on the fast harness (its default) and at 64 bits per beat (`--testbench per-beat`)."""
 from __future__ import annotations
 
 import pytest
@@ -7,11 +8,13 @@ from nicsim.cli import main
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize("data_w", [64, 512])
-def test_demo_runs(data_w: int, tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("data_w,testbench", [(64, "fast"), (512, "fast"), (64, "per-beat")])
+def test_demo_runs(data_w: int, testbench: str, tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--data-width", str(data_w), "--frames-per-flow", "2",
-                 "--devmem-bytes", "8192", "--no-waves", "--out", str(tmp_path)]) == 0
+                 "--devmem-bytes", "8192", "--no-waves", "--out", str(tmp_path),
+                 "--testbench", testbench]) == 0
     out = capsys.readouterr().out
+    assert f"{testbench} testbench" in out
     assert "CPU reads of device memory         0" in out
     # 8 devmem-flow frames (SYN, the handshake's ACK, 6 segments of at most 1460 bytes, the
     # last with FIN), 16 ordinary ones, 2 of the 3 odd frames dropped

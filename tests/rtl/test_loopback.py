@@ -1,5 +1,6 @@
 """Issue 6 acceptance on the RTL: devmem at both ends of a TCP connection through one nic_top
-whose TX port is cabled to its own RX port (NicTb(loopback=True)).
+whose TX port is cabled to its own RX port (`loopback=True`), on the fast harness at both
+widths and per beat (cocotbext-axi) at 512 bits.
 
 One driver (one Kernel, one Netdev) owns two sockets: the sender, connected to 10.1.0.2:7000
 and bound with bind-tx to dma-buf A, sends with MSG_ZEROCOPY from dma-buf offsets (bytes
@@ -34,8 +35,10 @@ from driver.netdev import Netdev
 from driver.socket import MSG_ZEROCOPY, SO_ZEROCOPY, SOCK_STREAM, SOL_SOCKET
 from driver.tcp import TcpState
 from models.host_memory import PAGE_SIZE
+from tb.fast.build import run_nic_test
+from tb.fast.fast_tb import nic_tb_for
 from tb.nic_tb import CLK_NS, NicTb, TrafficProfile
-from tb.sim import pytest_test_name, rtl_file_list, run_rtl_test
+from tb.sim import pytest_test_name
 from tests.driver.scenarios import Reader, check_tcp_frame, tcp_payload, zc_cmsg
 
 NQ = 4
@@ -74,7 +77,7 @@ async def _bring_up(tb: NicTb) -> tuple[Kernel, Netdev]:
 @cocotb.test()
 async def run_loopback(dut) -> None:
     # rough ports: random MAC RX gaps, TX backpressure and DMA stalls (30 %)
-    tb = NicTb(dut, cocotb.RANDOM_SEED, TrafficProfile.rough(), loopback=True)
+    tb = nic_tb_for(dut, cocotb.RANDOM_SEED, TrafficProfile.rough(), loopback=True)
     await tb.reset()
     wall0, sim0 = time.monotonic(), get_sim_time('ns')
     k, nd = await _bring_up(tb)
@@ -153,7 +156,7 @@ async def run_loopback(dut) -> None:
         hw_tx = await tb.read32(regs.TX_FRAMES)
         hw_rx = await tb.read32(regs.RX_FRAMES)
         if (not any(tq.tx_buffers for tq in nd.tx_queues) and len(tb.looped_frames) == hw_tx
-                and hw_rx == hw_tx and tb.rx.empty()):
+                and hw_rx == hw_tx and tb.rx_queued == 0):
             break
         await tb.delay(100)
     else:
@@ -205,7 +208,6 @@ async def run_loopback(dut) -> None:
 
 @pytest.mark.rtl
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize('data_w', [64, 512])
-def test_loopback_devmem_both_ends(data_w: int) -> None:
-    run_rtl_test('nic_top', rtl_file_list(), 'tests.rtl.test_loopback', {'DATA_W': data_w},
-                 pytest_test_name())
+@pytest.mark.parametrize('data_w,testbench', [(64, 'fast'), (512, 'fast'), (512, 'per-beat')])
+def test_loopback_devmem_both_ends(data_w: int, testbench: str) -> None:
+    run_nic_test(testbench, 'tests.rtl.test_loopback', {'DATA_W': data_w}, pytest_test_name())
