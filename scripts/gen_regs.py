@@ -54,13 +54,24 @@ def _access(field: FieldNode) -> str:
     return {"rw": "RW", "r": "RO", "w": "WO"}.get(sw, sw)
 
 
-def _walk_regs(node):
-    """Yield (python_name, RegNode, array_info) for every register, arrays kept as arrays."""
-    for child in node.children():
-        if isinstance(child, RegNode):
-            yield child
-        elif isinstance(child, (RegfileNode, AddrmapNode)):
-            yield from _walk_regs(child)
+def top_members(top: AddrmapNode) -> list:
+    """The top level as driver/regs.py and docs/registers.md present it: a top-level regfile
+    that is not an array only groups registers into one external block of the generated
+    CSR block (RXQ_BLOCK, RSS_BLOCK, ...), so its children stand in its place."""
+    out = []
+    for child in top.children():
+        if isinstance(child, RegfileNode) and not child.is_array:
+            out.extend(child.children())
+        else:
+            out.append(child)
+    return out
+
+
+def _member(top: AddrmapNode, name: str):
+    for child in top_members(top):
+        if child.inst_name == name:
+            return child
+    raise KeyError(f"{RDL}: no top-level register or array named {name}")
 
 
 def _py_reg_lines(reg: RegNode, name: str, addr: str) -> list[str]:
@@ -127,12 +138,12 @@ def gen_python(top: AddrmapNode, out: Path) -> None:
         "",
     ]
     # Top-level registers.
-    for child in top.children():
+    for child in top_members(top):
         if isinstance(child, RegNode) and not child.is_array:
             lines += _py_reg_lines(child, child.inst_name, f"0x{child.absolute_address:04X}")
     lines.append("")
     # The RX queue array: base, stride, and offsets inside one queue.
-    rxq = top.get_child_by_name("RXQ")
+    rxq = _member(top, "RXQ")
     lines.append(f"RXQ_BASE = 0x{rxq.raw_absolute_address:04X}")
     lines.append(f"RXQ_STRIDE = 0x{rxq.array_stride:X}")
     lines.append(f"RXQ_MAX = {rxq.array_dimensions[0]}")
@@ -158,7 +169,7 @@ def gen_python(top: AddrmapNode, out: Path) -> None:
         "        raise ValueError(f'rx queue {queue} out of range 0..{RXQ_MAX - 1}')",
         "    return RXQ_BASE + queue * RXQ_STRIDE + offset",
     ]
-    for child in top.children():
+    for child in top_members(top):
         if not getattr(child, "is_array", False) or child.inst_name == "RXQ":
             continue
         name = child.inst_name
@@ -213,10 +224,10 @@ def gen_markdown(top: AddrmapNode, out: Path) -> None:
 
     lines.append("## Global registers")
     lines.append("")
-    for child in top.children():
+    for child in top_members(top):
         if isinstance(child, RegNode) and not child.is_array:
             emit(child, child.inst_name, f"0x{child.absolute_address:04X}")
-    rxq = top.get_child_by_name("RXQ")
+    rxq = _member(top, "RXQ")
     base, stride, n = rxq.raw_absolute_address, rxq.array_stride, rxq.array_dimensions[0]
     lines.append(f"## RX queue registers (queue q at 0x{base:04X} + q * 0x{stride:X}, q < {n})")
     lines.append("")
@@ -228,7 +239,7 @@ def gen_markdown(top: AddrmapNode, out: Path) -> None:
                 emit(reg, f"RXQ[q].{child.inst_name}.{reg.inst_name}",
                      f"+0x{child.address_offset + reg.address_offset:02X}")
     reg_arrays_seen = False
-    for child in top.children():
+    for child in top_members(top):
         if not getattr(child, "is_array", False) or child.inst_name == "RXQ":
             continue
         base, stride, n = child.raw_absolute_address, child.array_stride, child.array_dimensions[0]

@@ -2,9 +2,11 @@
 // behind the CSR block's external-region port: the common part of rtl/rx/rxq_regs.sv and
 // rtl/tx/txq_regs.sv, which name the fields.
 //
-// The register block (peakrdl-regblock) decodes the address and hands every access inside
-// queue q's block here (csr_req[q], register word csr_word = byte offset / 4). An access costs
-// one indexed update; a cycle without one costs only the hardware updates of IRQ and STATUS.
+// The register block (peakrdl-regblock) hands every access inside the queues' external block
+// (RXQ_BLOCK / TXQ_BLOCK: queue q's registers at q * 0x100) here as one request with the
+// byte address in the block (csr_addr: queue csr_addr[8 +: QW], register word csr_addr[7:2]).
+// An access costs one indexed update; a cycle without one costs only the hardware updates of
+// IRQ and STATUS.
 //
 // Layout of a queue's block (byte offsets):
 //   0x00 CTRL    enable[0] and the other bits of CTRL_MASK (read/write)
@@ -15,12 +17,13 @@
 //                cycle as a write wins: no error is lost; precedence = hw in the RDL);
 //                busy[1] = busy[q] (read-only)
 //   0x20, 0x40, 0x60: ring r = 0, 1, 2 (ring_t, rtl/common/ring_regs.sv), the first NUM_RINGS
-// Other offsets read as zero and ignore writes; writes honour the bit enables. Only the first
+// Other offsets (0x14-0x1F, the rings' unused words, 0x80-0xFF of each queue) read as zero and
+// ignore writes; writes honour the bit enables. Only the first
 // NUM_Q queues exist in hardware: the others' registers hold what is written and do nothing,
 // and their HW_IDX and STATUS.busy read zero.
 //
-// Timing: an access is answered in the cycle of its request (as the generated block answers
-// its own registers); a write takes effect at that clock edge.
+// Timing: every access is answered (acked) in the cycle of its request, as the generated block
+// answers its own registers; a write takes effect at that clock edge.
 // Reset: synchronous, active high; every register to its reset value (zero unless W*_RESET).
 module queue_regs
   import nic_pkg::*;
@@ -34,18 +37,19 @@ module queue_regs
   parameter logic [31:0] W2_MASK   = '0,
   parameter logic [31:0] W2_RESET  = '0,
   localparam int unsigned QW       = MAP_Q > 1 ? $clog2(MAP_Q) : 1,
-  localparam int unsigned HW       = NUM_Q > 1 ? $clog2(NUM_Q) : 1     // index width of the hardware queues
+  localparam int unsigned HW       = NUM_Q > 1 ? $clog2(NUM_Q) : 1,    // index width of the hardware queues
+  localparam int unsigned AW       = QW + 8                            // byte address in the block
 ) (
   input  logic                                  clk,
   input  logic                                  rst,
-  // CSR external region: one request line per queue, the rest shared
-  input  logic [MAP_Q-1:0]                      csr_req,
-  input  logic [4:0]                            csr_word,
+  // CSR external block (all queues): one request, its byte address in the block
+  input  logic                                  csr_req,
+  input  logic [AW-1:0]                         csr_addr,
   input  logic                                  csr_req_is_wr,
   input  logic [31:0]                           csr_wr_data,
   input  logic [31:0]                           csr_wr_biten,
-  output logic [MAP_Q-1:0]                      csr_rd_ack,
-  output logic [MAP_Q-1:0]                      csr_wr_ack,
+  output logic                                  csr_rd_ack,
+  output logic                                  csr_wr_ack,
   output logic [31:0]                           csr_rd_data,
   // hardware state shown in the registers
   input  logic [NUM_RINGS-1:0][NUM_Q-1:0][15:0] hw_idx,
@@ -65,16 +69,18 @@ module queue_regs
 
   initial begin
     if (NUM_Q < 1 || NUM_Q > MAP_Q) $fatal(1, "queue_regs: NUM_Q must be 1..MAP_Q");
+    if ((MAP_Q & (MAP_Q - 1)) != 0) $fatal(1, "queue_regs: MAP_Q must be a power of two");
     if (NUM_RINGS < 1 || NUM_RINGS > 3) $fatal(1, "queue_regs: NUM_RINGS must be 1..3");
   end
 
   logic [MAP_Q-1:0][31:0] ctrl_q, w1_q, w2_q;
   logic [MAP_Q-1:0]       arm_q, err_q;
 
-  // The requested queue (csr_req is one-hot: the block decodes one region at a time).
-  function automatic logic [QW-1:0] req_queue(input logic [MAP_Q-1:0] req);
-    return QW'(onehot_index(256'(req)));
-  endfunction
+  // The addressed queue and register word (words 32-63, offsets 0x80-0xFF, hold nothing).
+  logic [QW-1:0] csr_q;
+  logic [5:0]    csr_word;
+  assign csr_q    = MAP_Q > 1 ? QW'(csr_addr[AW-1:8]) : '0;
+  assign csr_word = csr_addr[7:2];
 
   // ---------------------------------------------------------------- rings
   logic [MAP_Q-1:0][63:0] rbase [NUM_RINGS];
@@ -82,13 +88,14 @@ module queue_regs
   logic [MAP_Q-1:0][15:0] rsw   [NUM_RINGS];
   logic                   wr;
 
-  assign wr = (|csr_req) && csr_req_is_wr;
+  assign wr = csr_req && csr_req_is_wr;
 
   for (genvar r = 0; r < NUM_RINGS; r++) begin : g_ring
     ring_regs #(.NUM_Q(MAP_Q)) u_ring (
       .clk,
       .rst,
-      .wr_req       ((wr && csr_word[4:3] == 2'(r + 1)) ? csr_req : '0),
+      .wr_en        (wr && csr_word[5:3] == 3'(r + 1)),
+      .wr_q         (csr_q),
       .wr_word      (csr_word[2:0]),
       .wr_data      (csr_wr_data),
       .wr_biten     (csr_wr_biten),
@@ -102,14 +109,14 @@ module queue_regs
   end
 
   // Register word `a` of queue q as software reads it.
-  function automatic logic [31:0] queue_word(input logic [QW-1:0] q, input logic [4:0] a);
+  function automatic logic [31:0] queue_word(input logic [QW-1:0] q, input logic [5:0] a);
     logic [31:0] v;
     logic        exists;     // the queue exists in hardware
     int unsigned r;
     exists = 32'(q) < NUM_Q;
-    r      = 32'(a[4:3]) - 1;
+    r      = 32'(a[5:3]) - 1;
     v      = '0;
-    if (a[4:3] == 2'd0) begin
+    if (a[5:3] == 3'd0) begin
       unique case (a[2:0])
         3'd0:    v = ctrl_q[q] & C_MASK;
         3'd1:    v = w1_q[q] & W1_MASK;
@@ -137,10 +144,10 @@ module queue_regs
       automatic logic [MAP_Q-1:0] err_n;
       err_n = err_q;
       arm_q[NUM_Q-1:0] <= arm_q[NUM_Q-1:0] & ~irq_fire;   // hardware clear; a write below wins
-      if (wr && csr_word[4:3] == 2'd0) begin
+      if (wr && csr_word[5:3] == 3'd0) begin
         automatic logic [QW-1:0] q;
         automatic logic [31:0]   v;
-        q = req_queue(csr_req);
+        q = csr_q;
         v = (queue_word(q, csr_word) & ~csr_wr_biten) | (csr_wr_data & csr_wr_biten);
         unique case (csr_word[2:0])
           3'd0: ctrl_q[q] <= v & C_MASK;
@@ -157,12 +164,12 @@ module queue_regs
   end
 
   // ---------------------------------------------------------------- answers (same cycle)
-  assign csr_wr_ack = csr_req_is_wr ? csr_req : '0;
-  assign csr_rd_ack = csr_req_is_wr ? '0 : csr_req;
+  assign csr_wr_ack = csr_req && csr_req_is_wr;
+  assign csr_rd_ack = csr_req && !csr_req_is_wr;
 
   always_comb begin
     csr_rd_data = '0;
-    if ((|csr_req) && !csr_req_is_wr) csr_rd_data = queue_word(req_queue(csr_req), csr_word);
+    if (csr_req && !csr_req_is_wr) csr_rd_data = queue_word(csr_q, csr_word);
   end
 
   // ---------------------------------------------------------------- settings
@@ -170,5 +177,8 @@ module queue_regs
   assign word1   = w1_q[NUM_Q-1:0];
   assign word2   = w2_q[NUM_Q-1:0];
   assign irq_arm = arm_q[NUM_Q-1:0];
+
+  logic unused_addr;
+  assign unused_addr = ^csr_addr[1:0];   // 32-bit registers: byte bits unused
 
 endmodule

@@ -2,7 +2,7 @@
 // SIZE, SW_IDX) for NUM_Q queues, e.g. every RX queue's header ring. HW_IDX is not stored
 // here: it is the prefetcher's or writer's count, read through nic_pkg::ring_reg_word.
 //
-// A write (wr_req: one-hot, the queue written) to register word wr_word merges wr_data under
+// A write (wr_en, to queue wr_q) to register word wr_word merges wr_data under
 // wr_biten into that register; bits outside the fields (BASE_LO[3:0], SIZE[31:4], SW_IDX[31:16]) and the
 // read-only HW_IDX ignore writes. Nothing else happens in a cycle without a write.
 // Reset: synchronous, active high; every register to zero (the RDL reset).
@@ -14,7 +14,8 @@ module ring_regs
 ) (
   input  logic                    clk,
   input  logic                    rst,
-  input  logic [NUM_Q-1:0]        wr_req,
+  input  logic                    wr_en,
+  input  logic [QW-1:0]           wr_q,         // below NUM_Q
   input  logic [2:0]              wr_word,      // 0 BASE_LO, 1 BASE_HI, 2 SIZE, 3 SW_IDX
   input  logic [31:0]             wr_data,
   input  logic [31:0]             wr_biten,
@@ -31,10 +32,9 @@ module ring_regs
       base         <= '0;
       log2_entries <= '0;
       sw_idx       <= '0;
-    end else if (|wr_req) begin
-      automatic logic [QW-1:0] wr_q = QW'(onehot_index(256'(wr_req)));
-      automatic logic [31:0]   v    = (ring_reg_word(base[wr_q][63:4], log2_entries[wr_q], sw_idx[wr_q], 16'd0, wr_word)
-                                       & ~wr_biten) | (wr_data & wr_biten);
+    end else if (wr_en) begin
+      automatic logic [31:0] v = (ring_reg_word(base[wr_q][63:4], log2_entries[wr_q], sw_idx[wr_q], 16'd0, wr_word)
+                                     & ~wr_biten) | (wr_data & wr_biten);
       unique case (wr_word)
         3'd0:    base[wr_q][31:4]     <= v[31:4];
         3'd1:    base[wr_q][63:32]    <= v;

@@ -178,21 +178,4 @@ package nic_pkg;
     return v;
   endfunction
 
-
-  // Index of the set bit of a one-hot vector (up to 256 bits; zero-extend narrower ones): the
-  // OR of the positions whose index has bit b set, for each b. The external-register blocks
-  // use it on the CSR block's per-element request lines, only in their access branches.
-  function automatic logic [7:0] onehot_index(input logic [255:0] v);
-    logic [7:0] i;
-    i[0] = |(v & {64{4'hA}});
-    i[1] = |(v & {64{4'hC}});
-    i[2] = |(v & {32{8'hF0}});
-    i[3] = |(v & {16{16'hFF00}});
-    i[4] = |(v & {8{32'hFFFF_0000}});
-    i[5] = |(v & {4{64'hFFFF_FFFF_0000_0000}});
-    i[6] = |(v & {2{{64{1'b1}}, {64{1'b0}}}});
-    i[7] = |(v & {{128{1'b1}}, {128{1'b0}}});
-    return i;
-  endfunction
-
 endpackage

@@ -1,59 +1,68 @@
-// RSS key and indirection table: the storage of the RSS_KEY[] and RSS_INDIR[] registers
-// (rtl/csr/nic_csr.rdl; docs/registers.md, docs/rss.md), behind the CSR block's
-// external-register ports.
+// RSS settings: the storage of the RSS_CTRL, RSS_KEY[] and RSS_INDIR[] registers
+// (rtl/csr/nic_csr.rdl, RSS_BLOCK; docs/registers.md, docs/rss.md), behind the CSR block's
+// external-block port.
 //
-// The register block (peakrdl-regblock) decodes the address and hands each access to one of
-// these registers here (key_req[i] or indir_req[j]). The key and table are held in the form
+// The register block (peakrdl-regblock) hands every access inside RSS_BLOCK here as one
+// request with the byte address in the block. The key and table are held in the form
 // rx_classify uses; an access costs one indexed update, and a cycle without an access costs
-// nothing beyond the test of the request lines (in silicon and in the simulator).
+// nothing beyond the test of the request (in silicon and in the simulator).
 //
-// RSS_KEY[i]   key bytes 4i..4i+3, byte 4i in bits [31:24]: key = {RSS_KEY[0], .., RSS_KEY[9]}
-// RSS_INDIR[j] entries 4j..4j+3, entry 4j+k in bits [8k+7:8k]
-// Writes honour the bit enables (csr_wr_biten). Every bit is a field, so nothing reads as a
-// reserved zero.
+// Block layout (byte offsets; must match RSS_BLOCK in nic_csr.rdl, checked by
+// tests/rtl/test_csr.py through the generated driver/regs.py):
+//   0x000              RSS_CTRL     hash type enables, bits [5:0] (bit t-1 = type t)
+//   0x010 + 4i         RSS_KEY[i]   key bytes 4i..4i+3, byte 4i in bits [31:24]:
+//                                   key = {RSS_KEY[0], .., RSS_KEY[KEY_WORDS-1]}
+//   0x100 + 4j         RSS_INDIR[j] entries 4j..4j+3, entry 4j+k in bits [8k+7:8k]
+// Writes honour the bit enables (csr_wr_biten). RSS_CTRL bits [31:6] and every other address
+// of the block read as zero and ignore writes.
 //
-// Timing: an access is answered in the cycle of its request (rd/wr ack on the requested
-// register's bit, csr_rd_data with the read ack), as the generated block answers its own
-// registers; a write takes effect at that clock edge.
-// Reset: synchronous, active high; key and table to zero (the RDL reset).
-module rss_table
-  import nic_pkg::*;
-#(
+// Timing: every access is answered (acked) in the cycle of its request, csr_rd_data with the
+// read ack, as the generated block answers its own registers; a write takes effect at that
+// clock edge.
+// Reset: synchronous, active high; RSS_CTRL, key and table to zero (the RDL reset).
+module rss_table #(
   parameter int unsigned KEY_WORDS   = 10,
   parameter int unsigned INDIR_WORDS = 32
 ) (
   input  logic                              clk,
   input  logic                              rst,
-  // CSR external registers: one request line per register, the rest shared
-  input  logic [KEY_WORDS-1:0]              key_req,
-  input  logic [INDIR_WORDS-1:0]            indir_req,
+  // CSR external block: one request, its byte address in the block
+  input  logic                              csr_req,
+  input  logic [8:0]                        csr_addr,
   input  logic                              csr_req_is_wr,
   input  logic [31:0]                       csr_wr_data,
   input  logic [31:0]                       csr_wr_biten,
-  output logic [KEY_WORDS-1:0]              key_rd_ack,
-  output logic [KEY_WORDS-1:0]              key_wr_ack,
-  output logic [INDIR_WORDS-1:0]            indir_rd_ack,
-  output logic [INDIR_WORDS-1:0]            indir_wr_ack,
+  output logic                              csr_rd_ack,
+  output logic                              csr_wr_ack,
   output logic [31:0]                       csr_rd_data,
-  // the key (byte 0 in the top byte) and the table (entry e in element [e])
+  // RSS_CTRL (the hash type enables), the key (byte 0 in the top byte) and the table
+  // (entry e in element [e])
+  output logic [5:0]                        type_en,
   output logic [KEY_WORDS*32-1:0]           key,
   output logic [4*INDIR_WORDS-1:0][7:0]     indir
 );
   localparam int unsigned KEY_IDX_W   = KEY_WORDS > 1 ? $clog2(KEY_WORDS) : 1;
   localparam int unsigned INDIR_IDX_W = INDIR_WORDS > 1 ? $clog2(INDIR_WORDS) : 1;
+  localparam logic [8:0]  KEY_OFF     = 9'h010;
+  localparam logic [8:0]  INDIR_OFF   = 9'h100;
 
   initial begin
-    if (KEY_WORDS < 1 || INDIR_WORDS < 1) $fatal(1, "rss_table: KEY_WORDS and INDIR_WORDS must be at least 1");
+    if (KEY_WORDS < 1 || 16 + 4 * KEY_WORDS > 256) $fatal(1, "rss_table: KEY_WORDS must be 1..60");
+    if (INDIR_WORDS < 1 || INDIR_WORDS > 64) $fatal(1, "rss_table: INDIR_WORDS must be 1..64");
   end
 
-  // The requested register of a one-hot request vector (the block decodes one at a time).
-  function automatic logic [KEY_IDX_W-1:0] key_index(input logic [KEY_WORDS-1:0] req);
-    return KEY_IDX_W'(onehot_index(256'(req)));
-  endfunction
-
-  function automatic logic [INDIR_IDX_W-1:0] indir_index(input logic [INDIR_WORDS-1:0] req);
-    return INDIR_IDX_W'(onehot_index(256'(req)));
-  endfunction
+  // What csr_addr names: RSS_CTRL, key word key_i, table word indir_j, or nothing.
+  logic                   is_ctrl, is_key, is_indir;
+  logic [8:0]             key_rel, indir_rel;
+  logic [KEY_IDX_W-1:0]   key_i;
+  logic [INDIR_IDX_W-1:0] indir_j;
+  assign key_rel   = csr_addr - KEY_OFF;
+  assign indir_rel = csr_addr - INDIR_OFF;
+  assign key_i     = KEY_IDX_W'(key_rel[8:2]);
+  assign indir_j   = INDIR_IDX_W'(indir_rel[8:2]);
+  assign is_ctrl   = csr_addr[8:2] == 7'd0;
+  assign is_key    = csr_addr >= KEY_OFF && 32'(key_rel[8:2]) < KEY_WORDS;
+  assign is_indir  = csr_addr >= INDIR_OFF && 32'(indir_rel[8:2]) < INDIR_WORDS;
 
   // RSS_KEY[i] is key bits [KEY_W-1-32i -: 32]; RSS_INDIR[j] is entries 4j+3..4j.
   function automatic logic [31:0] key_word(input logic [KEY_IDX_W-1:0] i);
@@ -71,32 +80,37 @@ module rss_table
   // Writes: computed only in the access branch.
   always_ff @(posedge clk) begin
     if (rst) begin
-      key   <= '0;
-      indir <= '0;
-    end else if (csr_req_is_wr) begin
-      if (|key_req) begin
-        automatic logic [KEY_IDX_W-1:0] i = key_index(key_req);
-        key[32 * (KEY_WORDS - 1 - int'(i)) +: 32] <= merge(key_word(i));
+      type_en <= '0;
+      key     <= '0;
+      indir   <= '0;
+    end else if (csr_req && csr_req_is_wr) begin
+      if (is_ctrl) begin
+        type_en <= 6'(merge({26'd0, type_en}));
       end
-      if (|indir_req) begin
-        automatic logic [INDIR_IDX_W-1:0] j = indir_index(indir_req);
-        {indir[4 * j + 3], indir[4 * j + 2], indir[4 * j + 1], indir[4 * j]} <= merge(indir_word(j));
+      if (is_key) begin
+        key[32 * (KEY_WORDS - 1 - int'(key_i)) +: 32] <= merge(key_word(key_i));
+      end
+      if (is_indir) begin
+        {indir[4 * indir_j + 3], indir[4 * indir_j + 2], indir[4 * indir_j + 1], indir[4 * indir_j]}
+          <= merge(indir_word(indir_j));
       end
     end
   end
 
   // Answers, in the cycle of the request (as the generated block answers its own registers).
-  assign key_rd_ack   = csr_req_is_wr ? '0 : key_req;
-  assign key_wr_ack   = csr_req_is_wr ? key_req : '0;
-  assign indir_rd_ack = csr_req_is_wr ? '0 : indir_req;
-  assign indir_wr_ack = csr_req_is_wr ? indir_req : '0;
+  assign csr_rd_ack = csr_req && !csr_req_is_wr;
+  assign csr_wr_ack = csr_req && csr_req_is_wr;
 
   always_comb begin
     csr_rd_data = '0;
-    if (!csr_req_is_wr) begin
-      if (|key_req)        csr_rd_data = key_word(key_index(key_req));
-      else if (|indir_req) csr_rd_data = indir_word(indir_index(indir_req));
+    if (csr_req && !csr_req_is_wr) begin
+      if (is_ctrl)       csr_rd_data = {26'd0, type_en};
+      else if (is_key)   csr_rd_data = key_word(key_i);
+      else if (is_indir) csr_rd_data = indir_word(indir_j);
     end
   end
+
+  logic unused;
+  assign unused = ^{key_rel[1:0], indir_rel[1:0]};   // 32-bit registers: byte bits unused
 
 endmodule

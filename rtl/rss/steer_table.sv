@@ -1,8 +1,10 @@
 // Flow-steering rule table: the storage of the STEER[] registers (rtl/csr/nic_csr.rdl,
-// regfile steer_rule_t; docs/registers.md), behind the CSR block's external-region port.
+// regfile steer_rule_t in STEER_BLOCK; docs/registers.md), behind the CSR block's
+// external-block port.
 //
-// The register block (peakrdl-regblock) decodes the address and hands every access inside
-// STEER[r] to this module (csr_req[r], register word csr_word within the rule). The rules are
+// The register block (peakrdl-regblock) hands every access inside STEER_BLOCK (STEER[r] at
+// r * 0x80) to this module as one request with the byte address in the block (rule
+// csr_addr[7 +: RULE_W], register word csr_addr[6:2] within the rule). The rules are
 // held here in the field form flow_steer compares against, not as one flop-and-mux per
 // register field in the generated block: an access costs one indexed update, and a cycle
 // without an access costs nothing (in silicon and in the simulator).
@@ -15,29 +17,27 @@
 //   0x0C PORT_MASK sport_mask[15:0], dport_mask[31:16]
 //   0x10-0x1C SRC_ADDR[0..3], 0x20-0x2C SRC_MASK[0..3], 0x30-0x3C DST_ADDR[0..3],
 //   0x40-0x4C DST_MASK[0..3]: word w is bits [32w+31:32w] of the 128-bit value.
-// Bits outside the fields read as zero and ignore writes; writes honour the byte/bit enables
-// (csr_wr_biten). Offsets 0x50-0x7F of the 0x80 stride are outside the external region: the
-// generated block answers them, with zero.
+// Bits outside the fields, and offsets 0x50-0x7F of each rule, read as zero and ignore writes;
+// writes honour the byte/bit enables (csr_wr_biten).
 //
-// Timing: an access is answered in the cycle of its request (csr_rd_ack/csr_wr_ack on the
-// requested rule's bit, csr_rd_data with the read ack), as the generated block answers its own
-// registers; a write takes effect at that clock edge.
+// Timing: every access is answered (acked) in the cycle of its request, csr_rd_data with the
+// read ack, as the generated block answers its own registers; a write takes effect at that
+// clock edge.
 // Reset: synchronous, active high; every rule field to zero (the RDL reset).
-module steer_table
-  import nic_pkg::*;
-#(
-  parameter int unsigned NUM_RULES = 32
+module steer_table #(
+  parameter int unsigned NUM_RULES = 32,
+  localparam int unsigned RULE_W   = NUM_RULES > 1 ? $clog2(NUM_RULES) : 1
 ) (
   input  logic                         clk,
   input  logic                         rst,
-  // CSR external region: one request line per rule, the rest shared
-  input  logic [NUM_RULES-1:0]         csr_req,
-  input  logic [4:0]                   csr_word,     // register word within the rule (byte offset / 4)
+  // CSR external block (all rules): one request, its byte address in the block
+  input  logic                         csr_req,
+  input  logic [RULE_W+6:0]            csr_addr,
   input  logic                         csr_req_is_wr,
   input  logic [31:0]                  csr_wr_data,
   input  logic [31:0]                  csr_wr_biten,
-  output logic [NUM_RULES-1:0]         csr_rd_ack,
-  output logic [NUM_RULES-1:0]         csr_wr_ack,
+  output logic                         csr_rd_ack,
+  output logic                         csr_wr_ack,
   output logic [31:0]                  csr_rd_data,
   // the rules, rule r in element [r]
   output logic [NUM_RULES-1:0]         rule_en,
@@ -55,10 +55,10 @@ module steer_table
   output logic [NUM_RULES-1:0][15:0]   rule_dport_mask,
   output logic [NUM_RULES-1:0][7:0]    rule_queue
 );
-  localparam int unsigned RULE_W = NUM_RULES > 1 ? $clog2(NUM_RULES) : 1;
-
   initial begin
-    if (NUM_RULES < 1 || NUM_RULES > 256) $fatal(1, "steer_table: NUM_RULES must be 1..256");
+    if (NUM_RULES < 1 || NUM_RULES > 256 || (NUM_RULES & (NUM_RULES - 1)) != 0) begin
+      $fatal(1, "steer_table: NUM_RULES must be a power of two, 1..256");
+    end
   end
 
   // Register word w = csr_word of a rule: group w[4:2] (0: the four control words,
@@ -66,10 +66,11 @@ module steer_table
   localparam logic [2:0] G_CTRL = 3'd0, G_SRC_ADDR = 3'd1, G_SRC_MASK = 3'd2, G_DST_ADDR = 3'd3,
                          G_DST_MASK = 3'd4;
 
-  // The requested rule (csr_req is one-hot: the block decodes one region at a time).
-  function automatic logic [RULE_W-1:0] req_index(input logic [NUM_RULES-1:0] req);
-    return RULE_W'(onehot_index(256'(req)));
-  endfunction
+  // The addressed rule and register word.
+  logic [RULE_W-1:0] csr_rule;
+  logic [4:0]        csr_word;
+  assign csr_rule = NUM_RULES > 1 ? RULE_W'(csr_addr[RULE_W+6:7]) : '0;
+  assign csr_word = csr_addr[6:2];
 
   // Register word `w` of rule `r` as software reads it.
   function automatic logic [31:0] rule_word(input logic [RULE_W-1:0] r, input logic [4:0] w);
@@ -112,8 +113,8 @@ module steer_table
       rule_src_mask   <= '0;
       rule_dst_addr   <= '0;
       rule_dst_mask   <= '0;
-    end else if ((|csr_req) && csr_req_is_wr) begin
-      automatic logic [RULE_W-1:0] r = req_index(csr_req);
+    end else if (csr_req && csr_req_is_wr) begin
+      automatic logic [RULE_W-1:0] r = csr_rule;
       automatic logic [4:0]        w = csr_word;
       // the addressed word after the write, bit enables applied
       automatic logic [31:0]       v = (rule_word(r, w) & ~csr_wr_biten) | (csr_wr_data & csr_wr_biten);
@@ -142,12 +143,15 @@ module steer_table
   end
 
   // Answers, in the cycle of the request (as the generated block answers its own registers).
-  assign csr_rd_ack = csr_req_is_wr ? '0 : csr_req;
-  assign csr_wr_ack = csr_req_is_wr ? csr_req : '0;
+  assign csr_rd_ack = csr_req && !csr_req_is_wr;
+  assign csr_wr_ack = csr_req && csr_req_is_wr;
 
   always_comb begin
     csr_rd_data = '0;
-    if ((|csr_req) && !csr_req_is_wr) csr_rd_data = rule_word(req_index(csr_req), csr_word);
+    if (csr_req && !csr_req_is_wr) csr_rd_data = rule_word(csr_rule, csr_word);
   end
+
+  logic unused_addr;
+  assign unused_addr = ^csr_addr[1:0];   // 32-bit registers: byte bits unused
 
 endmodule

@@ -1,8 +1,8 @@
 // RX queue registers: the storage of RXQ[] (nic_csr.rdl regfile rxq_t; docs/registers.md),
-// behind the CSR block's external-region port, and the per-queue settings the RX path uses.
+// behind the CSR block's external-block port, and the per-queue settings the RX path uses.
 //
-// The register block (peakrdl-regblock) decodes the address and hands every access inside
-// RXQ[q] to this module (csr_req[q], register word csr_word in the queue's block). The storage
+// The register block (peakrdl-regblock) hands every access inside RXQ_BLOCK (RXQ[q] at
+// q * 0x100) to this module (csr_req, byte address csr_addr in the block). The storage
 // and the access rules are rtl/common/queue_regs.sv's, shared with TX; this module names the
 // RX fields.
 //
@@ -14,18 +14,19 @@
 // IRQ, STATUS, the rings, timing and reset are queue_regs's (see its header).
 module rxq_regs #(
   parameter int unsigned NUM_RXQ = 8,
-  parameter int unsigned MAP_Q   = 8
+  parameter int unsigned MAP_Q   = 8,
+  localparam int unsigned QAW    = (MAP_Q > 1 ? $clog2(MAP_Q) : 1) + 8
 ) (
   input  logic                      clk,
   input  logic                      rst,
-  // CSR external region: one request line per queue, the rest shared
-  input  logic [MAP_Q-1:0]          csr_req,
-  input  logic [4:0]                csr_word,     // register word in the queue's block (byte offset / 4)
+  // CSR external block (all queues): one request, its byte address in the block
+  input  logic                      csr_req,
+  input  logic [QAW-1:0]            csr_addr,     // queue csr_addr[QAW-1:8], byte offset csr_addr[7:0]
   input  logic                      csr_req_is_wr,
   input  logic [31:0]               csr_wr_data,
   input  logic [31:0]               csr_wr_biten,
-  output logic [MAP_Q-1:0]          csr_rd_ack,
-  output logic [MAP_Q-1:0]          csr_wr_ack,
+  output logic                      csr_rd_ack,
+  output logic                      csr_wr_ack,
   output logic [31:0]               csr_rd_data,
   // hardware state shown in the registers
   input  logic [NUM_RXQ-1:0][15:0]  hdr_hw_idx,
@@ -71,7 +72,7 @@ module rxq_regs #(
   ) u_regs (
     .clk,
     .rst,
-    .csr_req, .csr_word, .csr_req_is_wr, .csr_wr_data, .csr_wr_biten,
+    .csr_req, .csr_addr, .csr_req_is_wr, .csr_wr_data, .csr_wr_biten,
     .csr_rd_ack, .csr_wr_ack, .csr_rd_data,
     .hw_idx      ({cq_hw_idx, pay_hw_idx, hdr_hw_idx}),
     .busy,

@@ -206,23 +206,20 @@ module nic_top
     };
   end
 
-  // Request lines of the queue register blocks, and their answers.
-  logic [QMAP-1:0] rxq_req, rxq_rd_ack, rxq_wr_ack, txq_req, txq_rd_ack, txq_wr_ack;
-  logic [31:0]     rxq_csr_rd_data, txq_csr_rd_data;
-
-  for (genvar q = 0; q < QMAP; q++) begin : g_q_req
-    assign rxq_req[q] = hwif_out.RXQ[q].req;
-    assign txq_req[q] = hwif_out.TXQ[q].req;
-  end
+  // The external blocks of the CSR block (nic_csr.rdl RXQ_BLOCK, TXQ_BLOCK, RSS_BLOCK,
+  // STEER_BLOCK): one request each, answered by the module that holds the registers.
+  logic        rxq_rd_ack, rxq_wr_ack, txq_rd_ack, txq_wr_ack;
+  logic        rss_rd_ack, rss_wr_ack, steer_rd_ack, steer_wr_ack;
+  logic [31:0] rxq_csr_rd_data, txq_csr_rd_data, rss_csr_rd_data, steer_csr_rd_data;
 
   rxq_regs #(.NUM_RXQ(NUM_RXQ), .MAP_Q(QMAP)) u_rxq_regs (
     .clk,
     .rst,
-    .csr_req       (rxq_req),
-    .csr_word      (hwif_out.RXQ[0].addr[6:2]),
-    .csr_req_is_wr (hwif_out.RXQ[0].req_is_wr),
-    .csr_wr_data   (hwif_out.RXQ[0].wr_data),
-    .csr_wr_biten  (hwif_out.RXQ[0].wr_biten),
+    .csr_req       (hwif_out.RXQ_BLOCK.req),
+    .csr_addr      (hwif_out.RXQ_BLOCK.addr),
+    .csr_req_is_wr (hwif_out.RXQ_BLOCK.req_is_wr),
+    .csr_wr_data   (hwif_out.RXQ_BLOCK.wr_data),
+    .csr_wr_biten  (hwif_out.RXQ_BLOCK.wr_biten),
     .csr_rd_ack    (rxq_rd_ack),
     .csr_wr_ack    (rxq_wr_ack),
     .csr_rd_data   (rxq_csr_rd_data),
@@ -244,11 +241,11 @@ module nic_top
   txq_regs #(.NUM_TXQ(NUM_TXQ), .MAP_Q(QMAP)) u_txq_regs (
     .clk,
     .rst,
-    .csr_req       (txq_req),
-    .csr_word      (hwif_out.TXQ[0].addr[6:2]),
-    .csr_req_is_wr (hwif_out.TXQ[0].req_is_wr),
-    .csr_wr_data   (hwif_out.TXQ[0].wr_data),
-    .csr_wr_biten  (hwif_out.TXQ[0].wr_biten),
+    .csr_req       (hwif_out.TXQ_BLOCK.req),
+    .csr_addr      (hwif_out.TXQ_BLOCK.addr),
+    .csr_req_is_wr (hwif_out.TXQ_BLOCK.req_is_wr),
+    .csr_wr_data   (hwif_out.TXQ_BLOCK.wr_data),
+    .csr_wr_biten  (hwif_out.TXQ_BLOCK.wr_biten),
     .csr_rd_ack    (txq_rd_ack),
     .csr_wr_ack    (txq_wr_ack),
     .csr_rd_data   (txq_csr_rd_data),
@@ -267,15 +264,11 @@ module nic_top
     .cq_sw_idx     (txq_cq_sw_idx)
   );
 
-  // RSS key/table and flow-steering rules (rss_table, steer_table below; the CSR block's
-  // external registers RSS_KEY[10], RSS_INDIR[32] and STEER[32] of nic_csr.rdl).
+  // RSS settings and flow-steering rules (rss_table, steer_table below; the CSR block's
+  // external blocks RSS_BLOCK and STEER_BLOCK of nic_csr.rdl).
   localparam int unsigned NUM_RULES = 32;
   localparam int unsigned INDIR     = 128;
   localparam int unsigned KEY_WORDS = 10;
-  logic [KEY_WORDS-1:0]   key_req, key_rd_ack, key_wr_ack;
-  logic [INDIR/4-1:0]     indir_req, indir_rd_ack, indir_wr_ack;
-  logic [31:0]            rss_csr_rd_data, steer_csr_rd_data;
-  logic [NUM_RULES-1:0]   steer_req, steer_rd_ack, steer_wr_ack;
 
   always_comb begin
     hwif_in = '{default: '0};
@@ -286,21 +279,10 @@ module nic_top
     hwif_in.TX_CAPS.num_txq.next  = 8'(NUM_TXQ);
     hwif_in.TX_CAPS.max_segs.next = 8'(TX_MAX_SEGS);
     hwif_in.TX_CAPS.fifo_kib.next = 8'(TX_FIFO_BYTES / 1024);
-    for (int i = 0; i < KEY_WORDS; i++) begin
-      hwif_in.RSS_KEY[i].rd_ack       = key_rd_ack[i];
-      hwif_in.RSS_KEY[i].wr_ack       = key_wr_ack[i];
-      hwif_in.RSS_KEY[i].rd_data.word = rss_csr_rd_data;
-    end
-    for (int j = 0; j < INDIR / 4; j++) begin
-      hwif_in.RSS_INDIR[j].rd_ack  = indir_rd_ack[j];
-      hwif_in.RSS_INDIR[j].wr_ack  = indir_wr_ack[j];
-      hwif_in.RSS_INDIR[j].rd_data = rss_csr_rd_data;
-    end
-    for (int r = 0; r < NUM_RULES; r++) begin
-      hwif_in.STEER[r].rd_ack  = steer_rd_ack[r];
-      hwif_in.STEER[r].wr_ack  = steer_wr_ack[r];
-      hwif_in.STEER[r].rd_data = steer_csr_rd_data;
-    end
+    hwif_in.RXQ_BLOCK   = '{rd_ack: rxq_rd_ack, rd_data: rxq_csr_rd_data, wr_ack: rxq_wr_ack};
+    hwif_in.TXQ_BLOCK   = '{rd_ack: txq_rd_ack, rd_data: txq_csr_rd_data, wr_ack: txq_wr_ack};
+    hwif_in.RSS_BLOCK   = '{rd_ack: rss_rd_ack, rd_data: rss_csr_rd_data, wr_ack: rss_wr_ack};
+    hwif_in.STEER_BLOCK = '{rd_ack: steer_rd_ack, rd_data: steer_csr_rd_data, wr_ack: steer_wr_ack};
     hwif_in.TX_FRAMES.count.incr       = tx_ev_valid && tx_ev_status == TX_OK;
     hwif_in.TX_BYTES.count.incr        = tx_ev_valid && tx_ev_status == TX_OK;
     hwif_in.TX_BYTES.count.incrvalue   = tx_ev_len;
@@ -309,14 +291,6 @@ module nic_top
     hwif_in.TX_ERR_BAD_CSUM.count.incr = tx_ev_valid && tx_ev_status == TX_BAD_CSUM;
     hwif_in.TX_DMA_RD_ERR.count.incr   = tx_ev_valid && tx_ev_status == TX_DMA_RD_ERR;
     hwif_in.TX_DESC_RD_ERR.count.incr  = tx_ev_valid && tx_ev_status == TX_DESC_RD_ERR;
-    for (int q = 0; q < QMAP; q++) begin
-      hwif_in.RXQ[q].rd_ack  = rxq_rd_ack[q];
-      hwif_in.RXQ[q].wr_ack  = rxq_wr_ack[q];
-      hwif_in.RXQ[q].rd_data = rxq_csr_rd_data;
-      hwif_in.TXQ[q].rd_ack  = txq_rd_ack[q];
-      hwif_in.TXQ[q].wr_ack  = txq_wr_ack[q];
-      hwif_in.TXQ[q].rd_data = txq_csr_rd_data;
-    end
     hwif_in.RX_FRAMES.count.incr          = ev_frame;
     hwif_in.RX_DROP_RUNT.count.incr       = ev_runt;
     hwif_in.RX_DROP_FCS.count.incr        = ev_fcs;
@@ -454,37 +428,18 @@ module nic_top
   logic                        cls_out_valid;
   rx_class_t                   cls_out;
 
-  assign rss_type_en = {hwif_out.RSS_CTRL.udp_ipv6.value, hwif_out.RSS_CTRL.tcp_ipv6.value,
-                        hwif_out.RSS_CTRL.ipv6.value, hwif_out.RSS_CTRL.udp_ipv4.value,
-                        hwif_out.RSS_CTRL.tcp_ipv4.value, hwif_out.RSS_CTRL.ipv4.value};
-
-  // RSS_KEY, RSS_INDIR and STEER are external registers of the CSR block (nic_csr.rdl): the
-  // block decodes them, these tables store them. Request lines per register/rule; the other
-  // request fields are the same for every element, so element 0's are used.
-  for (genvar i = 0; i < KEY_WORDS; i++) begin : g_key_req
-    assign key_req[i] = hwif_out.RSS_KEY[i].req;
-  end
-  for (genvar j = 0; j < INDIR / 4; j++) begin : g_indir_req
-    assign indir_req[j] = hwif_out.RSS_INDIR[j].req;
-  end
-  for (genvar r = 0; r < NUM_RULES; r++) begin : g_steer_req
-    assign steer_req[r] = hwif_out.STEER[r].req;
-  end
-
   rss_table #(.KEY_WORDS(KEY_WORDS), .INDIR_WORDS(INDIR / 4)) u_rss_table (
     .clk,
     .rst,
-    .key_req,
-    .indir_req,
-    // RSS_KEY and RSS_INDIR requests never overlap; both carry the same write fields
-    .csr_req_is_wr (|key_req ? hwif_out.RSS_KEY[0].req_is_wr : hwif_out.RSS_INDIR[0].req_is_wr),
-    .csr_wr_data   (|key_req ? hwif_out.RSS_KEY[0].wr_data.word : 32'(hwif_out.RSS_INDIR[0].wr_data)),
-    .csr_wr_biten  (|key_req ? hwif_out.RSS_KEY[0].wr_biten.word : 32'(hwif_out.RSS_INDIR[0].wr_biten)),
-    .key_rd_ack,
-    .key_wr_ack,
-    .indir_rd_ack,
-    .indir_wr_ack,
+    .csr_req       (hwif_out.RSS_BLOCK.req),
+    .csr_addr      (hwif_out.RSS_BLOCK.addr),
+    .csr_req_is_wr (hwif_out.RSS_BLOCK.req_is_wr),
+    .csr_wr_data   (hwif_out.RSS_BLOCK.wr_data),
+    .csr_wr_biten  (hwif_out.RSS_BLOCK.wr_biten),
+    .csr_rd_ack    (rss_rd_ack),
+    .csr_wr_ack    (rss_wr_ack),
     .csr_rd_data   (rss_csr_rd_data),
+    .type_en       (rss_type_en),
     .key           (rss_key),
     .indir         (rss_indir)
   );
@@ -492,11 +447,11 @@ module nic_top
   steer_table #(.NUM_RULES(NUM_RULES)) u_steer_table (
     .clk,
     .rst,
-    .csr_req       (steer_req),
-    .csr_word      (hwif_out.STEER[0].addr[6:2]),
-    .csr_req_is_wr (hwif_out.STEER[0].req_is_wr),
-    .csr_wr_data   (hwif_out.STEER[0].wr_data),
-    .csr_wr_biten  (hwif_out.STEER[0].wr_biten),
+    .csr_req       (hwif_out.STEER_BLOCK.req),
+    .csr_addr      (hwif_out.STEER_BLOCK.addr),
+    .csr_req_is_wr (hwif_out.STEER_BLOCK.req_is_wr),
+    .csr_wr_data   (hwif_out.STEER_BLOCK.wr_data),
+    .csr_wr_biten  (hwif_out.STEER_BLOCK.wr_biten),
     .csr_rd_ack    (steer_rd_ack),
     .csr_wr_ack    (steer_wr_ack),
     .csr_rd_data   (steer_csr_rd_data),

@@ -1,8 +1,8 @@
 // TX queue registers: the storage of TXQ[] (nic_csr.rdl regfile txq_t; docs/registers.md),
 // behind the CSR block's external-region port, and the per-queue settings the TX path uses.
-// Same scheme as rtl/rx/rxq_regs.sv: the register block decodes the address and hands every
-// access inside TXQ[t] here (csr_req[t], register word csr_word in the queue's block); the
-// storage and the access rules are rtl/common/queue_regs.sv's, this module names the TX fields.
+// Same scheme as rtl/rx/rxq_regs.sv: the register block hands every access inside TXQ_BLOCK
+// (TXQ[t] at t * 0x100) here (csr_req, byte address csr_addr in the block); the storage and
+// the access rules are rtl/common/queue_regs.sv's, this module names the TX fields.
 //
 // Fields (byte offsets; must match txq_t in nic_csr.rdl, checked by tests/rtl/test_csr.py):
 //   0x00 CTRL enable[0]; nothing at 0x04 and 0x08
@@ -10,18 +10,19 @@
 // IRQ, STATUS, the rings, timing and reset are queue_regs's (see its header).
 module txq_regs #(
   parameter int unsigned NUM_TXQ = 4,
-  parameter int unsigned MAP_Q   = 8
+  parameter int unsigned MAP_Q   = 8,
+  localparam int unsigned QAW    = (MAP_Q > 1 ? $clog2(MAP_Q) : 1) + 8
 ) (
   input  logic                      clk,
   input  logic                      rst,
-  // CSR external region: one request line per queue, the rest shared
-  input  logic [MAP_Q-1:0]          csr_req,
-  input  logic [4:0]                csr_word,     // register word in the queue's block (byte offset / 4)
+  // CSR external block (all queues): one request, its byte address in the block
+  input  logic                      csr_req,
+  input  logic [QAW-1:0]            csr_addr,     // queue csr_addr[QAW-1:8], byte offset csr_addr[7:0]
   input  logic                      csr_req_is_wr,
   input  logic [31:0]               csr_wr_data,
   input  logic [31:0]               csr_wr_biten,
-  output logic [MAP_Q-1:0]          csr_rd_ack,
-  output logic [MAP_Q-1:0]          csr_wr_ack,
+  output logic                      csr_rd_ack,
+  output logic                      csr_wr_ack,
   output logic [31:0]               csr_rd_data,
   // hardware state shown in the registers
   input  logic [NUM_TXQ-1:0][15:0]  desc_hw_idx,
@@ -52,7 +53,7 @@ module txq_regs #(
   ) u_regs (
     .clk,
     .rst,
-    .csr_req, .csr_word, .csr_req_is_wr, .csr_wr_data, .csr_wr_biten,
+    .csr_req, .csr_addr, .csr_req_is_wr, .csr_wr_data, .csr_wr_biten,
     .csr_rd_ack, .csr_wr_ack, .csr_rd_data,
     .hw_idx      ({cq_hw_idx, desc_hw_idx}),
     .busy,

@@ -137,9 +137,10 @@ def rdl_layout() -> dict[int, RegLayout]:
 @cocotb.test()
 async def run_csr_every_register(dut) -> None:
     """Every register of the map, whether the generated block or a hand-written table behind
-    it (RXQ, TXQ, RSS_KEY, RSS_INDIR, STEER are external) holds it: reset value, every
-    read/write field holds its own value (a distinct random value per register, so aliasing
-    shows), bits outside fields read as zero, and byte enables are honoured."""
+    it (RXQ_BLOCK, TXQ_BLOCK, RSS_BLOCK and STEER_BLOCK are external) holds it: reset value,
+    every read/write field holds its own value (a distinct random value per register, so
+    aliasing shows), bits outside fields read as zero, addresses without a register read as
+    zero and ignore writes, and byte enables are honoured."""
     tb = NicTb(dut, cocotb.RANDOM_SEED)
     await tb.reset()
     rng = random.Random(cocotb.RANDOM_SEED)
@@ -163,6 +164,27 @@ async def run_csr_every_register(dut) -> None:
             await tb.write32(addr, val)
         for addr, val in written.items():
             check(addr, await tb.read32(addr), val, f"after writing 0x{val:08x}")
+    # Addresses that hold no register read as zero and ignore writes, inside the external
+    # blocks too (their tables answer their own gaps): every word of RSS_BLOCK, of the first
+    # and last queue of RXQ_BLOCK and TXQ_BLOCK and of the first and last steering rule that
+    # is not a register, and words just past each block. Then every register still holds
+    # what was written (a gap write must not alias onto a register).
+    spans = [(regs.RSS_CTRL, 0x180)]
+    for base, stride, n in ((regs.RXQ_BASE, regs.RXQ_STRIDE, regs.RXQ_MAX),
+                            (regs.TXQ_BASE, regs.TXQ_STRIDE, regs.TXQ_MAX),
+                            (regs.STEER_BASE, regs.STEER_STRIDE, regs.STEER_MAX)):
+        spans += [(base, stride), (base + (n - 1) * stride, stride)]
+    gaps = [a for base, n in spans for a in range(base, base + n, 4) if a not in layout]
+    gaps += [regs.RXQ_BASE + 0x800, regs.RSS_CTRL + 0x180, regs.TXQ_BASE + 0x800,
+             regs.STEER_BASE + 0x1000, 0x0018, 0x019C, 0xFFFC]
+    assert not set(gaps) & set(layout) and len(gaps) > 250, len(gaps)
+    for addr in gaps:
+        await tb.write32(addr, 0xFFFF_FFFF)
+    for addr in gaps:
+        got = await tb.read32(addr)
+        assert got == 0, f"unmapped 0x{addr:04x} read 0x{got:08x} after writing all ones"
+    for addr, val in written.items():
+        check(addr, await tb.read32(addr), val, f"after writes to unmapped addresses (0x{val:08x} written)")
     # Byte enables: a one-byte write changes only that byte (generated and external registers).
     for addr in (regs.RX_FRAME_LIMIT, regs.RSS_KEY_BASE + 4, regs.RSS_INDIR_BASE + 8,
                  regs.STEER_BASE + regs.STEER_PORTS,

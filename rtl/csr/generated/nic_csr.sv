@@ -262,12 +262,10 @@ module nic_csr (
         logic TX_ERR_BAD_CSUM;
         logic TX_DMA_RD_ERR;
         logic TX_DESC_RD_ERR;
-        logic RXQ[8];
-        logic RSS_CTRL;
-        logic RSS_KEY[10];
-        logic RSS_INDIR[32];
-        logic TXQ[8];
-        logic STEER[32];
+        logic RXQ_BLOCK;
+        logic RSS_BLOCK;
+        logic TXQ_BLOCK;
+        logic STEER_BLOCK;
     } decoded_reg_strb_t;
     decoded_reg_strb_t decoded_reg_strb;
     logic decoded_err;
@@ -321,30 +319,18 @@ module nic_csr (
         decoded_reg_strb.TX_ERR_BAD_CSUM = cpuif_req_masked & (cpuif_addr == 16'h190) & !cpuif_req_is_wr;
         decoded_reg_strb.TX_DMA_RD_ERR = cpuif_req_masked & (cpuif_addr == 16'h194) & !cpuif_req_is_wr;
         decoded_reg_strb.TX_DESC_RD_ERR = cpuif_req_masked & (cpuif_addr == 16'h198) & !cpuif_req_is_wr;
-        for(int i0=0; i0<8; i0++) begin
-            decoded_reg_strb.RXQ[i0] = cpuif_req_masked & (cpuif_addr >= 16'h1000 + (16)'(i0) * 16'h100) & (cpuif_addr <= 16'h1000 + (16)'(i0) * 16'h100 + 16'h73);
-            is_external |= cpuif_req_masked & (cpuif_addr >= 16'h1000 + (16)'(i0) * 16'h100) & (cpuif_addr <= 16'h1000 + (16)'(i0) * 16'h100 + 16'h73);
-            is_valid_rw |= cpuif_req_masked & (cpuif_addr >= 16'h1000 + (16)'(i0) * 16'h100) & (cpuif_addr <= 16'h1000 + (16)'(i0) * 16'h100 + 16'h73);
-        end
-        decoded_reg_strb.RSS_CTRL = cpuif_req_masked & (cpuif_addr == 16'h2000);
-        for(int i0=0; i0<10; i0++) begin
-            decoded_reg_strb.RSS_KEY[i0] = cpuif_req_masked & (cpuif_addr == 16'h2010 + (16)'(i0) * 16'h4);
-            is_external |= cpuif_req_masked & (cpuif_addr == 16'h2010 + (16)'(i0) * 16'h4);
-        end
-        for(int i0=0; i0<32; i0++) begin
-            decoded_reg_strb.RSS_INDIR[i0] = cpuif_req_masked & (cpuif_addr == 16'h2100 + (16)'(i0) * 16'h4);
-            is_external |= cpuif_req_masked & (cpuif_addr == 16'h2100 + (16)'(i0) * 16'h4);
-        end
-        for(int i0=0; i0<8; i0++) begin
-            decoded_reg_strb.TXQ[i0] = cpuif_req_masked & (cpuif_addr >= 16'h3000 + (16)'(i0) * 16'h100) & (cpuif_addr <= 16'h3000 + (16)'(i0) * 16'h100 + 16'h53);
-            is_external |= cpuif_req_masked & (cpuif_addr >= 16'h3000 + (16)'(i0) * 16'h100) & (cpuif_addr <= 16'h3000 + (16)'(i0) * 16'h100 + 16'h53);
-            is_valid_rw |= cpuif_req_masked & (cpuif_addr >= 16'h3000 + (16)'(i0) * 16'h100) & (cpuif_addr <= 16'h3000 + (16)'(i0) * 16'h100 + 16'h53);
-        end
-        for(int i0=0; i0<32; i0++) begin
-            decoded_reg_strb.STEER[i0] = cpuif_req_masked & (cpuif_addr >= 16'h4000 + (16)'(i0) * 16'h80) & (cpuif_addr <= 16'h4000 + (16)'(i0) * 16'h80 + 16'h4f);
-            is_external |= cpuif_req_masked & (cpuif_addr >= 16'h4000 + (16)'(i0) * 16'h80) & (cpuif_addr <= 16'h4000 + (16)'(i0) * 16'h80 + 16'h4f);
-            is_valid_rw |= cpuif_req_masked & (cpuif_addr >= 16'h4000 + (16)'(i0) * 16'h80) & (cpuif_addr <= 16'h4000 + (16)'(i0) * 16'h80 + 16'h4f);
-        end
+        decoded_reg_strb.RXQ_BLOCK = cpuif_req_masked & (cpuif_addr >= 16'h1000) & (cpuif_addr <= 16'h1000 + 16'h7ff);
+        is_external |= cpuif_req_masked & (cpuif_addr >= 16'h1000) & (cpuif_addr <= 16'h1000 + 16'h7ff);
+        is_valid_rw |= cpuif_req_masked & (cpuif_addr >= 16'h1000) & (cpuif_addr <= 16'h1000 + 16'h7ff);
+        decoded_reg_strb.RSS_BLOCK = cpuif_req_masked & (cpuif_addr >= 16'h2000) & (cpuif_addr <= 16'h2000 + 16'h17f);
+        is_external |= cpuif_req_masked & (cpuif_addr >= 16'h2000) & (cpuif_addr <= 16'h2000 + 16'h17f);
+        is_valid_rw |= cpuif_req_masked & (cpuif_addr >= 16'h2000) & (cpuif_addr <= 16'h2000 + 16'h17f);
+        decoded_reg_strb.TXQ_BLOCK = cpuif_req_masked & (cpuif_addr >= 16'h3000) & (cpuif_addr <= 16'h3000 + 16'h7ff);
+        is_external |= cpuif_req_masked & (cpuif_addr >= 16'h3000) & (cpuif_addr <= 16'h3000 + 16'h7ff);
+        is_valid_rw |= cpuif_req_masked & (cpuif_addr >= 16'h3000) & (cpuif_addr <= 16'h3000 + 16'h7ff);
+        decoded_reg_strb.STEER_BLOCK = cpuif_req_masked & (cpuif_addr >= 16'h4000) & (cpuif_addr <= 16'h4000 + 16'hfff);
+        is_external |= cpuif_req_masked & (cpuif_addr >= 16'h4000) & (cpuif_addr <= 16'h4000 + 16'hfff);
+        is_valid_rw |= cpuif_req_masked & (cpuif_addr >= 16'h4000) & (cpuif_addr <= 16'h4000 + 16'hfff);
         decoded_err = '0;
         decoded_req_is_external = is_external;
     end
@@ -620,32 +606,6 @@ module nic_csr (
                 logic overflow;
             } count;
         } TX_DESC_RD_ERR;
-        struct {
-            struct {
-                logic next;
-                logic load_next;
-            } ipv4;
-            struct {
-                logic next;
-                logic load_next;
-            } tcp_ipv4;
-            struct {
-                logic next;
-                logic load_next;
-            } udp_ipv4;
-            struct {
-                logic next;
-                logic load_next;
-            } ipv6;
-            struct {
-                logic next;
-                logic load_next;
-            } tcp_ipv6;
-            struct {
-                logic next;
-                logic load_next;
-            } udp_ipv6;
-        } RSS_CTRL;
     } field_combo_t;
     field_combo_t field_combo;
 
@@ -805,26 +765,6 @@ module nic_csr (
                 logic [31:0] value;
             } count;
         } TX_DESC_RD_ERR;
-        struct {
-            struct {
-                logic value;
-            } ipv4;
-            struct {
-                logic value;
-            } tcp_ipv4;
-            struct {
-                logic value;
-            } udp_ipv4;
-            struct {
-                logic value;
-            } ipv6;
-            struct {
-                logic value;
-            } tcp_ipv6;
-            struct {
-                logic value;
-            } udp_ipv6;
-        } RSS_CTRL;
     } field_storage_t;
     field_storage_t field_storage;
 
@@ -1657,182 +1597,30 @@ module nic_csr (
             end
         end
     end
-    for(genvar i0=0; i0<8; i0++) begin
-        // External region: nic_csr.RXQ[]
-        assign hwif_out.RXQ[i0].req = decoded_reg_strb.RXQ[i0];
-        assign hwif_out.RXQ[i0].addr = decoded_addr[6:0];
-        assign hwif_out.RXQ[i0].req_is_wr = decoded_req_is_wr;
-        assign hwif_out.RXQ[i0].wr_data = decoded_wr_data;
-        assign hwif_out.RXQ[i0].wr_biten = decoded_wr_biten;
-    end
-    // Field: nic_csr.RSS_CTRL.ipv4
-    always_comb begin
-        automatic logic [0:0] next_c;
-        automatic logic load_next_c;
-        next_c = field_storage.RSS_CTRL.ipv4.value;
-        load_next_c = '0;
-        if(decoded_reg_strb.RSS_CTRL && decoded_req_is_wr) begin // SW write
-            next_c = (field_storage.RSS_CTRL.ipv4.value & ~decoded_wr_biten[0:0]) | (decoded_wr_data[0:0] & decoded_wr_biten[0:0]);
-            load_next_c = '1;
-        end
-        field_combo.RSS_CTRL.ipv4.next = next_c;
-        field_combo.RSS_CTRL.ipv4.load_next = load_next_c;
-    end
-    always_ff @(posedge clk) begin
-        if(rst) begin
-            field_storage.RSS_CTRL.ipv4.value <= 1'h0;
-        end else begin
-            if(field_combo.RSS_CTRL.ipv4.load_next) begin
-                field_storage.RSS_CTRL.ipv4.value <= field_combo.RSS_CTRL.ipv4.next;
-            end
-        end
-    end
-    assign hwif_out.RSS_CTRL.ipv4.value = field_storage.RSS_CTRL.ipv4.value;
-    // Field: nic_csr.RSS_CTRL.tcp_ipv4
-    always_comb begin
-        automatic logic [0:0] next_c;
-        automatic logic load_next_c;
-        next_c = field_storage.RSS_CTRL.tcp_ipv4.value;
-        load_next_c = '0;
-        if(decoded_reg_strb.RSS_CTRL && decoded_req_is_wr) begin // SW write
-            next_c = (field_storage.RSS_CTRL.tcp_ipv4.value & ~decoded_wr_biten[1:1]) | (decoded_wr_data[1:1] & decoded_wr_biten[1:1]);
-            load_next_c = '1;
-        end
-        field_combo.RSS_CTRL.tcp_ipv4.next = next_c;
-        field_combo.RSS_CTRL.tcp_ipv4.load_next = load_next_c;
-    end
-    always_ff @(posedge clk) begin
-        if(rst) begin
-            field_storage.RSS_CTRL.tcp_ipv4.value <= 1'h0;
-        end else begin
-            if(field_combo.RSS_CTRL.tcp_ipv4.load_next) begin
-                field_storage.RSS_CTRL.tcp_ipv4.value <= field_combo.RSS_CTRL.tcp_ipv4.next;
-            end
-        end
-    end
-    assign hwif_out.RSS_CTRL.tcp_ipv4.value = field_storage.RSS_CTRL.tcp_ipv4.value;
-    // Field: nic_csr.RSS_CTRL.udp_ipv4
-    always_comb begin
-        automatic logic [0:0] next_c;
-        automatic logic load_next_c;
-        next_c = field_storage.RSS_CTRL.udp_ipv4.value;
-        load_next_c = '0;
-        if(decoded_reg_strb.RSS_CTRL && decoded_req_is_wr) begin // SW write
-            next_c = (field_storage.RSS_CTRL.udp_ipv4.value & ~decoded_wr_biten[2:2]) | (decoded_wr_data[2:2] & decoded_wr_biten[2:2]);
-            load_next_c = '1;
-        end
-        field_combo.RSS_CTRL.udp_ipv4.next = next_c;
-        field_combo.RSS_CTRL.udp_ipv4.load_next = load_next_c;
-    end
-    always_ff @(posedge clk) begin
-        if(rst) begin
-            field_storage.RSS_CTRL.udp_ipv4.value <= 1'h0;
-        end else begin
-            if(field_combo.RSS_CTRL.udp_ipv4.load_next) begin
-                field_storage.RSS_CTRL.udp_ipv4.value <= field_combo.RSS_CTRL.udp_ipv4.next;
-            end
-        end
-    end
-    assign hwif_out.RSS_CTRL.udp_ipv4.value = field_storage.RSS_CTRL.udp_ipv4.value;
-    // Field: nic_csr.RSS_CTRL.ipv6
-    always_comb begin
-        automatic logic [0:0] next_c;
-        automatic logic load_next_c;
-        next_c = field_storage.RSS_CTRL.ipv6.value;
-        load_next_c = '0;
-        if(decoded_reg_strb.RSS_CTRL && decoded_req_is_wr) begin // SW write
-            next_c = (field_storage.RSS_CTRL.ipv6.value & ~decoded_wr_biten[3:3]) | (decoded_wr_data[3:3] & decoded_wr_biten[3:3]);
-            load_next_c = '1;
-        end
-        field_combo.RSS_CTRL.ipv6.next = next_c;
-        field_combo.RSS_CTRL.ipv6.load_next = load_next_c;
-    end
-    always_ff @(posedge clk) begin
-        if(rst) begin
-            field_storage.RSS_CTRL.ipv6.value <= 1'h0;
-        end else begin
-            if(field_combo.RSS_CTRL.ipv6.load_next) begin
-                field_storage.RSS_CTRL.ipv6.value <= field_combo.RSS_CTRL.ipv6.next;
-            end
-        end
-    end
-    assign hwif_out.RSS_CTRL.ipv6.value = field_storage.RSS_CTRL.ipv6.value;
-    // Field: nic_csr.RSS_CTRL.tcp_ipv6
-    always_comb begin
-        automatic logic [0:0] next_c;
-        automatic logic load_next_c;
-        next_c = field_storage.RSS_CTRL.tcp_ipv6.value;
-        load_next_c = '0;
-        if(decoded_reg_strb.RSS_CTRL && decoded_req_is_wr) begin // SW write
-            next_c = (field_storage.RSS_CTRL.tcp_ipv6.value & ~decoded_wr_biten[4:4]) | (decoded_wr_data[4:4] & decoded_wr_biten[4:4]);
-            load_next_c = '1;
-        end
-        field_combo.RSS_CTRL.tcp_ipv6.next = next_c;
-        field_combo.RSS_CTRL.tcp_ipv6.load_next = load_next_c;
-    end
-    always_ff @(posedge clk) begin
-        if(rst) begin
-            field_storage.RSS_CTRL.tcp_ipv6.value <= 1'h0;
-        end else begin
-            if(field_combo.RSS_CTRL.tcp_ipv6.load_next) begin
-                field_storage.RSS_CTRL.tcp_ipv6.value <= field_combo.RSS_CTRL.tcp_ipv6.next;
-            end
-        end
-    end
-    assign hwif_out.RSS_CTRL.tcp_ipv6.value = field_storage.RSS_CTRL.tcp_ipv6.value;
-    // Field: nic_csr.RSS_CTRL.udp_ipv6
-    always_comb begin
-        automatic logic [0:0] next_c;
-        automatic logic load_next_c;
-        next_c = field_storage.RSS_CTRL.udp_ipv6.value;
-        load_next_c = '0;
-        if(decoded_reg_strb.RSS_CTRL && decoded_req_is_wr) begin // SW write
-            next_c = (field_storage.RSS_CTRL.udp_ipv6.value & ~decoded_wr_biten[5:5]) | (decoded_wr_data[5:5] & decoded_wr_biten[5:5]);
-            load_next_c = '1;
-        end
-        field_combo.RSS_CTRL.udp_ipv6.next = next_c;
-        field_combo.RSS_CTRL.udp_ipv6.load_next = load_next_c;
-    end
-    always_ff @(posedge clk) begin
-        if(rst) begin
-            field_storage.RSS_CTRL.udp_ipv6.value <= 1'h0;
-        end else begin
-            if(field_combo.RSS_CTRL.udp_ipv6.load_next) begin
-                field_storage.RSS_CTRL.udp_ipv6.value <= field_combo.RSS_CTRL.udp_ipv6.next;
-            end
-        end
-    end
-    assign hwif_out.RSS_CTRL.udp_ipv6.value = field_storage.RSS_CTRL.udp_ipv6.value;
-    for(genvar i0=0; i0<10; i0++) begin
-        // External register: nic_csr.RSS_KEY[]
-        assign hwif_out.RSS_KEY[i0].req = decoded_reg_strb.RSS_KEY[i0];
-        assign hwif_out.RSS_KEY[i0].req_is_wr = decoded_req_is_wr;
-        assign hwif_out.RSS_KEY[i0].wr_data = decoded_wr_data;
-        assign hwif_out.RSS_KEY[i0].wr_biten = decoded_wr_biten;
-    end
-    for(genvar i0=0; i0<32; i0++) begin
-        // External register: nic_csr.RSS_INDIR[]
-        assign hwif_out.RSS_INDIR[i0].req = decoded_reg_strb.RSS_INDIR[i0];
-        assign hwif_out.RSS_INDIR[i0].req_is_wr = decoded_req_is_wr;
-        assign hwif_out.RSS_INDIR[i0].wr_data = decoded_wr_data;
-        assign hwif_out.RSS_INDIR[i0].wr_biten = decoded_wr_biten;
-    end
-    for(genvar i0=0; i0<8; i0++) begin
-        // External region: nic_csr.TXQ[]
-        assign hwif_out.TXQ[i0].req = decoded_reg_strb.TXQ[i0];
-        assign hwif_out.TXQ[i0].addr = decoded_addr[6:0];
-        assign hwif_out.TXQ[i0].req_is_wr = decoded_req_is_wr;
-        assign hwif_out.TXQ[i0].wr_data = decoded_wr_data;
-        assign hwif_out.TXQ[i0].wr_biten = decoded_wr_biten;
-    end
-    for(genvar i0=0; i0<32; i0++) begin
-        // External region: nic_csr.STEER[]
-        assign hwif_out.STEER[i0].req = decoded_reg_strb.STEER[i0];
-        assign hwif_out.STEER[i0].addr = decoded_addr[6:0];
-        assign hwif_out.STEER[i0].req_is_wr = decoded_req_is_wr;
-        assign hwif_out.STEER[i0].wr_data = decoded_wr_data;
-        assign hwif_out.STEER[i0].wr_biten = decoded_wr_biten;
-    end
+    // External region: nic_csr.RXQ_BLOCK
+    assign hwif_out.RXQ_BLOCK.req = decoded_reg_strb.RXQ_BLOCK;
+    assign hwif_out.RXQ_BLOCK.addr = decoded_addr[10:0];
+    assign hwif_out.RXQ_BLOCK.req_is_wr = decoded_req_is_wr;
+    assign hwif_out.RXQ_BLOCK.wr_data = decoded_wr_data;
+    assign hwif_out.RXQ_BLOCK.wr_biten = decoded_wr_biten;
+    // External region: nic_csr.RSS_BLOCK
+    assign hwif_out.RSS_BLOCK.req = decoded_reg_strb.RSS_BLOCK;
+    assign hwif_out.RSS_BLOCK.addr = decoded_addr[8:0];
+    assign hwif_out.RSS_BLOCK.req_is_wr = decoded_req_is_wr;
+    assign hwif_out.RSS_BLOCK.wr_data = decoded_wr_data;
+    assign hwif_out.RSS_BLOCK.wr_biten = decoded_wr_biten;
+    // External region: nic_csr.TXQ_BLOCK
+    assign hwif_out.TXQ_BLOCK.req = decoded_reg_strb.TXQ_BLOCK;
+    assign hwif_out.TXQ_BLOCK.addr = decoded_addr[10:0];
+    assign hwif_out.TXQ_BLOCK.req_is_wr = decoded_req_is_wr;
+    assign hwif_out.TXQ_BLOCK.wr_data = decoded_wr_data;
+    assign hwif_out.TXQ_BLOCK.wr_biten = decoded_wr_biten;
+    // External region: nic_csr.STEER_BLOCK
+    assign hwif_out.STEER_BLOCK.req = decoded_reg_strb.STEER_BLOCK;
+    assign hwif_out.STEER_BLOCK.addr = decoded_addr[11:0];
+    assign hwif_out.STEER_BLOCK.req_is_wr = decoded_req_is_wr;
+    assign hwif_out.STEER_BLOCK.wr_data = decoded_wr_data;
+    assign hwif_out.STEER_BLOCK.wr_biten = decoded_wr_biten;
 
     //--------------------------------------------------------------------------
     // Write response
@@ -1840,21 +1628,10 @@ module nic_csr (
     always_comb begin
         automatic logic wr_ack;
         wr_ack = '0;
-        for(int i0=0; i0<8; i0++) begin
-            wr_ack |= hwif_in.RXQ[i0].wr_ack;
-        end
-        for(int i0=0; i0<10; i0++) begin
-            wr_ack |= hwif_in.RSS_KEY[i0].wr_ack;
-        end
-        for(int i0=0; i0<32; i0++) begin
-            wr_ack |= hwif_in.RSS_INDIR[i0].wr_ack;
-        end
-        for(int i0=0; i0<8; i0++) begin
-            wr_ack |= hwif_in.TXQ[i0].wr_ack;
-        end
-        for(int i0=0; i0<32; i0++) begin
-            wr_ack |= hwif_in.STEER[i0].wr_ack;
-        end
+        wr_ack |= hwif_in.RXQ_BLOCK.wr_ack;
+        wr_ack |= hwif_in.RSS_BLOCK.wr_ack;
+        wr_ack |= hwif_in.TXQ_BLOCK.wr_ack;
+        wr_ack |= hwif_in.STEER_BLOCK.wr_ack;
         external_wr_ack = wr_ack;
     end
     assign cpuif_wr_ack = external_wr_ack | (decoded_req & decoded_req_is_wr & ~decoded_req_is_external);
@@ -1868,21 +1645,10 @@ module nic_csr (
     always_comb begin
         automatic logic rd_ack;
         rd_ack = '0;
-        for(int i0=0; i0<8; i0++) begin
-            rd_ack |= hwif_in.RXQ[i0].rd_ack;
-        end
-        for(int i0=0; i0<10; i0++) begin
-            rd_ack |= hwif_in.RSS_KEY[i0].rd_ack;
-        end
-        for(int i0=0; i0<32; i0++) begin
-            rd_ack |= hwif_in.RSS_INDIR[i0].rd_ack;
-        end
-        for(int i0=0; i0<8; i0++) begin
-            rd_ack |= hwif_in.TXQ[i0].rd_ack;
-        end
-        for(int i0=0; i0<32; i0++) begin
-            rd_ack |= hwif_in.STEER[i0].rd_ack;
-        end
+        rd_ack |= hwif_in.RXQ_BLOCK.rd_ack;
+        rd_ack |= hwif_in.RSS_BLOCK.rd_ack;
+        rd_ack |= hwif_in.TXQ_BLOCK.rd_ack;
+        rd_ack |= hwif_in.STEER_BLOCK.rd_ack;
         readback_external_rd_ack_c = rd_ack;
     end
 
@@ -2019,38 +1785,17 @@ module nic_csr (
         if(rd_mux_addr == 16'h198) begin
             readback_data_var[31:0] = field_storage.TX_DESC_RD_ERR.count.value;
         end
-        for(int i0=0; i0<8; i0++) begin
-            if((rd_mux_addr >= 16'h1000 + (16)'(i0) * 16'h100) && (rd_mux_addr <= 16'h1000 + (16)'(i0) * 16'h100 + 16'h73)) begin
-                readback_data_var = hwif_in.RXQ[i0].rd_data;
-            end
+        if((rd_mux_addr >= 16'h1000) && (rd_mux_addr <= 16'h1000 + 16'h7ff)) begin
+            readback_data_var = hwif_in.RXQ_BLOCK.rd_data;
         end
-        if(rd_mux_addr == 16'h2000) begin
-            readback_data_var[0] = field_storage.RSS_CTRL.ipv4.value;
-            readback_data_var[1] = field_storage.RSS_CTRL.tcp_ipv4.value;
-            readback_data_var[2] = field_storage.RSS_CTRL.udp_ipv4.value;
-            readback_data_var[3] = field_storage.RSS_CTRL.ipv6.value;
-            readback_data_var[4] = field_storage.RSS_CTRL.tcp_ipv6.value;
-            readback_data_var[5] = field_storage.RSS_CTRL.udp_ipv6.value;
+        if((rd_mux_addr >= 16'h2000) && (rd_mux_addr <= 16'h2000 + 16'h17f)) begin
+            readback_data_var = hwif_in.RSS_BLOCK.rd_data;
         end
-        for(int i0=0; i0<10; i0++) begin
-            if(rd_mux_addr == 16'h2010 + (16)'(i0) * 16'h4) begin
-                readback_data_var = hwif_in.RSS_KEY[i0].rd_data;
-            end
+        if((rd_mux_addr >= 16'h3000) && (rd_mux_addr <= 16'h3000 + 16'h7ff)) begin
+            readback_data_var = hwif_in.TXQ_BLOCK.rd_data;
         end
-        for(int i0=0; i0<32; i0++) begin
-            if(rd_mux_addr == 16'h2100 + (16)'(i0) * 16'h4) begin
-                readback_data_var = hwif_in.RSS_INDIR[i0].rd_data;
-            end
-        end
-        for(int i0=0; i0<8; i0++) begin
-            if((rd_mux_addr >= 16'h3000 + (16)'(i0) * 16'h100) && (rd_mux_addr <= 16'h3000 + (16)'(i0) * 16'h100 + 16'h53)) begin
-                readback_data_var = hwif_in.TXQ[i0].rd_data;
-            end
-        end
-        for(int i0=0; i0<32; i0++) begin
-            if((rd_mux_addr >= 16'h4000 + (16)'(i0) * 16'h80) && (rd_mux_addr <= 16'h4000 + (16)'(i0) * 16'h80 + 16'h4f)) begin
-                readback_data_var = hwif_in.STEER[i0].rd_data;
-            end
+        if((rd_mux_addr >= 16'h4000) && (rd_mux_addr <= 16'h4000 + 16'hfff)) begin
+            readback_data_var = hwif_in.STEER_BLOCK.rd_data;
         end
         readback_data = readback_data_var;
         readback_done = decoded_req & ~decoded_req_is_wr & ~decoded_req_is_external;

@@ -285,42 +285,25 @@ package nic_csr_pkg;
         logic rd_ack;
         logic [31:0] rd_data;
         logic wr_ack;
-    } nic_csr__rxq_t__external__in_t;
-
-    typedef struct packed {
-        logic [31:0] word;
-    } nic_csr__RSS_KEY__external__fields__in_t;
-
-    typedef struct {
-        logic rd_ack;
-        nic_csr__RSS_KEY__external__fields__in_t rd_data;
-        logic wr_ack;
-    } nic_csr__RSS_KEY__external__in_t;
-
-    typedef struct packed {
-        logic [7:0] entry3;
-        logic [7:0] entry2;
-        logic [7:0] entry1;
-        logic [7:0] entry0;
-    } nic_csr__RSS_INDIR__external__fields__in_t;
-
-    typedef struct {
-        logic rd_ack;
-        nic_csr__RSS_INDIR__external__fields__in_t rd_data;
-        logic wr_ack;
-    } nic_csr__RSS_INDIR__external__in_t;
+    } nic_csr__RXQ_BLOCK__external__in_t;
 
     typedef struct {
         logic rd_ack;
         logic [31:0] rd_data;
         logic wr_ack;
-    } nic_csr__txq_t__external__in_t;
+    } nic_csr__RSS_BLOCK__external__in_t;
 
     typedef struct {
         logic rd_ack;
         logic [31:0] rd_data;
         logic wr_ack;
-    } nic_csr__steer_rule_t__external__in_t;
+    } nic_csr__TXQ_BLOCK__external__in_t;
+
+    typedef struct {
+        logic rd_ack;
+        logic [31:0] rd_data;
+        logic wr_ack;
+    } nic_csr__STEER_BLOCK__external__in_t;
 
     typedef struct {
         nic_csr__CAPS__in_t CAPS;
@@ -354,11 +337,10 @@ package nic_csr_pkg;
         nic_csr__rx_counter_t_desc_795e929b__in_t TX_ERR_BAD_CSUM;
         nic_csr__rx_counter_t_desc_1d1ad386__in_t TX_DMA_RD_ERR;
         nic_csr__rx_counter_t_desc_19103d3c__in_t TX_DESC_RD_ERR;
-        nic_csr__rxq_t__external__in_t RXQ[8];
-        nic_csr__RSS_KEY__external__in_t RSS_KEY[10];
-        nic_csr__RSS_INDIR__external__in_t RSS_INDIR[32];
-        nic_csr__txq_t__external__in_t TXQ[8];
-        nic_csr__steer_rule_t__external__in_t STEER[32];
+        nic_csr__RXQ_BLOCK__external__in_t RXQ_BLOCK;
+        nic_csr__RSS_BLOCK__external__in_t RSS_BLOCK;
+        nic_csr__TXQ_BLOCK__external__in_t TXQ_BLOCK;
+        nic_csr__STEER_BLOCK__external__in_t STEER_BLOCK;
     } nic_csr__in_t;
 
     typedef struct {
@@ -379,94 +361,42 @@ package nic_csr_pkg;
 
     typedef struct {
         logic req;
-        logic [6:0] addr;
+        logic [10:0] addr;
         logic req_is_wr;
         logic [31:0] wr_data;
         logic [31:0] wr_biten;
-    } nic_csr__rxq_t__external__out_t;
-
-    typedef struct {
-        logic value;
-    } nic_csr__RSS_CTRL__ipv4__out_t;
-
-    typedef struct {
-        logic value;
-    } nic_csr__RSS_CTRL__tcp_ipv4__out_t;
-
-    typedef struct {
-        logic value;
-    } nic_csr__RSS_CTRL__udp_ipv4__out_t;
-
-    typedef struct {
-        logic value;
-    } nic_csr__RSS_CTRL__ipv6__out_t;
-
-    typedef struct {
-        logic value;
-    } nic_csr__RSS_CTRL__tcp_ipv6__out_t;
-
-    typedef struct {
-        logic value;
-    } nic_csr__RSS_CTRL__udp_ipv6__out_t;
-
-    typedef struct {
-        nic_csr__RSS_CTRL__ipv4__out_t ipv4;
-        nic_csr__RSS_CTRL__tcp_ipv4__out_t tcp_ipv4;
-        nic_csr__RSS_CTRL__udp_ipv4__out_t udp_ipv4;
-        nic_csr__RSS_CTRL__ipv6__out_t ipv6;
-        nic_csr__RSS_CTRL__tcp_ipv6__out_t tcp_ipv6;
-        nic_csr__RSS_CTRL__udp_ipv6__out_t udp_ipv6;
-    } nic_csr__RSS_CTRL__out_t;
-
-    typedef struct packed {
-        logic [31:0] word;
-    } nic_csr__RSS_KEY__external__fields__out_t;
+    } nic_csr__RXQ_BLOCK__external__out_t;
 
     typedef struct {
         logic req;
-        logic req_is_wr;
-        nic_csr__RSS_KEY__external__fields__out_t wr_data;
-        nic_csr__RSS_KEY__external__fields__out_t wr_biten;
-    } nic_csr__RSS_KEY__external__out_t;
-
-    typedef struct packed {
-        logic [7:0] entry3;
-        logic [7:0] entry2;
-        logic [7:0] entry1;
-        logic [7:0] entry0;
-    } nic_csr__RSS_INDIR__external__fields__out_t;
-
-    typedef struct {
-        logic req;
-        logic req_is_wr;
-        nic_csr__RSS_INDIR__external__fields__out_t wr_data;
-        nic_csr__RSS_INDIR__external__fields__out_t wr_biten;
-    } nic_csr__RSS_INDIR__external__out_t;
-
-    typedef struct {
-        logic req;
-        logic [6:0] addr;
+        logic [8:0] addr;
         logic req_is_wr;
         logic [31:0] wr_data;
         logic [31:0] wr_biten;
-    } nic_csr__txq_t__external__out_t;
+    } nic_csr__RSS_BLOCK__external__out_t;
 
     typedef struct {
         logic req;
-        logic [6:0] addr;
+        logic [10:0] addr;
         logic req_is_wr;
         logic [31:0] wr_data;
         logic [31:0] wr_biten;
-    } nic_csr__steer_rule_t__external__out_t;
+    } nic_csr__TXQ_BLOCK__external__out_t;
+
+    typedef struct {
+        logic req;
+        logic [11:0] addr;
+        logic req_is_wr;
+        logic [31:0] wr_data;
+        logic [31:0] wr_biten;
+    } nic_csr__STEER_BLOCK__external__out_t;
 
     typedef struct {
         nic_csr__RX_FRAME_LIMIT__out_t RX_FRAME_LIMIT;
         nic_csr__TX_FRAME_LIMIT__out_t TX_FRAME_LIMIT;
-        nic_csr__rxq_t__external__out_t RXQ[8];
-        nic_csr__RSS_CTRL__out_t RSS_CTRL;
-        nic_csr__RSS_KEY__external__out_t RSS_KEY[10];
-        nic_csr__RSS_INDIR__external__out_t RSS_INDIR[32];
-        nic_csr__txq_t__external__out_t TXQ[8];
-        nic_csr__steer_rule_t__external__out_t STEER[32];
+        nic_csr__RXQ_BLOCK__external__out_t RXQ_BLOCK;
+        nic_csr__RSS_BLOCK__external__out_t RSS_BLOCK;
+        nic_csr__TXQ_BLOCK__external__out_t TXQ_BLOCK;
+        nic_csr__STEER_BLOCK__external__out_t STEER_BLOCK;
     } nic_csr__out_t;
 endpackage
