@@ -291,7 +291,12 @@ class TxRing:
         return self.base + 16 * (idx % (1 << self.log2))
 
     def write_descs(self, descs: list[TxDesc]) -> int:
-        """Write descriptors at SW_IDX onwards (no doorbell); returns the first index."""
+        """Write descriptors at SW_IDX onwards (no doorbell); returns the first index. More
+        than the ring holds would overwrite entries of the same call before the NIC read
+        them: a ValueError (size the ring for the worst case: frames x TX_MAX_SEGS)."""
+        if len(descs) > (1 << self.log2):
+            raise ValueError(f"TXQ[{self.t}]: {len(descs)} descriptors do not fit a ring of "
+                             f"{1 << self.log2}")
         first = self.sw_idx
         for d in descs:
             self.tb.host.write(self.entry_addr(self.sw_idx), d.pack())

@@ -187,8 +187,9 @@ async def run_tx_cq_wr_err(dut) -> None:
     tb = NicTb(dut, cocotb.RANDOM_SEED, TrafficProfile(dma_stall=0.3, tx_stall=0.3))
     rng = random.Random(cocotb.RANDOM_SEED + 11)
     await tb.reset()
-    r0 = TxRing(tb, 0, log2=5, cq_log2=3)
-    r1 = TxRing(tb, 1, log2=5, cq_log2=3)
+    # rings for the worst case (every frame MAX_SEGS descriptors): 5 then 7 frames, 3 frames
+    r0 = TxRing(tb, 0, log2=7, cq_log2=3)
+    r1 = TxRing(tb, 1, log2=6, cq_log2=3)
     for r in (r0, r1):
         await r.start()
     host = PagePool(tb, 64, device=False)
@@ -275,7 +276,8 @@ async def run_tx_irq(dut) -> None:
     rng = random.Random(cocotb.RANDOM_SEED + 12)
     await tb.reset()
     irq = IrqMonitor(dut)
-    r0, r2 = TxRing(tb, 0, log2=5, cq_log2=5), TxRing(tb, 2, log2=5, cq_log2=5)
+    # rings for the worst case: up to 3 frames of MAX_SEGS descriptors per post
+    r0, r2 = TxRing(tb, 0, log2=6, cq_log2=5), TxRing(tb, 2, log2=6, cq_log2=5)
     for r in (r0, r2):
         await r.start()
     host = PagePool(tb, 64, device=False)
@@ -336,8 +338,9 @@ async def run_tx_cq_full(dut) -> None:
     rng = random.Random(cocotb.RANDOM_SEED + 13)
     await tb.reset()
     await tb.write32(regs.TX_FRAME_LIMIT, LIMIT)
-    r1 = TxRing(tb, 1, log2=6, cq_log2=2)
-    r3 = TxRing(tb, 3, log2=8, cq_log2=4)
+    # descriptor rings for the worst case (11 and 24 frames of MAX_SEGS descriptors)
+    r1 = TxRing(tb, 1, log2=8, cq_log2=2)
+    r3 = TxRing(tb, 3, log2=9, cq_log2=4)
     for r in (r1, r3):
         await r.start()
     host = PagePool(tb, 128, device=False)
