@@ -67,9 +67,11 @@ venv_ok() { [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c '' 2>/dev/null; }
 #    liblz4-dev and zlib1g-dev are needed for FST waveforms (--trace-fst); ccache makes every
 #    simulator build after the first reuse the compiled Verilator runtime (~8 s -> <1 s);
 #    lcov gives `genhtml` for the coverage report of `make regress`; iproute2 gives `ip`, which
-#    the live co-simulation uses to configure its TAP device.
+#    the live co-simulation uses to configure its TAP device; clang compiles the Verilator
+#    models (tb/sim.py sim_cxx: its code simulates this design ~20% faster than g++'s and
+#    builds in about half the time; g++ still builds the rest and is the fallback).
 # ---------------------------------------------------------------------------------------------
-APT_PKGS=(make g++ perl liblz4-dev zlib1g-dev ccache lcov iproute2)
+APT_PKGS=(make g++ clang perl liblz4-dev zlib1g-dev ccache lcov iproute2)
 
 PY=""
 if ! venv_ok; then

@@ -24,6 +24,7 @@ module nic_fast_top #(
   parameter int unsigned DATA_W      = 64,
   parameter int unsigned DMA_DATA_W  = 2 * DATA_W,
   parameter int unsigned NUM_RXQ     = 8,
+  parameter int unsigned NUM_TXQ     = 4,
   parameter int unsigned PARSE_BYTES = 128,
   parameter int          STANDALONE  = 0      // 1: no Python, the C driver recycles buffers
 ) (
@@ -140,7 +141,7 @@ module nic_fast_top #(
   logic [NUM_RXQ-1:0]      irq;
 
   nic_top #(
-    .DATA_W(DATA_W), .DMA_DATA_W(DMA_DATA_W), .NUM_RXQ(NUM_RXQ), .ADDR_W(ADDR_W),
+    .DATA_W(DATA_W), .DMA_DATA_W(DMA_DATA_W), .NUM_RXQ(NUM_RXQ), .NUM_TXQ(NUM_TXQ), .ADDR_W(ADDR_W),
     .PARSE_BYTES(PARSE_BYTES)
   ) u_nic (
 `include "nic_top_conn.svh"

@@ -30,7 +30,8 @@ from tb.fast import shared
 from tb.fast.build import C_SOURCE, HARNESS, PUBLIC_VLT, generate
 from tb.fast.shared import RegionSpec, SharedBlock
 from tb.nic_tb import DEV_BASE, DEV_SIZE, HOST_BASE, HOST_SIZE
-from tb.sim import BUILD_ROOT, SIM_BUILD_ARGS, TIMING_BUILD_ARGS, WAIVERS, rtl_file_list, setup_verilator_env
+from tb.sim import (BUILD_ROOT, SIM_BUILD_ARGS, TIMING_BUILD_ARGS, WAIVERS, rtl_file_list,
+                    setup_verilator_env, sim_cxx)
 
 N_HDR = 1024
 N_PAY = 1024
@@ -61,7 +62,8 @@ def build(data_w: int, extra_args: list[str] | None = None, opt_fast: str | None
     root = setup_verilator_env(env)
     if opt_fast:
         env["MAKEFLAGS"] += f" OPT_FAST={opt_fast}"
-    out = BUILD_ROOT / "fast" / "standalone" / f"DATA_W={data_w}{tag}"
+    cxx = sim_cxx(env)
+    out = BUILD_ROOT / "fast" / "standalone" / f"DATA_W={data_w}{tag}{'' if cxx == 'g++' else '-' + cxx}"
     out.mkdir(parents=True, exist_ok=True)
     gen = generate()
     cmd = [str(root / "bin" / "verilator"), "--binary", "-j", "2", "-Mdir", str(out),
