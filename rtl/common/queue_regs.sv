@@ -132,6 +132,16 @@ module queue_regs
     return v;
   endfunction
 
+  // The addressed register as software reads it, for reads and for the write merge. Read in
+  // its own process so that the write below only writes the settings, with constant indices
+  // (the loop unrolls): a simulator then updates them in place instead of copying them every
+  // cycle.
+  logic [31:0] cur_word;
+  always_comb begin
+    cur_word = '0;
+    if (csr_req) cur_word = queue_word(csr_q, csr_word);
+  end
+
   // ---------------------------------------------------------------- queue registers
   always_ff @(posedge clk) begin
     if (rst) begin
@@ -141,36 +151,35 @@ module queue_regs
       arm_q  <= '0;
       err_q  <= '0;
     end else begin
-      automatic logic [MAP_Q-1:0] err_n;
+      automatic logic [MAP_Q-1:0] arm_n, err_n;
+      arm_n = arm_q;
       err_n = err_q;
-      arm_q[NUM_Q-1:0] <= arm_q[NUM_Q-1:0] & ~irq_fire;   // hardware clear; a write below wins
+      arm_n[NUM_Q-1:0] = arm_n[NUM_Q-1:0] & ~irq_fire;     // hardware clear; a write below wins
       if (wr && csr_word[5:3] == 3'd0) begin
-        automatic logic [QW-1:0] q;
-        automatic logic [31:0]   v;
-        q = csr_q;
-        v = (queue_word(q, csr_word) & ~csr_wr_biten) | (csr_wr_data & csr_wr_biten);
-        unique case (csr_word[2:0])
-          3'd0: ctrl_q[q] <= v & C_MASK;
-          3'd1: w1_q[q]   <= v & W1_MASK;
-          3'd2: w2_q[q]   <= v & W2_MASK;
-          3'd3: arm_q[q]  <= v[0];
-          3'd4: err_n[q]  = err_q[q] & ~(csr_wr_data[0] & csr_wr_biten[0]);   // write 1 to clear
-          default: ;
-        endcase
+        automatic logic [31:0] v = (cur_word & ~csr_wr_biten) | (csr_wr_data & csr_wr_biten);
+        for (int q = 0; q < MAP_Q; q++) begin
+          if (csr_q == QW'(q)) begin
+            unique case (csr_word[2:0])
+              3'd0: ctrl_q[q] <= v & C_MASK;
+              3'd1: w1_q[q]   <= v & W1_MASK;
+              3'd2: w2_q[q]   <= v & W2_MASK;
+              3'd3: arm_n[q]  = v[0];
+              3'd4: err_n[q]  = err_q[q] & ~(csr_wr_data[0] & csr_wr_biten[0]);   // write 1 to clear
+              default: ;
+            endcase
+          end
+        end
       end
       err_n[NUM_Q-1:0] = err_n[NUM_Q-1:0] | wr_err_set;                         // set wins
+      arm_q <= arm_n;
       err_q <= err_n;
     end
   end
 
   // ---------------------------------------------------------------- answers (same cycle)
-  assign csr_wr_ack = csr_req && csr_req_is_wr;
-  assign csr_rd_ack = csr_req && !csr_req_is_wr;
-
-  always_comb begin
-    csr_rd_data = '0;
-    if (csr_req && !csr_req_is_wr) csr_rd_data = queue_word(csr_q, csr_word);
-  end
+  assign csr_wr_ack  = csr_req && csr_req_is_wr;
+  assign csr_rd_ack  = csr_req && !csr_req_is_wr;
+  assign csr_rd_data = csr_req_is_wr ? '0 : cur_word;
 
   // ---------------------------------------------------------------- settings
   assign ctrl    = ctrl_q[NUM_Q-1:0];

@@ -27,21 +27,35 @@ module ring_regs
     if (NUM_Q < 1 || NUM_Q > 256) $fatal(1, "ring_regs: NUM_Q must be 1..256");
   end
 
+  // The written register after the merge. Read in its own process so that the write below
+  // only writes the registers, with constant indices (the loop unrolls): a simulator then
+  // updates them in place instead of copying them every cycle.
+  logic [31:0] wr_v;
+  always_comb begin
+    wr_v = '0;
+    if (wr_en) begin
+      wr_v = (ring_reg_word(base[wr_q][63:4], log2_entries[wr_q], sw_idx[wr_q], 16'd0, wr_word)
+              & ~wr_biten) | (wr_data & wr_biten);
+    end
+  end
+
   always_ff @(posedge clk) begin
     if (rst) begin
       base         <= '0;
       log2_entries <= '0;
       sw_idx       <= '0;
     end else if (wr_en) begin
-      automatic logic [31:0] v = (ring_reg_word(base[wr_q][63:4], log2_entries[wr_q], sw_idx[wr_q], 16'd0, wr_word)
-                                     & ~wr_biten) | (wr_data & wr_biten);
-      unique case (wr_word)
-        3'd0:    base[wr_q][31:4]     <= v[31:4];
-        3'd1:    base[wr_q][63:32]    <= v;
-        3'd2:    log2_entries[wr_q]   <= v[3:0];
-        3'd3:    sw_idx[wr_q]         <= v[15:0];
-        default: ;                    // HW_IDX and beyond: read-only or nothing
-      endcase
+      for (int q = 0; q < NUM_Q; q++) begin
+        if (wr_q == QW'(q)) begin
+          unique case (wr_word)
+            3'd0:    base[q][31:4]     <= wr_v[31:4];
+            3'd1:    base[q][63:32]    <= wr_v;
+            3'd2:    log2_entries[q]   <= wr_v[3:0];
+            3'd3:    sw_idx[q]         <= wr_v[15:0];
+            default: ;                 // HW_IDX and beyond: read-only or nothing
+          endcase
+        end
+      end
     end
   end
 

@@ -77,38 +77,43 @@ module rss_table #(
     return (old & ~csr_wr_biten) | (csr_wr_data & csr_wr_biten);
   endfunction
 
-  // Writes: computed only in the access branch.
+  // The addressed register as software reads it, for reads and for the write merge, read in
+  // its own process: the write below then only writes the tables, with constant indices (the
+  // loops unroll), which a simulator updates in place instead of copying them every cycle.
+  logic [31:0] cur_word;
+  always_comb begin
+    cur_word = '0;
+    if (csr_req) begin
+      if (is_ctrl)       cur_word = {26'd0, type_en};
+      else if (is_key)   cur_word = key_word(key_i);
+      else if (is_indir) cur_word = indir_word(indir_j);
+    end
+  end
+
+  // Writes: nothing but the test of the request in a cycle without one.
   always_ff @(posedge clk) begin
     if (rst) begin
       type_en <= '0;
       key     <= '0;
       indir   <= '0;
     end else if (csr_req && csr_req_is_wr) begin
-      if (is_ctrl) begin
-        type_en <= 6'(merge({26'd0, type_en}));
+      automatic logic [31:0] v = merge(cur_word);
+      if (is_ctrl) type_en <= v[5:0];
+      for (int i = 0; i < KEY_WORDS; i++) begin
+        if (is_key && key_i == KEY_IDX_W'(i)) key[32 * (KEY_WORDS - 1 - i) +: 32] <= v;
       end
-      if (is_key) begin
-        key[32 * (KEY_WORDS - 1 - int'(key_i)) +: 32] <= merge(key_word(key_i));
-      end
-      if (is_indir) begin
-        {indir[4 * indir_j + 3], indir[4 * indir_j + 2], indir[4 * indir_j + 1], indir[4 * indir_j]}
-          <= merge(indir_word(indir_j));
+      for (int j = 0; j < INDIR_WORDS; j++) begin
+        if (is_indir && indir_j == INDIR_IDX_W'(j)) begin
+          {indir[4 * j + 3], indir[4 * j + 2], indir[4 * j + 1], indir[4 * j]} <= v;
+        end
       end
     end
   end
 
   // Answers, in the cycle of the request (as the generated block answers its own registers).
-  assign csr_rd_ack = csr_req && !csr_req_is_wr;
-  assign csr_wr_ack = csr_req && csr_req_is_wr;
-
-  always_comb begin
-    csr_rd_data = '0;
-    if (csr_req && !csr_req_is_wr) begin
-      if (is_ctrl)       csr_rd_data = {26'd0, type_en};
-      else if (is_key)   csr_rd_data = key_word(key_i);
-      else if (is_indir) csr_rd_data = indir_word(indir_j);
-    end
-  end
+  assign csr_rd_ack  = csr_req && !csr_req_is_wr;
+  assign csr_wr_ack  = csr_req && csr_req_is_wr;
+  assign csr_rd_data = csr_req_is_wr ? '0 : cur_word;
 
   logic unused;
   assign unused = ^{key_rel[1:0], indir_rel[1:0]};   // 32-bit registers: byte bits unused

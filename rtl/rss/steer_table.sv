@@ -95,8 +95,17 @@ module steer_table #(
     return v;
   endfunction
 
-  // Writes. Everything is computed inside the access branch: a cycle without an access does
-  // no work beyond the test of csr_req.
+  // The addressed word as software reads it, for reads and for the write merge. It is read
+  // here, in its own process, so that the write below only writes the rule arrays: with
+  // constant indices (the loops unroll) a simulator updates them in place, where a process
+  // that read them too would copy every array on every cycle.
+  logic [31:0] cur_word;
+  always_comb begin
+    cur_word = '0;
+    if (csr_req) cur_word = rule_word(csr_rule, csr_word);
+  end
+
+  // Writes: nothing but the test of the request in a cycle without one.
   always_ff @(posedge clk) begin
     if (rst) begin
       rule_en         <= '0;
@@ -114,42 +123,42 @@ module steer_table #(
       rule_dst_addr   <= '0;
       rule_dst_mask   <= '0;
     end else if (csr_req && csr_req_is_wr) begin
-      automatic logic [RULE_W-1:0] r = csr_rule;
-      automatic logic [4:0]        w = csr_word;
       // the addressed word after the write, bit enables applied
-      automatic logic [31:0]       v = (rule_word(r, w) & ~csr_wr_biten) | (csr_wr_data & csr_wr_biten);
-      unique case (w[4:2])
-        G_CTRL: begin
-          unique case (w[1:0])
-            2'd0: begin
-              rule_en[r]         <= v[0];
-              rule_ipver[r]      <= v[11:8];
-              rule_ipver_mask[r] <= v[15:12];
-              rule_proto[r]      <= v[23:16];
-              rule_proto_mask[r] <= v[31:24];
+      automatic logic [31:0] v = (cur_word & ~csr_wr_biten) | (csr_wr_data & csr_wr_biten);
+      for (int r = 0; r < NUM_RULES; r++) begin
+        if (csr_rule == RULE_W'(r)) begin
+          for (int k = 0; k < 4; k++) begin
+            if (csr_word[1:0] == 2'(k)) begin
+              unique case (csr_word[4:2])
+                G_CTRL: begin
+                  if (k == 0) begin
+                    rule_en[r]         <= v[0];
+                    rule_ipver[r]      <= v[11:8];
+                    rule_ipver_mask[r] <= v[15:12];
+                    rule_proto[r]      <= v[23:16];
+                    rule_proto_mask[r] <= v[31:24];
+                  end
+                  if (k == 1) rule_queue[r] <= v[7:0];
+                  if (k == 2) {rule_dport[r], rule_sport[r]} <= v;
+                  if (k == 3) {rule_dport_mask[r], rule_sport_mask[r]} <= v;
+                end
+                G_SRC_ADDR: rule_src_addr[r][32 * k +: 32] <= v;
+                G_SRC_MASK: rule_src_mask[r][32 * k +: 32] <= v;
+                G_DST_ADDR: rule_dst_addr[r][32 * k +: 32] <= v;
+                G_DST_MASK: rule_dst_mask[r][32 * k +: 32] <= v;
+                default: ;
+              endcase
             end
-            2'd1: rule_queue[r] <= v[7:0];
-            2'd2: {rule_dport[r], rule_sport[r]} <= v;
-            2'd3: {rule_dport_mask[r], rule_sport_mask[r]} <= v;
-          endcase
+          end
         end
-        G_SRC_ADDR: rule_src_addr[r][32 * w[1:0] +: 32] <= v;
-        G_SRC_MASK: rule_src_mask[r][32 * w[1:0] +: 32] <= v;
-        G_DST_ADDR: rule_dst_addr[r][32 * w[1:0] +: 32] <= v;
-        G_DST_MASK: rule_dst_mask[r][32 * w[1:0] +: 32] <= v;
-        default: ;
-      endcase
+      end
     end
   end
 
   // Answers, in the cycle of the request (as the generated block answers its own registers).
-  assign csr_rd_ack = csr_req && !csr_req_is_wr;
-  assign csr_wr_ack = csr_req && csr_req_is_wr;
-
-  always_comb begin
-    csr_rd_data = '0;
-    if (csr_req && !csr_req_is_wr) csr_rd_data = rule_word(csr_rule, csr_word);
-  end
+  assign csr_rd_ack  = csr_req && !csr_req_is_wr;
+  assign csr_wr_ack  = csr_req && csr_req_is_wr;
+  assign csr_rd_data = csr_req_is_wr ? '0 : cur_word;
 
   logic unused_addr;
   assign unused_addr = ^csr_addr[1:0];   // 32-bit registers: byte bits unused
