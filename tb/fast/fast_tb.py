@@ -27,10 +27,9 @@ from __future__ import annotations
 
 import random
 from collections import deque
-
-import cocotb
 from dataclasses import dataclass
 
+import cocotb
 from cocotb.triggers import FallingEdge, RisingEdge, Timer
 
 try:
