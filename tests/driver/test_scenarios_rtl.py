@@ -5,9 +5,9 @@ on nic_top under Verilator. `-m "not rtl"` leaves it out for a fast model-only r
 
 `fast` (both widths, a few seconds of simulation each): the fast harness (tb/fast/: HDL
 clock, compiled RX source, TX sink and DMA target; Python wakes per transaction).
-`per_beat` (64 bits, about 90 s): nic_top with cocotbext-axi driving every port from Python,
-a second, independent implementation of the same bus partners, so a fault in the fast
-harness cannot hide a fault in the NIC.
+`per-beat` (64 bits, about 70 s): nic_top with cocotbext-axi driving every port from
+Python, a second, independent implementation of the same bus partners, so a fault in the
+fast harness cannot hide a fault in the NIC.
 """
 from __future__ import annotations
 
@@ -15,19 +15,14 @@ import os
 
 import pytest
 
-from tb.sim import pytest_test_name, rtl_file_list, run_rtl_test
+from tb.fast.build import run_nic_test
+from tb.sim import pytest_test_name
 
 
 @pytest.mark.rtl
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
-@pytest.mark.parametrize('data_w,path', [(64, 'fast'), (512, 'fast'), (64, 'per_beat')])
-def test_driver_scenarios_rtl(data_w: int, path: str) -> None:
-    testcase = os.environ.get('DRIVER_RTL_TESTS')
-    if path == 'fast':
-        from tb.fast.build import run_fast_test
-        run_fast_test('tests.driver.rtl_scenarios', {'DATA_W': data_w}, pytest_test_name(),
-                      testcase=testcase)
-    else:
-        run_rtl_test('nic_top', rtl_file_list(), 'tests.driver.rtl_scenarios', {'DATA_W': data_w},
-                     pytest_test_name(), testcase=testcase)
+@pytest.mark.parametrize('data_w,testbench', [(64, 'fast'), (512, 'fast'), (64, 'per-beat')])
+def test_driver_scenarios_rtl(data_w: int, testbench: str) -> None:
+    run_nic_test(testbench, 'tests.driver.rtl_scenarios', {'DATA_W': data_w}, pytest_test_name(),
+                 testcase=os.environ.get('DRIVER_RTL_TESTS'))
