@@ -294,7 +294,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("file", help="FST file (from --waves, make waves or WAVES=1)")
     w.add_argument("-o", "--output", default=None, help="PNG or SVG (default: FILE.png)")
     w.add_argument("--group", action="append", default=None,
-                   help="signal group (repeatable): rx, dma, csr, queues, all (default rx,dma,csr)")
+                   help="signal group (repeatable): rx, dma, csr, tx, queues, all (default rx,dma,csr)")
     w.add_argument("--signal", action="append", default=None, help="extra signal by (partial) name")
     w.add_argument("--start", type=float, default=None, help="window start, ns")
     w.add_argument("--end", type=float, default=None, help="window end, ns")

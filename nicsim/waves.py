@@ -33,12 +33,17 @@ GROUPS: dict[str, list[str]] = {
             "m_axi_rvalid", "m_axi_rlast"],
     "csr": ["s_axil_awvalid", "s_axil_awaddr", "s_axil_wdata", "s_axil_arvalid",
             "s_axil_araddr", "s_axil_rvalid", "s_axil_rdata"],
-    "queues": [*(n for q in range(8) for n in (f"hwif_in.RXQ.[{q}].CQ.HW_IDX.idx.next",
-                                               f"hwif_out.RXQ.[{q}].CQ.SW_IDX.idx.value")),
+    "tx": ["m_axis_tx_tvalid", "m_axis_tx_tready", "m_axis_tx_tlast", "m_axis_tx_tkeep",
+           "m_axis_tx_tdata"],
+    # nic_top's completion-ring indices: the NIC's producer index and the driver's SW_IDX of
+    # every RX queue, then of every TX queue, and the RX_FRAMES counter
+    "queues": [*(n for q in range(8) for n in (f"cq_hw_idx.[{q}]", f"qcfg.[{q}].cq_sw_idx")),
+               *(n for t in range(8) for n in (f"tx_cq_hw_idx.[{t}]", f"txq_cfg.[{t}].cq_sw_idx")),
                "field_storage.RX_FRAMES.count.value"],
 }
 DEFAULT_GROUPS = ["rx", "dma", "csr"]
-COLORS = {"rx": "#1f77b4", "dma": "#2ca02c", "csr": "#9467bd", "queues": "#d62728", "extra": "#8c564b"}
+COLORS = {"rx": "#1f77b4", "dma": "#2ca02c", "csr": "#9467bd", "tx": "#ff7f0e", "queues": "#d62728",
+          "extra": "#8c564b"}
 
 
 @dataclass

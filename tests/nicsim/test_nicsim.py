@@ -15,7 +15,7 @@ from tests.nicsim.capture import can_capture, make_capture, sent_data
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 COMMITTED = DATA / "tcp_veth.pcap"          # made by tests/nicsim/capture.py on a veth pair
-FST = DATA / "nic_top_replay.fst"           # `nicsim replay --waves` of a short TCP flow
+FST = DATA / "nic_top_replay.fst"           # `nicsim replay --waves` of tcp_veth.pcap (--testbench per-beat, STEER)
 NBYTES = 24_000
 STEER = ["--steer", "proto=tcp,dst-port=5201,queue=7", "--devmem-queues", "7"]
 
@@ -156,6 +156,11 @@ def test_waves_png_and_svg(tmp_path: Path) -> None:
     assert main(["waves", str(FST), "-o", str(svg), "--group", "queues,csr", "--start", "4000",
                  "--end", "9000"]) == 0
     text = svg.read_text()
-    assert "s_axil_araddr" in text and "time (ns)" in text and "CQ.HW_IDX" in text
+    assert "s_axil_araddr" in text and "time (ns)" in text
+    # the queues that moved: queue 7 (the steered flow) and a TX queue (the RSTs and ACKs)
+    assert "cq_hw_idx.[7]" in text and "qcfg.[7].cq_sw_idx" in text and "tx_cq_hw_idx." in text
+    tx = tmp_path / "tx.svg"
+    assert main(["waves", str(FST), "-o", str(tx), "--group", "tx", "--frame", "5"]) == 0
+    assert "m_axis_tx_tvalid" in tx.read_text()
     assert main(["waves", str(FST), "--group", "nope"]) == 2
     assert main(["waves", str(tmp_path / "missing.fst")]) == 2
