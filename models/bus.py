@@ -110,8 +110,20 @@ class DmaAddressSpace:
             raise ValueError(f'error range length {n} must be positive')
         self._error_ranges.append((addr, n))
 
+    def remove_error_range(self, addr: int, n: int) -> None:
+        """Undo one `add_error_range(addr, n)`; ValueError when there is no such range."""
+        try:
+            self._error_ranges.remove((addr, n))
+        except ValueError:
+            raise ValueError(f'no error range [0x{addr:x}, +{n}) to remove') from None
+
     def clear_error_ranges(self) -> None:
         self._error_ranges.clear()
+
+    @property
+    def error_ranges(self) -> list[tuple[int, int]]:
+        """The (addr, n) ranges every access to which fails, oldest first (a copy)."""
+        return list(self._error_ranges)
 
     def region_of(self, addr: int, n: int = 1) -> DmaRegion | None:
         """The region that maps all of `[addr, addr + n)`, or None."""

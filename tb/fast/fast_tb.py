@@ -153,7 +153,7 @@ class FastNicTb:
     # ------------------------------------------------------------------ sync with the C side
     def sync(self) -> None:
         """Hand error ranges to the C target and take its write/error log into `space`."""
-        ranges = list(self.space._error_ranges)
+        ranges = self.space.error_ranges
         if ranges != self._err_ranges:
             self.shm.set_error_ranges(ranges)
             self._err_ranges = ranges

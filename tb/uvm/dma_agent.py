@@ -58,7 +58,7 @@ class DmaErrorInjector:
     def heal(self, addr: int) -> None:
         rng = self.poisoned.pop(addr, None)
         if rng is not None:
-            self.tb.space._error_ranges.remove(rng)
+            self.tb.space.remove_error_range(*rng)
 
 
 class DmaAgent(uvm_agent):

@@ -271,3 +271,19 @@ def test_bus_injected_slave_error() -> None:
     bus.write(HOST_BASE + 80, b'x')
     assert h.read(HOST_BASE + 80, 1) == b'x'
     assert [e.kind for e in bus.errors] == ['SLVERR', 'SLVERR']
+
+
+def test_bus_error_range_removed_and_listed() -> None:
+    bus, h, _ = _space()
+    bus.add_error_range(HOST_BASE + 64, 16)
+    bus.add_error_range(HOST_BASE + 256, 4)
+    assert bus.error_ranges == [(HOST_BASE + 64, 16), (HOST_BASE + 256, 4)]
+    bus.error_ranges.clear()                       # a copy: the bus keeps its ranges
+    assert len(bus.error_ranges) == 2
+    bus.remove_error_range(HOST_BASE + 64, 16)
+    bus.write(HOST_BASE + 64, b'ok')               # healed
+    assert h.read(HOST_BASE + 64, 2) == b'ok'
+    with pytest.raises(DmaSlaveError):
+        bus.read(HOST_BASE + 256, 1)               # the other range still fails
+    with pytest.raises(ValueError, match='no error range'):
+        bus.remove_error_range(HOST_BASE + 64, 16)
