@@ -32,10 +32,13 @@ def run_model(frames: list[bytes | None], cfg: ReplayConfig, problems: list[str 
 
 
 def run_rtl(frames: list[bytes | None], cfg: ReplayConfig, problems: list[str | None],
-            data_width: int = 64, waves: str | None = None, name: str = "nicsim-replay",
+            data_width: int = 64, waves: str | None = None, name: str | None = None,
             seed: int | None = None, testbench: str = "fast") -> ReplayResult:
     """The replay on nic_top under Verilator; `testbench`: "fast" (tb/fast/, Python wakes per
-    frame) or "per-beat" (cocotbext-axi on every port), tb.fast.build.TESTBENCHES."""
+    frame) or "per-beat" (cocotbext-axi on every port), tb.fast.build.TESTBENCHES. `name`
+    names the run's folders (default nicsim-replay, plus -per-beat for that testbench: runs
+    that may go at once need different names)."""
+    name = name or "nicsim-replay" + ("" if testbench == "fast" else f"-{testbench}")
     from tb.fast.build import run_nic_test
     from tb.sim import BUILD_ROOT
     work = BUILD_ROOT / "nicsim" / name

@@ -87,7 +87,8 @@ def main(args: argparse.Namespace) -> int:
         else:
             from nicsim.backends import run_rtl
             res = run_rtl(frames, cfg, [None] * len(frames), args.data_width, waves=waves,
-                          name=f"nicsim-demo-w{args.data_width}", seed=seed, testbench=args.testbench)
+                          name=f"nicsim-demo-w{args.data_width}" + ("" if args.testbench == "fast" else f"-{args.testbench}"),
+                          seed=seed, testbench=args.testbench)
     except AssertionError as exc:
         print(f"demo: FAILED\n{exc}")
         return 1

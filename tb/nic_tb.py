@@ -152,7 +152,8 @@ class NicTb:
 
     @property
     def rx_queued(self) -> int:
-        """Frames queued on the RX port whose last beat has not gone into the NIC yet."""
+        """Frames queued on the RX port that the source has not started sending (cocotbext's
+        count; `FastNicTb.rx_queued` also counts the frame being sent)."""
         return self.rx.queue_occupancy_frames
 
     def tx_frames(self) -> list[bytes]:

@@ -265,8 +265,16 @@ int fm_rx_beat(svBitVecVal *data, long long *keep, int nbytes) {
  * room in the data ring (bytes Python has not released yet are kept). */
 int fm_tx_room(int nbytes) {
     if (!M || !H[H_TX_CAP]) return 0;
+    if (H[H_TX_WP] + (uint64_t)nbytes - tx_start > H[H_TX_DATA_SIZE])
+        fm_die("a TX frame is longer than the TX data ring (FastNicTb tx_data_bytes)");
     if (H[H_TX_PROD] - H[H_TX_CONS] >= H[H_TX_CAP]) return 0;
     return H[H_TX_WP] + (uint64_t)nbytes - H[H_TX_RP] <= H[H_TX_DATA_SIZE];
+}
+
+/* Reset of the harness: the beats of a frame cut short are dropped (whole frames stay). */
+void fm_tx_reset(void) {
+    if (!M) return;
+    H[H_TX_WP] = tx_start;
 }
 
 /* One beat the harness took from m_axis_tx (the caller checked fm_tx_room the cycle before):

@@ -74,6 +74,7 @@ module nic_fast_top #(
   import "DPI-C" function int fm_tx_beat(input bit [511:0] data, input longint keep, input int nbytes,
                                          input int last);
   import "DPI-C" function int fm_tx_room(input int nbytes);
+  import "DPI-C" function void fm_tx_reset();
   import "DPI-C" function int fm_standalone_open();
   import "DPI-C" function int fm_standalone_poll(input longint cycle);
 
@@ -187,7 +188,8 @@ module nic_fast_top #(
   // ------------------------------------------------------------------ TX stream sink
   // Every beat taken goes to C (fm_tx_beat), which appends its tkeep bytes to the frame in
   // progress and queues the frame at tlast. tready is low while the queue has no room for
-  // another beat (asked again each cycle until it has), or in a stall cycle.
+  // another beat (asked again each cycle until it has), or in a stall cycle. A reset drops
+  // the beats of a frame not finished.
   logic tx_room_q = 1'b0;
   logic tx_done_q = 1'b0;
   assign m_axis_tx_tready = tx_room_q && !stall[5];
@@ -196,6 +198,7 @@ module nic_fast_top #(
   always_ff @(posedge clk) begin
     if (rst_i) begin
       tx_room_q <= 1'b0;
+      fm_tx_reset();                       // a frame cut short by the reset is dropped
     end else begin
       if (m_axis_tx_tvalid && m_axis_tx_tready) begin
         bit [511:0] d;
