@@ -71,7 +71,7 @@ venv_ok() { [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c '' 2>/dev/null; }
 #    models (tb/sim.py sim_cxx: its code simulates this design ~20% faster than g++'s and
 #    builds in about half the time; g++ still builds the rest and is the fallback).
 # ---------------------------------------------------------------------------------------------
-APT_PKGS=(make g++ clang perl liblz4-dev zlib1g-dev ccache lcov iproute2)
+APT_PKGS=(make g++ clang perl patch liblz4-dev zlib1g-dev ccache lcov iproute2)
 
 PY=""
 if ! venv_ok; then
