@@ -1,5 +1,5 @@
 // The registers of one queue kind (RX: nic_csr.rdl regfile rxq_t, TX: txq_t) for MAP_Q queues,
-// behind the CSR block's external-region port: the common part of rtl/rx/rxq_regs.sv and
+// behind the CSR block's external-block port: the common part of rtl/rx/rxq_regs.sv and
 // rtl/tx/txq_regs.sv, which name the fields.
 //
 // The register block (peakrdl-regblock) hands every access inside the queues' external block
@@ -87,8 +87,11 @@ module queue_regs
   logic [MAP_Q-1:0][3:0]  rlog2 [NUM_RINGS];
   logic [MAP_Q-1:0][15:0] rsw   [NUM_RINGS];
   logic                   wr;
+  logic [31:0]            cur_word;    // the addressed register as software reads it (below)
+  logic [31:0]            wr_value;    // the addressed register after the write
 
-  assign wr = csr_req && csr_req_is_wr;
+  assign wr       = csr_req && csr_req_is_wr;
+  assign wr_value = csr_merge(cur_word, csr_wr_data, csr_wr_biten);
 
   for (genvar r = 0; r < NUM_RINGS; r++) begin : g_ring
     ring_regs #(.NUM_Q(MAP_Q)) u_ring (
@@ -97,8 +100,7 @@ module queue_regs
       .wr_en        (wr && csr_word[5:3] == 3'(r + 1)),
       .wr_q         (csr_q),
       .wr_word      (csr_word[2:0]),
-      .wr_data      (csr_wr_data),
-      .wr_biten     (csr_wr_biten),
+      .wr_value     (wr_value),
       .base         (rbase[r]),
       .log2_entries (rlog2[r]),
       .sw_idx       (rsw[r])
@@ -132,11 +134,7 @@ module queue_regs
     return v;
   endfunction
 
-  // The addressed register as software reads it, for reads and for the write merge. Read in
-  // its own process so that the write below only writes the settings, with constant indices
-  // (the loop unrolls): a simulator then updates them in place instead of copying them every
-  // cycle.
-  logic [31:0] cur_word;
+  // Read in its own process; the write only writes (nic_pkg, "external register tables").
   always_comb begin
     cur_word = '0;
     if (csr_req) cur_word = queue_word(csr_q, csr_word);
@@ -156,7 +154,7 @@ module queue_regs
       err_n = err_q;
       arm_n[NUM_Q-1:0] = arm_n[NUM_Q-1:0] & ~irq_fire;     // hardware clear; a write below wins
       if (wr && csr_word[5:3] == 3'd0) begin
-        automatic logic [31:0] v = (cur_word & ~csr_wr_biten) | (csr_wr_data & csr_wr_biten);
+        automatic logic [31:0] v = wr_value;
         for (int q = 0; q < MAP_Q; q++) begin
           if (csr_q == QW'(q)) begin
             unique case (csr_word[2:0])

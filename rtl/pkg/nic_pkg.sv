@@ -158,11 +158,24 @@ package nic_pkg;
     return {gen, 4'd0, c.qid, c.status, 32'd0, c.csum, c.tag, c.len, c.ndesc, c.desc_idx};
   endfunction
 
+  // ---------------------------------------------------------------- external register tables
+  // The register tables behind the CSR block's external blocks (queue_regs, ring_regs,
+  // rss_table, steer_table) share two rules. A write merges the data under the bit enables
+  // into the register's current value (csr_merge). The current value is read in its own
+  // always_comb (it is also the read data), and the write process only writes, with constant
+  // indices (loops over the elements unroll): a process that wrote an element of a packed
+  // array at a computed index and also read the array made Verilator copy the whole array
+  // into a shadow every cycle (docs/performance.md, "Write tables in place").
+  function automatic logic [31:0] csr_merge(input logic [31:0] old, input logic [31:0] data,
+                                            input logic [31:0] biten);
+    return (old & ~biten) | (data & biten);
+  endfunction
+
   // ---------------------------------------------------------------- ring registers
   // One ring's registers (nic_csr.rdl regfile ring_t) as software reads them: word w of the
   // ring block (0 BASE_LO, 1 BASE_HI, 2 SIZE, 3 SW_IDX, 4 HW_IDX; others read zero). Bases
-  // are 16-byte aligned (BASE_LO[3:0] read as zero). Used by rtl/common/ring_regs.sv (write
-  // merge) and the queue register blocks (reads), so the layout is written once.
+  // are 16-byte aligned (BASE_LO[3:0] read as zero). Used by rtl/common/queue_regs.sv for reads
+  // and for the write merge, so the layout is written once.
   function automatic logic [31:0] ring_reg_word(input logic [63:4] base, input logic [3:0] log2_entries,
                                                 input logic [15:0] sw_idx, input logic [15:0] hw_idx,
                                                 input logic [2:0] w);

@@ -113,9 +113,10 @@ module flow_steer
 
   always_ff @(posedge clk) begin
     if (s1_valid_q) begin
+      automatic logic [RULE_W-1:0] first = lowest_match(match_q);
       hit_q   <= |match_q;
-      rule_q  <= lowest_match(match_q);
-      queue_q <= rule_queue[lowest_match(match_q)];
+      rule_q  <= first;
+      queue_q <= rule_queue[first];
     end
   end
 

@@ -20,7 +20,9 @@
 // read ack, as the generated block answers its own registers; a write takes effect at that
 // clock edge.
 // Reset: synchronous, active high; RSS_CTRL, key and table to zero (the RDL reset).
-module rss_table #(
+module rss_table
+  import nic_pkg::*;
+#(
   parameter int unsigned KEY_WORDS   = 10,
   parameter int unsigned INDIR_WORDS = 32
 ) (
@@ -73,13 +75,8 @@ module rss_table #(
     return {indir[4 * j + 3], indir[4 * j + 2], indir[4 * j + 1], indir[4 * j]};
   endfunction
 
-  function automatic logic [31:0] merge(input logic [31:0] old);
-    return (old & ~csr_wr_biten) | (csr_wr_data & csr_wr_biten);
-  endfunction
-
-  // The addressed register as software reads it, for reads and for the write merge, read in
-  // its own process: the write below then only writes the tables, with constant indices (the
-  // loops unroll), which a simulator updates in place instead of copying them every cycle.
+  // The addressed register as software reads it, for reads and for the write merge, in its
+  // own process; the write only writes (nic_pkg, "external register tables").
   logic [31:0] cur_word;
   always_comb begin
     cur_word = '0;
@@ -97,7 +94,7 @@ module rss_table #(
       key     <= '0;
       indir   <= '0;
     end else if (csr_req && csr_req_is_wr) begin
-      automatic logic [31:0] v = merge(cur_word);
+      automatic logic [31:0] v = csr_merge(cur_word, csr_wr_data, csr_wr_biten);
       if (is_ctrl) type_en <= v[5:0];
       for (int i = 0; i < KEY_WORDS; i++) begin
         if (is_key && key_i == KEY_IDX_W'(i)) key[32 * (KEY_WORDS - 1 - i) +: 32] <= v;

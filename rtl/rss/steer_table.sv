@@ -24,7 +24,9 @@
 // read ack, as the generated block answers its own registers; a write takes effect at that
 // clock edge.
 // Reset: synchronous, active high; every rule field to zero (the RDL reset).
-module steer_table #(
+module steer_table
+  import nic_pkg::*;
+#(
   parameter int unsigned NUM_RULES = 32,
   localparam int unsigned RULE_W   = NUM_RULES > 1 ? $clog2(NUM_RULES) : 1
 ) (
@@ -95,10 +97,8 @@ module steer_table #(
     return v;
   endfunction
 
-  // The addressed word as software reads it, for reads and for the write merge. It is read
-  // here, in its own process, so that the write below only writes the rule arrays: with
-  // constant indices (the loops unroll) a simulator updates them in place, where a process
-  // that read them too would copy every array on every cycle.
+  // The addressed word as software reads it, for reads and for the write merge, in its own
+  // process; the write only writes (nic_pkg, "external register tables").
   logic [31:0] cur_word;
   always_comb begin
     cur_word = '0;
@@ -124,7 +124,7 @@ module steer_table #(
       rule_dst_mask   <= '0;
     end else if (csr_req && csr_req_is_wr) begin
       // the addressed word after the write, bit enables applied
-      automatic logic [31:0] v = (cur_word & ~csr_wr_biten) | (csr_wr_data & csr_wr_biten);
+      automatic logic [31:0] v = csr_merge(cur_word, csr_wr_data, csr_wr_biten);
       for (int r = 0; r < NUM_RULES; r++) begin
         if (csr_rule == RULE_W'(r)) begin
           for (int k = 0; k < 4; k++) begin

@@ -138,7 +138,7 @@ module nic_top
   // ---------------------------------------------------------------- registers
   nic_csr_pkg::nic_csr__in_t  hwif_in;
   /* verilator lint_off UNUSEDSIGNAL */
-  nic_csr_pkg::nic_csr__out_t hwif_out;   // of the external arrays only the request lines and element 0's shared fields are used
+  nic_csr_pkg::nic_csr__out_t hwif_out;   // some generated fields (e.g. CAPS values) are not read back here
   /* verilator lint_on UNUSEDSIGNAL */
 
   nic_csr u_csr (
@@ -153,8 +153,8 @@ module nic_top
     .hwif_out
   );
 
-  // Per-queue configuration: RXQ[] and TXQ[] are external registers of the CSR block, held by
-  // rxq_regs / txq_regs (instantiated below, after the signals they show).
+  // Per-queue configuration: RXQ[] and TXQ[] are the CSR block's external blocks RXQ_BLOCK and
+  // TXQ_BLOCK, held by rxq_regs / txq_regs (instantiated below, after the signals they show).
   localparam int unsigned QMAP = 8;                // RXQ[8] and TXQ[8] in nic_csr.rdl
   logic [NUM_RXQ-1:0]       q_enable, q_split_en, q_irq_arm;
   logic [NUM_RXQ-1:0][15:0] q_hds_thresh, q_hdr_buf_bytes;

@@ -1,5 +1,5 @@
 // TX queue registers: the storage of TXQ[] (nic_csr.rdl regfile txq_t; docs/registers.md),
-// behind the CSR block's external-region port, and the per-queue settings the TX path uses.
+// behind the CSR block's external-block port, and the per-queue settings the TX path uses.
 // Same scheme as rtl/rx/rxq_regs.sv: the register block hands every access inside TXQ_BLOCK
 // (TXQ[t] at t * 0x100) here (csr_req, byte address csr_addr in the block); the storage and
 // the access rules are rtl/common/queue_regs.sv's, this module names the TX fields.
