@@ -38,8 +38,8 @@ def run_rtl(frames: list[bytes | None], cfg: ReplayConfig, problems: list[str | 
     frame) or "per-beat" (cocotbext-axi on every port), tb.fast.build.TESTBENCHES. `name`
     names the run's folders (default nicsim-replay, plus -per-beat for that testbench: runs
     that may go at once need different names)."""
-    name = name or "nicsim-replay" + ("" if testbench == "fast" else f"-{testbench}")
-    from tb.fast.build import run_nic_test
+    from tb.fast.build import run_name, run_nic_test
+    name = name or run_name("nicsim-replay", testbench)
     from tb.sim import BUILD_ROOT
     work = BUILD_ROOT / "nicsim" / name
     work.mkdir(parents=True, exist_ok=True)

@@ -231,6 +231,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return demo_main(args)
 
 
+def _add_testbench(p: argparse.ArgumentParser) -> None:
+    """--testbench, as tb.fast.build.TESTBENCHES (not imported here: the CLI starts without the
+    simulator packages)."""
+    p.add_argument("--testbench", choices=["fast", "per-beat"], default="fast",
+                   help="rtl: the testbench around nic_top: fast (tb/fast/: HDL/C bus partners, "
+                        "Python per frame; default) or per-beat (cocotbext-axi on every port, "
+                        "~20x slower)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="nicsim", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -243,16 +252,14 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--out", default="build/demo", help="report folder (default build/demo)")
     d.add_argument("--no-waves", action="store_true", help="no waveform, no waveform snapshot")
     d.add_argument("--backend", choices=["rtl", "model"], default="rtl")
-    d.add_argument("--testbench", choices=["fast", "per-beat"], default="fast",
-                   help="rtl: the testbench around nic_top: fast (tb/fast/: HDL/C bus partners, Python per frame; default) or per-beat (cocotbext-axi on every port, ~20x slower)")
+    _add_testbench(d)
     d.add_argument("--seed", type=int, default=None)
     d.set_defaults(func=cmd_demo)
 
     r = sub.add_parser("replay", help="replay a pcap capture through the NIC and the driver")
     r.add_argument("capture", help="classic pcap file, Ethernet link type")
     r.add_argument("--backend", choices=["rtl", "model"], default="rtl")
-    r.add_argument("--testbench", choices=["fast", "per-beat"], default="fast",
-                   help="rtl: the testbench around nic_top: fast (tb/fast/: HDL/C bus partners, Python per frame; default) or per-beat (cocotbext-axi on every port, ~20x slower)")
+    _add_testbench(r)
     r.add_argument("--data-width", type=int, default=64, choices=[64, 128, 256, 512],
                    help="MAC width in bits (DMA is twice that); default 64")
     r.add_argument("--rss-key", type=_rss_key, default=None, help="40-byte Toeplitz key in hex")
@@ -272,8 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     lv = sub.add_parser("live", help="the driver's TCP against the Linux TCP stack (needs root)")
     lv.add_argument("--backend", choices=["model", "rtl"], default="model")
-    lv.add_argument("--testbench", choices=["fast", "per-beat"], default="fast",
-                   help="rtl: the testbench around nic_top: fast (tb/fast/: HDL/C bus partners, Python per frame; default) or per-beat (cocotbext-axi on every port, ~20x slower)")
+    _add_testbench(lv)
     lv.add_argument("--bytes", type=int, default=1 << 20, help="bytes each way (default 1 MiB)")
     lv.add_argument("--drop-rate", type=float, default=0.0,
                     help="probability of dropping a frame in the bridge, both directions")

@@ -86,8 +86,9 @@ def main(args: argparse.Namespace) -> int:
             res = run_model(frames, cfg, [None] * len(frames), args.data_width)
         else:
             from nicsim.backends import run_rtl
+            from tb.fast.build import run_name
             res = run_rtl(frames, cfg, [None] * len(frames), args.data_width, waves=waves,
-                          name=f"nicsim-demo-w{args.data_width}" + ("" if args.testbench == "fast" else f"-{args.testbench}"),
+                          name=run_name(f"nicsim-demo-w{args.data_width}", args.testbench),
                           seed=seed, testbench=args.testbench)
     except AssertionError as exc:
         print(f"demo: FAILED\n{exc}")

@@ -529,9 +529,9 @@ def run_rtl(cfg: LiveConfig, data_width: int = 64, name: str | None = None,
     import json
     import os
 
-    from tb.fast.build import run_nic_test
+    from tb.fast.build import run_name, run_nic_test
     from tb.sim import BUILD_ROOT
-    name = name or f"nicsim-live-w{data_width}" + ("" if testbench == "fast" else f"-{testbench}")
+    name = name or run_name(f"nicsim-live-w{data_width}", testbench)
     if cfg.rto_min_us is None:
         cfg = dataclasses.replace(cfg, rto_min_us=RTL_RTO_MIN_US)
     work = BUILD_ROOT / "nicsim" / name

@@ -384,9 +384,8 @@ def run_rtl_test(
         bug_rtl = patched_rtl_root(bug)
         orig = REPO_ROOT / "rtl"
         src_paths = [bug_rtl / p.relative_to(orig) if p.is_relative_to(orig) else p for p in src_paths]
-    extra_key = ""
-    if sim_cxx() != "g++":       # a build folder per compiler: switching rebuilds
-        extra_key = f"|cxx={sim_cxx()}"
+    cxx = sim_cxx()
+    extra_key = "" if cxx == "g++" else f"|cxx={cxx}"   # a build folder per compiler: switching rebuilds
     if build_args or includes or defines or bug or vlt_paths:
         extra_key += repr((list(build_args), [str(i) for i in includes], sorted(defines.items())))
         if vlt_paths:

@@ -113,6 +113,12 @@ cocotbext-axi on every port (tb/nic_tb.NicTb). A cocotb module that makes its te
 `tb.fast.fast_tb.nic_tb_for` runs on either."""
 
 
+def run_name(base: str, testbench: str) -> str:
+    """Folder name of a run: `base` on the fast harness, `base-per-beat` otherwise, so runs of
+    both testbenches that may go at once never share job, result or run folders."""
+    return base if testbench == "fast" else f"{base}-{testbench}"
+
+
 def run_nic_test(testbench: str, test_module: str, parameters: Mapping[str, object] | None,
                  test_name_for_dirs: str, **kwargs) -> Path:
     """run_rtl_test of a NIC-level cocotb module on the testbench named `testbench`."""

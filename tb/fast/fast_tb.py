@@ -65,8 +65,8 @@ class TxFrame:
 
 
 class FastTxSink:
-    """The harness's TX sink seen from Python: `recv()`, `recv_nowait()`, `empty()`, `count()`
-    (the part of cocotbext-axi's AxiStreamSink interface the tests use)."""
+    """The harness's TX sink seen from Python: `recv()` as cocotbext-axi's AxiStreamSink (what
+    RtlEnv and the loopback cable await), and `recv_all()`."""
 
     def __init__(self, dut, shm: SharedBlock) -> None:
         self.dut = dut
@@ -76,18 +76,12 @@ class FastTxSink:
     def _drain(self) -> None:
         self._queue.extend(TxFrame(f) for f in self.shm.drain_tx())
 
-    def count(self) -> int:
+    def recv_all(self) -> list[TxFrame]:
+        """Every frame sent and not yet received, in order (waits for nothing)."""
         self._drain()
-        return len(self._queue)
-
-    def empty(self) -> bool:
-        return self.count() == 0
-
-    def recv_nowait(self) -> TxFrame:
-        self._drain()
-        if not self._queue:
-            raise IndexError("no TX frame has been sent")
-        return self._queue.popleft()
+        out = list(self._queue)
+        self._queue.clear()
+        return out
 
     async def recv(self) -> TxFrame:
         """The next frame the NIC sends (waits on the harness's tx_done toggle)."""
@@ -238,10 +232,7 @@ class FastNicTb:
     # ------------------------------------------------------------------ TX (MAC side)
     def tx_frames(self) -> list[bytes]:
         """Frames the NIC has sent on m_axis_tx since the last call (tkeep applied)."""
-        out = []
-        while not self.tx.empty():
-            out.append(self.tx.recv_nowait().tdata)
-        return out
+        return [f.tdata for f in self.tx.recv_all()]
 
     def close(self) -> None:
         self.shm.close()

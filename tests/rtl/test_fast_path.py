@@ -7,16 +7,18 @@ widths 64 and 512.
 """
 from __future__ import annotations
 
+import random
+
 import cocotb
 import pytest
 
 from driver import regs
 from driver.rx_queue import RxQueueConfig
 from tb.fast.fast_tb import FastNicTb
+from tb import tx_env
 from tb.frames import Flow, build, pattern
 from tb.nic_tb import TrafficProfile
 from tb.rx_env import bring_up, run_traffic
-from tb import tx_env
 from tb.sim import pytest_test_name
 
 PAYLOAD_SIZES = [0, 1, 7, 8, 63, 64, 65, 127, 128, 255, 256, 511, 1023, 1400]
@@ -66,8 +68,6 @@ async def run_fast_tx_backpressure(dut) -> None:
     memory) through a TX sink queue that holds two frames: while Python does not drain it the
     NIC must stall with exactly two frames delivered, then every frame must arrive byte-exact
     and in order (expected bytes from scapy, docs/tx.md)."""
-    import random
-
     tb = FastNicTb(dut, cocotb.RANDOM_SEED, TrafficProfile(dma_stall=0.2, tx_stall=0.3),
                    tx_frames=2, tx_data_bytes=8192)
     await tb.reset()
