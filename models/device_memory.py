@@ -80,6 +80,10 @@ class GpuAccessor:
         """Store `data` at bus address `addr`."""
         self._store.write(addr, data)
 
+    def fill(self, addr: int, n: int, value: int = 0) -> None:
+        """Set `n` bytes at bus address `addr` to `value`."""
+        self._store.fill(addr, n, value)
+
 
 @dataclass
 class DmaBuf:

@@ -72,6 +72,8 @@ class L4Type(IntEnum):
 
 
 def _check_uint(name: str, value: int, bits: int) -> None:
+    if type(value) is int and 0 <= value < (1 << bits):    # the common case, checked first
+        return
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f'{name} must be an int, got {type(value).__name__} {value!r}')
     if not 0 <= value < (1 << bits):

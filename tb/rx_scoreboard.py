@@ -19,6 +19,12 @@ from models.nic_model import (INFO_COUNTERS, Placement, PlacementConfig, expecte
                               property_counts)
 
 CANARY = 0xA5
+_CANARY_BYTE = bytes([CANARY])
+
+
+def _canary_from(buf: bytes, start: int) -> bool:
+    """True when every byte of `buf` from `start` on is the canary (no copy)."""
+    return buf.count(_CANARY_BYTE, start) == len(buf) - start
 
 
 @dataclass
@@ -61,11 +67,11 @@ class RxScoreboard:
             self.host.fill(self.hdr_bufs[buf_id], self.cfg.hdr_buf_bytes, CANARY)
         else:
             addr = self.pay_bufs[buf_id]
-            data = bytes([CANARY]) * self.cfg.pay_buf_bytes
-            if self.dev.contains(addr, len(data)):
-                self.dev.gpu.write(addr, data)
+            n = self.cfg.pay_buf_bytes
+            if self.dev.contains(addr, n):
+                self.dev.gpu.fill(addr, n, CANARY)
             else:
-                self.host.write(addr, data)
+                self.host.fill(addr, n, CANARY)
 
     def _read_pay(self, addr: int, n: int) -> bytes:
         # The GPU reads device memory; only host buffers are read by the CPU.
@@ -125,7 +131,7 @@ class RxScoreboard:
             addr = self.hdr_bufs[hdr_id]
             buf = self.host.read(addr, self.cfg.hdr_buf_bytes)
             assert buf[:p.hdr_len] == p.hdr_bytes, f"{where}: header buffer bytes differ"
-            assert buf[p.hdr_len:] == bytes([CANARY]) * (len(buf) - p.hdr_len), \
+            assert _canary_from(buf, p.hdr_len), \
                 f"{where}: header buffer written past hdr_len={p.hdr_len}"
             self.hdr_bytes_to_host += p.hdr_len
         payload = bytearray()
@@ -134,7 +140,7 @@ class RxScoreboard:
             buf = self._read_pay(addr, self.cfg.pay_buf_bytes)
             payload += buf[:len(piece)]
             assert buf[:len(piece)] == piece, f"{where}: payload buffer {buf_id} bytes differ"
-            assert buf[len(piece):] == bytes([CANARY]) * (len(buf) - len(piece)), \
+            assert _canary_from(buf, len(piece)), \
                 f"{where}: payload buffer {buf_id} written past {len(piece)} bytes"
             if self.dev.contains(addr, 1):
                 self.payload_bytes_to_device += len(piece)
