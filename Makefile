@@ -64,7 +64,7 @@ waves: setup ## re-run TEST=<pytest -k expr> with FST waves; GTKWave if a displa
 	if [ -z "$$new" ]; then echo "waves: no waveform written (no RTL test matched TEST='$(TEST)'?)"; exit $$rc; fi; \
 	echo "waves: written:"; echo "$$new" | sed 's/^/  /'; \
 	if [ -n "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ] && command -v gtkwave >/dev/null; then \
-	  for f in $$new; do gtkwave --save=scripts/nic_top.gtkw "$$f" & done; \
+	  for f in $$new; do .venv/bin/nicsim waves "$$f" --gtkw "$${f%.fst}.gtkw" && gtkwave --save="$${f%.fst}.gtkw" "$$f" & done; \
 	else for f in $$new; do .venv/bin/nicsim waves "$$f" -o "$${f%.fst}.png" || true; done; fi; exit $$rc
 
 bench: setup ## benchmarks -> build/bench/bench.json + plots: RX/TX line rate, DMA efficiency, latency, devmem goodput, sim speed

@@ -2,7 +2,7 @@
 
   nicsim demo                  the devmem story on the RTL, with a report (docs/nicsim.md)
   nicsim replay CAPTURE.pcap   replay a capture through the driver on the RTL or the model
-  nicsim waves FILE.fst        render named signal groups of a waveform to PNG or SVG
+  nicsim waves FILE.fst        render named signal groups of a waveform to PNG or SVG (or --gtkw: a GTKWave layout)
   nicsim live                  the driver's TCP against the Linux stack in a namespace (root)
 """
 from __future__ import annotations
@@ -144,10 +144,13 @@ def print_summary(res, wall: float) -> None:  # type: ignore[no-untyped-def]
 
 # ------------------------------------------------------------------------------------ waves
 def cmd_waves(args: argparse.Namespace) -> int:
-    from nicsim.waves import WaveError, render
+    from nicsim.waves import WaveError, render, write_gtkw
     try:
-        out = render(args.file, args.output, groups=args.group, start=args.start, end=args.end,
-                     frame=args.frame, window=args.window, extra=args.signal)
+        if args.gtkw:
+            out = write_gtkw(args.file, args.gtkw, groups=args.group, extra=args.signal)
+        else:
+            out = render(args.file, args.output, groups=args.group, start=args.start, end=args.end,
+                         frame=args.frame, window=args.window, extra=args.signal)
     except (WaveError, OSError) as e:
         print(f"nicsim waves: {e}", file=sys.stderr)
         return 2
@@ -306,6 +309,8 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--end", type=float, default=None, help="window end, ns")
     w.add_argument("--frame", type=int, default=None, help="centre on the Nth frame on the RX stream (0-based)")
     w.add_argument("--window", type=float, default=None, help="window width in ns around --frame (default: from just before the frame to 600 ns after its last beat)")
+    w.add_argument("--gtkw", metavar="FILE.gtkw", default=None,
+                   help="write a GTKWave save file of the groups (default: all) instead of a picture")
     w.set_defaults(func=cmd_waves)
     return ap
 

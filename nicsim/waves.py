@@ -13,6 +13,10 @@ The window is --start/--end in ns, or --window ns around the Nth frame on the RX
 (--frame N: the Nth frame accepted; without --window, from just before its first beat to
 600 ns after its last, which shows its DMA writes), or by default 800 ns from the first frame.
 1-bit signals are drawn as steps; buses as labelled segments with their value in hex.
+
+`--gtkw FILE.gtkw` writes a GTKWave save file instead: the same groups (default: every group,
+queues that moved only), named as GTKWave names this file's signals, so one layout command
+serves any waveform, nic_top's or the fast harness's (`make waves` opens GTKWave with it).
 """
 from __future__ import annotations
 
@@ -52,6 +56,7 @@ class Trace:
     width: int
     times: list[int]      # ps
     values: list[object]
+    full: str = ""        # the full name in the file (pywellen's)
 
     def at(self, t: int) -> object:
         i = bisect.bisect_right(self.times, t) - 1
@@ -96,7 +101,7 @@ class Wave:
             values.append(val)
         if times:
             self.end_ps = max(self.end_ps, times[-1])
-        return Trace(full.replace("$rootio.", ""), v.bitwidth or 1, times, values)
+        return Trace(full.replace("$rootio.", ""), v.bitwidth or 1, times, values, full)
 
 
 def _as_int(v: object) -> int | None:
@@ -134,21 +139,20 @@ def frame_spans(wave: Wave) -> list[tuple[int, int]]:
     return spans
 
 
-def render(path: str | Path, output: str | Path | None = None, *, groups: list[str] | None = None,
-           start: float | None = None, end: float | None = None, frame: int | None = None,
-           window: float | None = None, extra: list[str] | None = None) -> Path:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    matplotlib.rcParams["svg.fonttype"] = "none"     # SVG text stays text (searchable)
-    wave = Wave(path)
-    groups = [g for spec in (groups or DEFAULT_GROUPS) for g in spec.split(",") if g]
-    if "all" in groups:
-        groups = list(GROUPS)
-    unknown = [g for g in groups if g not in GROUPS]
+def _group_names(groups: list[str] | None, default: list[str]) -> list[str]:
+    names = [g for spec in (groups or default) for g in spec.split(",") if g]
+    if "all" in names:
+        names = list(GROUPS)
+    unknown = [g for g in names if g not in GROUPS]
     if unknown:
         raise WaveError(f"unknown group(s) {unknown}; known: {', '.join(GROUPS)}, all")
+    return names
+
+
+def _rows(wave: Wave, path: str | Path, groups: list[str],
+          extra: list[str] | None) -> list[tuple[str, Trace]]:
+    """(group, trace) of every group signal this waveform has, then the extra signals; queue
+    indices that never moved are left out."""
     rows: list[tuple[str, Trace]] = []
     for g in groups:
         for pat in GROUPS[g]:
@@ -162,9 +166,57 @@ def render(path: str | Path, output: str | Path | None = None, *, groups: list[s
         rows.append(("extra", wave.trace(full)))
     if not rows:
         raise WaveError(f"{path}: none of the signals of groups {groups} is in this waveform")
-    if groups == ["queues"] or "queues" in groups:   # drop queues that never moved
-        rows = [(g, tr) for g, tr in rows if g != "queues" or len(set(map(str, tr.values))) > 1
-                or "RX_FRAMES" in tr.name]
+    return [(g, tr) for g, tr in rows if g != "queues" or len(set(map(str, tr.values))) > 1
+            or "RX_FRAMES" in tr.name]
+
+
+def gtkw_name(full: str, width: int) -> str:
+    """GTKWave's name for the signal pywellen calls `full` in a Verilator FST: the same scopes
+    (top-level ports under `$rootio`), an array element `a.[3]` as `a.a[3]`, and a bus with
+    its bit range, `x[63:0]` (checked against GTKWave 3.3's facility list of both harnesses'
+    waveforms)."""
+    scope, _, leaf = full.rpartition(".")
+    if leaf.startswith("[") and scope:
+        parent = scope.rpartition(".")[2]
+        full = f"{scope}.{parent}{leaf}"
+    return f"{full}[{width - 1}:0]" if width > 1 else full
+
+
+def write_gtkw(path: str | Path, output: str | Path | None = None, *,
+               groups: list[str] | None = None, extra: list[str] | None = None) -> Path:
+    """A GTKWave save file showing `groups` (default: all) of the waveform at `path`."""
+    wave = Wave(path)
+    names = _group_names(groups, list(GROUPS))
+    rows = _rows(wave, path, names, extra)
+    lines = [f"[*] GTKWave layout for {Path(path).name}, written by nicsim waves --gtkw",
+             f'[dumpfile] "{Path(path).resolve()}"', "[timestart] 0"]
+    shown, fmt = None, None
+    for g, tr in rows:
+        if g != shown:
+            lines += ["@200", f"-{g}"]         # a group label
+            shown, fmt = g, "@200"
+        want = "@28" if tr.width == 1 else "@22"  # GTKWave flags: binary trace, hex bus
+        if want != fmt:
+            lines.append(want)
+            fmt = want
+        lines.append(gtkw_name(tr.full, tr.width))
+    out = Path(output) if output else Path(path).with_suffix(".gtkw")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def render(path: str | Path, output: str | Path | None = None, *, groups: list[str] | None = None,
+           start: float | None = None, end: float | None = None, frame: int | None = None,
+           window: float | None = None, extra: list[str] | None = None) -> Path:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    matplotlib.rcParams["svg.fonttype"] = "none"     # SVG text stays text (searchable)
+    wave = Wave(path)
+    groups = _group_names(groups, DEFAULT_GROUPS)
+    rows = _rows(wave, path, groups, extra)
 
     if start is None or end is None:
         spans = frame_spans(wave) if (frame is not None or start is None) else []

@@ -164,3 +164,30 @@ def test_waves_png_and_svg(tmp_path: Path) -> None:
     assert "m_axis_tx_tvalid" in tx.read_text()
     assert main(["waves", str(FST), "--group", "nope"]) == 2
     assert main(["waves", str(tmp_path / "missing.fst")]) == 2
+
+
+def test_waves_gtkw_layout(tmp_path: Path) -> None:
+    """The GTKWave layout names signals as GTKWave does. The expected names are from GTKWave
+    3.3.118's own facility list of this file (`gtkwave -S` with a Tcl script printing
+    `gtkwave::getFacName`, 2026-11-30), not from nicsim."""
+    from nicsim.waves import gtkw_name
+    out = tmp_path / "layout.gtkw"
+    assert main(["waves", str(FST), "--gtkw", str(out)]) == 0
+    lines = out.read_text().splitlines()
+    assert f'[dumpfile] "{FST.resolve()}"' in lines
+    signals = [ln for ln in lines if ln and ln[0] not in "[@-"]
+    for name in ("$rootio.s_axis_rx_tvalid", "$rootio.s_axis_rx_tdata[63:0]",
+                 "$rootio.m_axi_awaddr[63:0]", "$rootio.s_axil_araddr[15:0]",
+                 "$rootio.m_axis_tx_tvalid", "nic_top.cq_hw_idx.cq_hw_idx[7][15:0]",
+                 "nic_top.qcfg.[7].cq_sw_idx[15:0]",
+                 "nic_top.u_csr.field_storage.RX_FRAMES.count.value[31:0]"):
+        assert name in signals, name
+    assert [ln[1:] for ln in lines if ln.startswith("-")] == ["rx", "dma", "csr", "tx", "queues"]
+    # queue indices that never moved are left out (queue 0 carries nothing in this capture)
+    assert "nic_top.cq_hw_idx.cq_hw_idx[0][15:0]" not in signals
+    # one group only; the fast harness's names (GTKWave's list of a nic_fast_top waveform)
+    assert main(["waves", str(FST), "--gtkw", str(out), "--group", "csr"]) == 0
+    assert [ln[1:] for ln in out.read_text().splitlines() if ln.startswith("-")] == ["csr"]
+    assert gtkw_name("nic_fast_top.s_axis_rx_tvalid", 1) == "nic_fast_top.s_axis_rx_tvalid"
+    assert gtkw_name("nic_fast_top.u_nic.cq_hw_idx.[0]", 16) == "nic_fast_top.u_nic.cq_hw_idx.cq_hw_idx[0][15:0]"
+    assert main(["waves", str(tmp_path / "missing.fst"), "--gtkw", str(out)]) == 2
