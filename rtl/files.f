@@ -12,7 +12,7 @@ rtl/rx/rxq_regs.sv
 rtl/rx/rx_ingress.sv
 rtl/rx/rx_frame_fifo.sv
 rtl/rx/rx_parser.sv
-rtl/rx/rx_desc_fetch.sv
+rtl/rx/rx_desc_engine.sv
 rtl/rx/rx_realign.sv
 rtl/rx/rx_split_dma.sv
 rtl/rx/rx_dma.sv

@@ -16,7 +16,9 @@
 // the indices at zero; a read still in flight then is waited for and discarded. `enable` low
 // stops new reads only.
 // Reset: synchronous, active high.
-module desc_fetch #(
+module desc_fetch
+  import nic_pkg::*;
+#(
   parameter int unsigned DMA_DATA_W  = 64,
   parameter int unsigned ADDR_W      = 64,
   parameter int unsigned CACHE_DEPTH = 16,
@@ -80,32 +82,17 @@ module desc_fetch #(
   logic              lo_err_q;
 
   // ---------------------------------------------------------------- batch size and issue
-  // Descriptors to fetch next from fetch position `fidx`: at most MAX_BATCH, what software
-  // posted, what is left before the ring wraps and before the next 4 KiB boundary, what the
-  // cache has room for, and never more than one ring ahead of what was consumed, whatever
-  // SW_IDX says. Evaluated only while a fetch could start (below), so a disabled or busy
-  // queue's prefetcher costs a simulator nothing here.
+  // Descriptors to fetch next from fetch position `fidx` (the rules: nic_pkg::desc_batch).
+  // Evaluated only while a fetch could start (below), so a disabled or busy queue's
+  // prefetcher costs a simulator nothing here.
   // Index mask of the ring (entries - 1).
   function automatic logic [15:0] ring_mask();
     return (16'd1 << ring_log2) - 16'd1;
   endfunction
 
   function automatic logic [15:0] batch_size(input logic [15:0] fidx, input logic [11:0] addr_lo);
-    logic [15:0] mask, pending, in_ring, to_4k, room, ahead, ring_room, k;
-    mask      = ring_mask();
-    pending   = sw_idx - fidx;
-    in_ring   = (mask + 16'd1) - (fidx & mask);
-    to_4k     = (16'h1000 - {4'd0, addr_lo}) >> 4;
-    room      = 16'(CACHE_DEPTH) - 16'(cache_count);
-    ahead     = fidx - hw_idx_q;
-    ring_room = (ahead >= mask + 16'd1) ? 16'd0 : (mask + 16'd1) - ahead;
-    k = 16'(MAX_BATCH);
-    if (pending < k)   k = pending;
-    if (ring_room < k) k = ring_room;
-    if (in_ring < k)   k = in_ring;
-    if (to_4k < k)     k = to_4k;
-    if (room < k)      k = room;
-    return k;
+    return desc_batch(16'(MAX_BATCH), sw_idx, fidx, hw_idx_q, ring_log2, addr_lo,
+                      16'(CACHE_DEPTH) - 16'(cache_count));
   endfunction
 
   // Ring entry `fidx` in bus address space.
@@ -176,13 +163,11 @@ module desc_fetch #(
       if (enable && run && !inflight_q) begin
         automatic logic [63:0] entry_addr = entry_at(fetch_idx_q);
         automatic logic [15:0] k16        = batch_size(fetch_idx_q, entry_addr[11:0]);
-        // bytes from the first beat's start to the last descriptor's end
-        automatic logic [16:0] span       = ({5'd0, entry_addr[11:0]} & 17'(DB - 1)) + {k16[12:0], 4'd0};
         if (k16 != '0) begin
           ar_valid_q  <= 1'b1;
-          ar_addr_q   <= (DB >= 16) ? ADDR_W'(entry_addr & ~64'(DB - 1)) : ADDR_W'(entry_addr);
-          ar_len_q    <= (DB >= 16) ? 8'(((span + 17'(DB - 1)) >> $clog2(DB)) - 17'd1) : 8'(k16 * 16'(BPD) - 16'd1);
-          lane_q      <= (DB >= 16) ? LW'(entry_addr[$clog2(DB)-1:0] >> 4) : '0;
+          ar_addr_q   <= ADDR_W'(desc_araddr(entry_addr, DB));
+          ar_len_q    <= desc_arlen(entry_addr[11:0], k16, DB);
+          lane_q      <= LW'(desc_lane(entry_addr[9:0], DB));
           half_q      <= '0;
           left_q      <= KW'(k16);
           inflight_q  <= 1'b1;

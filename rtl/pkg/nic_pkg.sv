@@ -191,4 +191,51 @@ package nic_pkg;
     return v;
   endfunction
 
+  // ---------------------------------------------------------------- descriptor prefetch
+  // The read-planning rules of the descriptor prefetchers (rtl/rx/rx_desc_engine.sv for the
+  // RX rings, rtl/common/desc_fetch.sv under each TX queue), written once.
+  //
+  // Descriptors to fetch next from fetch index `fidx` of a ring of 2^log2 16-byte entries
+  // whose entry `fidx` is at an address ending in `addr_lo`: at most `max_batch`, what
+  // software posted (`sw_idx`), what is left before the ring wraps and before the next 4 KiB
+  // boundary, what the cache has room for (`room`), and never more than one ring ahead of
+  // what was consumed (`hw_idx`), whatever SW_IDX says. Rings are 16-byte aligned, so the
+  // result is 0 only when nothing is posted, the cache is full or the ring is a ring ahead.
+  function automatic logic [15:0] desc_batch(input logic [15:0] max_batch, input logic [15:0] sw_idx,
+                                             input logic [15:0] fidx, input logic [15:0] hw_idx,
+                                             input logic [3:0] log2, input logic [11:0] addr_lo,
+                                             input logic [15:0] room);
+    logic [15:0] mask, pending, in_ring, to_4k, ahead, ring_room, k;
+    mask      = (16'd1 << log2) - 16'd1;
+    pending   = sw_idx - fidx;
+    in_ring   = (mask + 16'd1) - (fidx & mask);
+    to_4k     = (16'h1000 - {4'd0, addr_lo}) >> 4;
+    ahead     = fidx - hw_idx;
+    ring_room = (ahead >= mask + 16'd1) ? 16'd0 : (mask + 16'd1) - ahead;
+    k = max_batch;
+    if (pending < k)   k = pending;
+    if (ring_room < k) k = ring_room;
+    if (in_ring < k)   k = in_ring;
+    if (to_4k < k)     k = to_4k;
+    if (room < k)      k = room;
+    return k;
+  endfunction
+
+  // The AXI read of `k` descriptors from `entry` on a bus of `db` bytes (a power of two >= 8):
+  // araddr (the bus word holding the first one on a bus of 16 bytes or more), arlen, and the
+  // 16-byte lane of the first descriptor in the first beat (0 on a 64-bit bus, where one
+  // descriptor takes two beats).
+  function automatic logic [63:0] desc_araddr(input logic [63:0] entry, input int unsigned db);
+    return (db >= 16) ? (entry & ~64'(db - 1)) : entry;
+  endfunction
+  function automatic logic [7:0] desc_arlen(input logic [11:0] entry_lo, input logic [15:0] k,
+                                            input int unsigned db);
+    logic [16:0] span;      // bytes from the first beat's start to the last descriptor's end
+    span = ({5'd0, entry_lo} & 17'(db - 1)) + {k[12:0], 4'd0};
+    return (db >= 16) ? 8'((span + 17'(db - 1)) / 17'(db) - 17'd1) : 8'(k * 16'(16 / db) - 16'd1);
+  endfunction
+  function automatic logic [5:0] desc_lane(input logic [9:0] entry_lo, input int unsigned db);
+    return (db >= 16) ? 6'((entry_lo & 10'(db - 1)) >> 4) : 6'd0;
+  endfunction
+
 endpackage

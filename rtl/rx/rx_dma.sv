@@ -22,7 +22,8 @@ module rx_dma
   parameter int unsigned PARSE_BYTES = 128,
   parameter int unsigned CACHE_DEPTH = 16,
   parameter int unsigned MAX_BURST   = 256,
-  localparam int unsigned CW         = $clog2(CACHE_DEPTH) + 1
+  localparam int unsigned CW         = $clog2(CACHE_DEPTH) + 1,
+  localparam int unsigned QW         = (NUM_RXQ > 1) ? $clog2(NUM_RXQ) : 1
 ) (
   input  logic                          clk,
   input  logic                          rst,
@@ -39,13 +40,15 @@ module rx_dma
   output logic [NUM_RXQ-1:0][15:0]      cq_hw_idx,
   input  logic [NUM_RXQ-1:0]            hdr_desc_valid,
   output logic [NUM_RXQ-1:0]            hdr_desc_pop,
-  input  logic [NUM_RXQ-1:0][63:0]      hdr_desc_addr,
-  input  logic [NUM_RXQ-1:0][15:0]      hdr_desc_id,
+  output logic [QW-1:0]                 hdr_sel,      // the queue whose header head is read
+  input  logic [63:0]                   hdr_desc_addr,
+  input  logic [15:0]                   hdr_desc_id,
   input  logic [NUM_RXQ-1:0][15:0]      hdr_posted,
   input  logic [NUM_RXQ-1:0]            pay_desc_valid,
   output logic [NUM_RXQ-1:0]            pay_desc_pop,
-  input  logic [NUM_RXQ-1:0][63:0]      pay_desc_addr,
-  input  logic [NUM_RXQ-1:0][15:0]      pay_desc_id,
+  output logic [QW-1:0]                 pay_sel,      // the queue whose payload head is read
+  input  logic [63:0]                   pay_desc_addr,
+  input  logic [15:0]                   pay_desc_id,
   input  logic [NUM_RXQ-1:0][15:0]      pay_posted,
   input  logic [NUM_RXQ-1:0][CW-1:0]    pay_cached,
   // AXI4 write channels
@@ -79,7 +82,6 @@ module rx_dma
 );
   localparam int unsigned DB        = DATA_W / 8;
   localparam int unsigned LW        = $clog2(DB);
-  localparam int unsigned QW        = (NUM_RXQ > 1) ? $clog2(NUM_RXQ) : 1;
   localparam int unsigned CPLW      = (DATA_W >= 128) ? DATA_W : 128;
   localparam int unsigned CPL_BEATS = (DATA_W >= 128) ? 1 : 128 / DATA_W;
   localparam int unsigned BEAT_W    = 17 - LW + 1;
@@ -105,8 +107,8 @@ module rx_dma
     .clk, .rst,
     .meta_valid, .meta_ready, .meta, .cls,
     .qcfg,
-    .hdr_desc_valid, .hdr_desc_pop, .hdr_desc_addr, .hdr_desc_id, .hdr_posted,
-    .pay_desc_valid, .pay_desc_pop, .pay_desc_addr, .pay_desc_id, .pay_posted, .pay_cached,
+    .hdr_desc_valid, .hdr_desc_pop, .hdr_sel, .hdr_desc_addr, .hdr_desc_id, .hdr_posted,
+    .pay_desc_valid, .pay_desc_pop, .pay_sel, .pay_desc_addr, .pay_desc_id, .pay_posted, .pay_cached,
     .rng_valid, .rng_ready, .rng_end, .rng_emit, .rng_frame_end,
     .cmd_valid (pcmd_valid), .cmd_ready (pcmd_ready), .cmd_addr (pcmd_addr), .cmd_len (pcmd_len),
     .cmd_src_cpl (pcmd_src_cpl), .cmd_queue (pcmd_queue),

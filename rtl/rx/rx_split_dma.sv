@@ -43,13 +43,15 @@ module rx_split_dma
   // per-queue descriptor caches
   input  logic [NUM_RXQ-1:0]            hdr_desc_valid,
   output logic [NUM_RXQ-1:0]            hdr_desc_pop,
-  input  logic [NUM_RXQ-1:0][63:0]      hdr_desc_addr,
-  input  logic [NUM_RXQ-1:0][15:0]      hdr_desc_id,
+  output logic [QW-1:0]                 hdr_sel,      // the queue whose header head is read
+  input  logic [63:0]                   hdr_desc_addr,
+  input  logic [15:0]                   hdr_desc_id,
   input  logic [NUM_RXQ-1:0][15:0]      hdr_posted,
   input  logic [NUM_RXQ-1:0]            pay_desc_valid,
   output logic [NUM_RXQ-1:0]            pay_desc_pop,
-  input  logic [NUM_RXQ-1:0][63:0]      pay_desc_addr,
-  input  logic [NUM_RXQ-1:0][15:0]      pay_desc_id,
+  output logic [QW-1:0]                 pay_sel,      // the queue whose payload head is read
+  input  logic [63:0]                   pay_desc_addr,
+  input  logic [15:0]                   pay_desc_id,
   input  logic [NUM_RXQ-1:0][15:0]      pay_posted,
   input  logic [NUM_RXQ-1:0][CW-1:0]    pay_cached,
   // realigner ranges
@@ -109,6 +111,8 @@ module rx_split_dma
 
   assign q_ok = {25'd0, cls.qid} < 32'(NUM_RXQ);
   assign q    = q_ok ? QW'(cls.qid) : '0;
+  assign hdr_sel = q;       // header buffers are taken for the frame being decided
+  assign pay_sel = fr_q.q;  // payload buffers for the frame being written
 
   // ---------------------------------------------------------------- per-frame decision
   logic        split_cand, hdr_overflow, split;
@@ -241,7 +245,7 @@ module rx_split_dma
             rng_end   = hdr_len;
             rng_emit  = 1'b1;
             cmd_valid = rng_ready;
-            cmd_addr  = ADDR_W'(hdr_desc_addr[q]);
+            cmd_addr  = ADDR_W'(hdr_desc_addr);
             cmd_len   = {1'b0, hdr_len};
             if (rng_ready && cmd_ready) begin
               advance         = 1'b1;
@@ -266,7 +270,7 @@ module rx_split_dma
           // No padding after the last piece: it ends the frame (no empty tail range).
           rng_frame_end = (pos_q + seg_len == meta.frame_len);
           cmd_valid = rng_ready;
-          cmd_addr  = ADDR_W'(pay_desc_addr[fr_q.q]);
+          cmd_addr  = ADDR_W'(pay_desc_addr);
           cmd_len   = {1'b0, seg_len};
           cmd_queue = fr_q.q;
           if (rng_ready && cmd_ready) begin
@@ -341,7 +345,7 @@ module rx_split_dma
             fr_q.hdr_len <= hdr_len;
             fr_q.pay_end <= pay_end;
             fr_q.log2    <= qcfg[q].pay_buf_log2;
-            if (split) hdr_id_q <= hdr_desc_id[q];
+            if (split) hdr_id_q <= hdr_desc_id;
           end
           S_SEG: begin
             if (!qcfg[fr_q.q].enable || (seg_len != '0 && !pay_desc_valid[fr_q.q])) begin
@@ -349,7 +353,7 @@ module rx_split_dma
             end else begin
               state_q   <= S_CPL;
               seg_len_q <= seg_len;
-              pay_id_q  <= pay_desc_id[fr_q.q];
+              pay_id_q  <= pay_desc_id;
             end
           end
           S_CPL: begin

@@ -4,7 +4,7 @@
 //
 //   s_axis_rx ─► rx_ingress ─► rx_frame_fifo ─────────────────────► rx_dma ──────┐
 //                  └─► rx_parser ─► rx_classify (RSS, steering) ─► metadata FIFO ─┘ (writer 0)
-//   per RX queue: rx_desc_fetch (header ring), rx_desc_fetch (payload ring) ──┐    │
+//   rx_desc_engine (every RX queue's header and payload ring) ────────────────┐    │
 //   tx_engine (rtl/tx, docs/tx.md):                                            │    ▼
 //     per TX queue: tx_desc_fetch ─► tx_sched ─► segment reads ────────────────┤  axi_wr_mux ─► m_axi AW/W/B
 //     R ─► tx_gather ─► tx_store (tx_csum, TX FIFO) ─► tx_egress ─► m_axis_tx  │    ▲
@@ -118,8 +118,9 @@ module nic_top
   localparam int unsigned DMA_BYTES  = DMA_DATA_W / 8;
   localparam int unsigned FIFO_DEPTH = FIFO_BYTES / DMA_BYTES;
   localparam int unsigned CW         = $clog2(DESC_CACHE) + 1;
-  localparam int unsigned NRD        = 2 * NUM_RXQ;            // descriptor fetchers
-  localparam int unsigned NAR        = NRD + NUM_TXQ + 1;      // AXI readers: RX, TX rings, TX data
+  localparam int unsigned NRD        = 2 * NUM_RXQ;            // RX descriptor rings (ARID 0..NRD-1)
+  localparam int unsigned NAR        = 1 + NUM_TXQ + 1;        // AXI readers: RX rings, TX rings, TX data
+  localparam int unsigned QW         = (NUM_RXQ > 1) ? $clog2(NUM_RXQ) : 1;
   localparam int unsigned AIW        = $clog2(NAR);
   localparam int unsigned TX_DESC_ID = 16;
   localparam int unsigned TX_DATA_ID = 24;
@@ -176,7 +177,7 @@ module nic_top
   logic ev_frame, ev_runt, ev_fcs, ev_oversize, ev_fifo, ev_hdr_err, ev_queue_off;
   logic ev_no_hdr, ev_no_pay, ev_cq_full, ev_wr_err, ev_hdr_overflow;
   logic ev_steer_bad_queue, ev_rss_bad_queue;
-  logic [NRD-1:0]     ev_rd_err, ev_desc_err;
+  logic               ev_rd_err, ev_desc_err;
   logic [NUM_RXQ-1:0] q_wr_err, q_busy, irq_fire;
   logic               meta_in_valid;
   rx_meta_t           meta_in;
@@ -303,8 +304,8 @@ module nic_top
     hwif_in.RX_DROP_CQ_FULL.count.incr    = ev_cq_full;
     hwif_in.RX_DMA_WR_ERR.count.incr      = ev_wr_err;
     // At most one descriptor read completes per cycle (R beats arrive one at a time).
-    hwif_in.RX_DMA_RD_ERR.count.incr      = |ev_rd_err;
-    hwif_in.RX_DESC_ERR.count.incr        = |ev_desc_err;
+    hwif_in.RX_DMA_RD_ERR.count.incr      = ev_rd_err;
+    hwif_in.RX_DESC_ERR.count.incr        = ev_desc_err;
     hwif_in.RX_VLAN.count.incr            = meta_in_valid && meta_in.vlan_tags != 2'd0;
     hwif_in.RX_QINQ.count.incr            = meta_in_valid && meta_in.qinq;
     hwif_in.RX_NON_IP.count.incr          = meta_in_valid && meta_in.l3_type == L3_NONE;
@@ -510,74 +511,54 @@ module nic_top
   );
 
   // ---------------------------------------------------------------- descriptor fetch
-  // Fetcher 2q serves queue q's header ring, 2q+1 its payload ring.
-  logic [NRD-1:0]              f_arvalid, f_arready, f_rvalid, f_rready;
-  logic [NRD-1:0][ADDR_W-1:0]  f_araddr;
-  logic [NRD-1:0][7:0]         f_arlen;
-  logic [NRD-1:0]              f_desc_valid, f_desc_pop;
-  logic [NRD-1:0][63:0]        f_desc_addr;
-  logic [NRD-1:0][15:0]        f_desc_id, f_hw_idx, f_posted, f_sw_idx, f_log2_unused;
-  logic [NRD-1:0][CW-1:0]      f_cached;
+  // One engine for every RX ring (ring 2q is queue q's header ring, 2q+1 its payload ring;
+  // ARID = ring), per-ring state in arrays: an idle queue costs nothing per cycle.
+  logic                        rxd_arvalid, rxd_arready, rxd_rvalid, rxd_rready;
+  logic [ADDR_W-1:0]           rxd_araddr;
+  logic [7:0]                  rxd_arlen;
+  logic [ID_W-1:0]             rxd_arid;
   logic [NUM_RXQ-1:0]          hdr_desc_valid, hdr_desc_pop, pay_desc_valid, pay_desc_pop;
-  logic [NUM_RXQ-1:0][63:0]    hdr_desc_addr, pay_desc_addr;
-  logic [NUM_RXQ-1:0][15:0]    hdr_desc_id, pay_desc_id, hdr_posted, pay_posted;
+  logic [63:0]                 hdr_desc_addr, pay_desc_addr;
+  logic [15:0]                 hdr_desc_id, pay_desc_id;
+  logic [QW-1:0]               hdr_sel, pay_sel;
+  logic [NUM_RXQ-1:0][15:0]    hdr_posted, pay_posted;
   logic [NUM_RXQ-1:0][CW-1:0]  pay_cached;
 
-  for (genvar i = 0; i < NRD; i++) begin : g_fetch
-    localparam int unsigned Q   = i / 2;
-    localparam bit          PAY = (i % 2) == 1;
-    rx_desc_fetch #(.DMA_DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .CACHE_DEPTH(DESC_CACHE)) u_fetch (
-      .clk,
-      .rst,
-      .enable      (q_enable[Q]),
-      .ring_base   (PAY ? pay_ring_base[Q] : hdr_ring_base[Q]),
-      .ring_log2   (PAY ? pay_ring_log2[Q] : hdr_ring_log2[Q]),
-      .sw_idx      (PAY ? pay_sw_idx[Q] : hdr_sw_idx[Q]),
-      .m_arvalid   (f_arvalid[i]),
-      .m_arready   (f_arready[i]),
-      .m_araddr    (f_araddr[i]),
-      .m_arlen     (f_arlen[i]),
-      .m_rvalid    (f_rvalid[i]),
-      .m_rready    (f_rready[i]),
-      .m_rdata     (m_axi_rdata),
-      .m_rresp     (m_axi_rresp),
-      .m_rlast     (m_axi_rlast),
-      .desc_valid  (f_desc_valid[i]),
-      .desc_pop    (f_desc_pop[i]),
-      .desc_addr   (f_desc_addr[i]),
-      .desc_buf_id (f_desc_id[i]),
-      .cache_count (f_cached[i]),
-      .hw_idx      (f_hw_idx[i]),
-      .posted      (f_posted[i]),
-      .rd_err      (ev_rd_err[i]),
-      .desc_err    (ev_desc_err[i])
-    );
-    assign f_rvalid[i] = m_axi_rvalid && (m_axi_rid == ID_W'(i));
-    assign ar_req[i]   = f_arvalid[i];
-    assign ar_addr[i]  = f_araddr[i];
-    assign ar_len[i]   = f_arlen[i];
-    assign ar_id[i]    = ID_W'(i);
-    assign f_arready[i] = m_axi_arready && ar_gnt_valid && (ar_gnt == AIW'(i));
-    if (PAY) begin : g_pay
-      assign pay_desc_valid[Q] = f_desc_valid[i];
-      assign pay_desc_addr[Q]  = f_desc_addr[i];
-      assign pay_desc_id[Q]    = f_desc_id[i];
-      assign pay_posted[Q]     = f_posted[i];
-      assign pay_cached[Q]     = f_cached[i];
-      assign pay_hw_idx[Q]     = f_hw_idx[i];
-      assign f_desc_pop[i]     = pay_desc_pop[Q];
-    end else begin : g_hdr
-      assign hdr_desc_valid[Q] = f_desc_valid[i];
-      assign hdr_desc_addr[Q]  = f_desc_addr[i];
-      assign hdr_desc_id[Q]    = f_desc_id[i];
-      assign hdr_posted[Q]     = f_posted[i];
-      assign hdr_hw_idx[Q]     = f_hw_idx[i];
-      assign f_desc_pop[i]     = hdr_desc_pop[Q];
-    end
-  end
+  rx_desc_engine #(
+    .NUM_RXQ(NUM_RXQ), .DMA_DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .CACHE_DEPTH(DESC_CACHE)
+  ) u_desc (
+    .clk,
+    .rst,
+    .enable        (q_enable),
+    .hdr_ring_base, .hdr_ring_log2, .hdr_sw_idx,
+    .pay_ring_base, .pay_ring_log2, .pay_sw_idx,
+    .m_arvalid     (rxd_arvalid),
+    .m_arready     (rxd_arready),
+    .m_araddr      (rxd_araddr),
+    .m_arlen       (rxd_arlen),
+    .m_arid        (rxd_arid),
+    .m_rvalid      (rxd_rvalid),
+    .m_rready      (rxd_rready),
+    .m_rid         (m_axi_rid),
+    .m_rdata       (m_axi_rdata),
+    .m_rresp       (m_axi_rresp),
+    .m_rlast       (m_axi_rlast),
+    .hdr_desc_valid, .pay_desc_valid, .pay_cached, .hdr_desc_pop, .pay_desc_pop,
+    .hdr_sel, .hdr_desc_addr, .hdr_desc_id,
+    .pay_sel, .pay_desc_addr, .pay_desc_id,
+    .hdr_hw_idx, .pay_hw_idx, .hdr_posted, .pay_posted,
+    .rd_err        (ev_rd_err),
+    .desc_err      (ev_desc_err)
+  );
+  assign rxd_rvalid  = m_axi_rvalid && (32'(m_axi_rid) < NRD);
+  assign ar_req[0]   = rxd_arvalid;
+  assign ar_addr[0]  = rxd_araddr;
+  assign ar_len[0]   = rxd_arlen;
+  assign ar_id[0]    = rxd_arid;
+  assign rxd_arready = m_axi_arready && ar_gnt_valid && (ar_gnt == AIW'(0));
 
-  // Read address arbitration: round robin over every reader (RX descriptor fetchers 0..NRD-1,
-  // TX descriptor fetchers, TX segment reads); ARID names the reader.
+  // Read address arbitration: round robin over every reader (the RX descriptor engine, the
+  // TX descriptor fetchers, TX segment reads); ARID names the reader (an RX ring, a TX queue).
   logic           ar_gnt_valid;
   logic [AIW-1:0] ar_gnt;
   logic [NAR-1:0]             ar_req;
@@ -594,11 +575,11 @@ module nic_top
   logic [7:0]                     txd_arlen;
 
   for (genvar t = 0; t < NUM_TXQ; t++) begin : g_tx_ar
-    assign ar_req[NRD + t]  = txf_arvalid[t];
-    assign ar_addr[NRD + t] = txf_araddr[t];
-    assign ar_len[NRD + t]  = txf_arlen[t];
-    assign ar_id[NRD + t]   = ID_W'(TX_DESC_ID + t);
-    assign txf_arready[t]   = m_axi_arready && ar_gnt_valid && (ar_gnt == AIW'(NRD + t));
+    assign ar_req[1 + t]  = txf_arvalid[t];
+    assign ar_addr[1 + t] = txf_araddr[t];
+    assign ar_len[1 + t]  = txf_arlen[t];
+    assign ar_id[1 + t]   = ID_W'(TX_DESC_ID + t);
+    assign txf_arready[t] = m_axi_arready && ar_gnt_valid && (ar_gnt == AIW'(1 + t));
     assign txf_rvalid[t]    = m_axi_rvalid && (m_axi_rid == ID_W'(TX_DESC_ID + t));
   end
   assign ar_req[NAR-1]  = txd_arvalid;
@@ -629,9 +610,7 @@ module nic_top
   // R by ID: RX fetchers, TX fetchers; TX segment data (and any unknown ID) is always taken.
   always_comb begin
     m_axi_rready = 1'b1;
-    for (int i = 0; i < NRD; i++) begin
-      if (m_axi_rid == ID_W'(i)) m_axi_rready = f_rready[i];
-    end
+    if (32'(m_axi_rid) < NRD) m_axi_rready = rxd_rready;
     for (int t = 0; t < NUM_TXQ; t++) begin
       if (m_axi_rid == ID_W'(TX_DESC_ID + t)) m_axi_rready = txf_rready[t];
     end
@@ -650,8 +629,8 @@ module nic_top
     .ff_data       (ff_rd_data),
     .qcfg,
     .cq_hw_idx,
-    .hdr_desc_valid, .hdr_desc_pop, .hdr_desc_addr, .hdr_desc_id, .hdr_posted,
-    .pay_desc_valid, .pay_desc_pop, .pay_desc_addr, .pay_desc_id, .pay_posted, .pay_cached,
+    .hdr_desc_valid, .hdr_desc_pop, .hdr_sel, .hdr_desc_addr, .hdr_desc_id, .hdr_posted,
+    .pay_desc_valid, .pay_desc_pop, .pay_sel, .pay_desc_addr, .pay_desc_id, .pay_posted, .pay_cached,
     .m_awid (w_awid[0]), .m_awaddr (w_awaddr[0]), .m_awlen (w_awlen[0]), .m_awsize (w_awsize[0]),
     .m_awburst (w_awburst[0]), .m_awvalid (w_awvalid[0]), .m_awready (w_awready[0]),
     .m_wdata (w_wdata[0]), .m_wstrb (w_wstrb[0]), .m_wlast (w_wlast[0]), .m_wvalid (w_wvalid[0]),
@@ -733,8 +712,5 @@ module nic_top
 
   // Kept for interface completeness and debug visibility.
   logic unused;
-  assign unused = ^{meta_fifo_in_ready, meta_count, frame_end, tuple_in, f_cached, f_hw_idx,
-                    f_sw_idx, f_log2_unused};
-  assign f_sw_idx      = '0;
-  assign f_log2_unused = '0;
+  assign unused = ^{meta_fifo_in_ready, meta_count, frame_end, tuple_in};
 endmodule
