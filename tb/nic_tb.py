@@ -36,6 +36,8 @@ class TrafficProfile:
     rx_idle: float = 0.0        # chance the MAC inserts an idle cycle before a beat
     dma_stall: float = 0.0      # chance each DMA channel is not ready / not valid in a cycle
     tx_stall: float = 0.0       # chance the MAC holds m_axis_tx_tready low in a cycle
+    read_interleave: bool = False  # DMA read data of bursts with different IDs interleaves
+                                   # beat by beat (fast harness only: cocotbext-axi cannot)
 
     @classmethod
     def rough(cls) -> TrafficProfile:
@@ -109,6 +111,9 @@ class NicTb:
             await self.rx.send(AxiStreamFrame(frame))
 
     def set_profile(self, profile: TrafficProfile) -> None:
+        if profile.read_interleave:
+            raise ValueError("TrafficProfile.read_interleave: cocotbext-axi's AxiSlave returns "
+                             "read bursts whole; use the fast harness (tb/fast/) for interleaved reads")
         self.profile = profile
         gens = {
             self.rx: profile.rx_idle,

@@ -143,6 +143,7 @@ class FastNicTb:
         self.dut.dma_stall_thr.value = thr(profile.dma_stall)
         self.dut.tx_stall_thr.value = thr(profile.tx_stall)
         self.dut.stall_seed.value = self.rng.getrandbits(32) | 1
+        self.dut.r_interleave.value = int(profile.read_interleave)
 
     # ------------------------------------------------------------------ sync with the C side
     def sync(self) -> None:

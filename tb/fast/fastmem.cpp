@@ -64,8 +64,9 @@ static uint64_t *H;           /* its header */
 static size_t M_size;
 static uint64_t rx_idx, rx_pos, rx_rng, csr_issued;
 static uint64_t w_lo, w_hi;   /* span of the write burst in progress */
-static int w_err, r_err;
-static uint64_t r_addr0;
+static int w_err;
+static int r_err[16];          /* per read burst slot of the harness (bursts may interleave) */
+static uint64_t r_addr0[16];
 static uint64_t tx_start;     /* running byte position of the TX frame in progress */
 
 static void fm_die(const char *msg) {
@@ -97,7 +98,8 @@ static void fm_map(int fd) {
     csr_issued = H[H_CSR_DONE];
     w_lo = UINT64_MAX;
     w_hi = 0;
-    w_err = r_err = 0;
+    w_err = 0;
+    memset(r_err, 0, sizeof r_err);
     tx_start = H[H_TX_WP];
 }
 
@@ -204,24 +206,26 @@ int fm_wbeat(long long bus_addr, const svBitVecVal *data, const svBitVecVal *str
 
 /* ------------------------------------------------------------------------ DMA reads */
 /* One R beat: bytes [lo, hi) of the bus word at `bus_addr` (lanes outside read as zero).
- * `first`/`last` mark the burst; a failed burst is logged (kind 0x201 = read SLVERR). */
+ * `first`/`last` mark the burst, `slot` (0..15) names it among the harness's queued bursts,
+ * whose beats may interleave; a failed burst is logged (kind 0x201 = read SLVERR). */
 int fm_rbeat(long long bus_addr, long long lo, long long hi, svBitVecVal *data, int bus_bytes,
-             int first, int last) {
+             int first, int last, int slot) {
     int resp = 0;
     uint8_t *d = (uint8_t *)data;
     memset(d, 0, (size_t)((bus_bytes + 3) & ~3));
     if (!M) return 2;
     H[H_ST_RBEATS]++;
+    slot &= 15;
     if (first) {
-        r_addr0 = (uint64_t)lo;
-        r_err = 0;
+        r_addr0[slot] = (uint64_t)lo;
+        r_err[slot] = 0;
     }
     uint8_t *p = fm_decode((uint64_t)lo, (uint64_t)(hi - lo), &resp);
     if (p) memcpy(d + (lo - bus_addr), p, (size_t)(hi - lo));
-    else r_err = resp;
+    else r_err[slot] = resp;
     if (last) {
         H[H_ST_RBURSTS]++;
-        if (r_err) fm_log(r_addr0, (uint64_t)hi - r_addr0, 0x201);
+        if (r_err[slot]) fm_log(r_addr0[slot], (uint64_t)hi - r_addr0[slot], 0x201);
     }
     return resp;
 }

@@ -33,11 +33,13 @@ module nic_fast_top #(
   input  logic [31:0] dma_stall_thr,  // stall probability per channel and cycle, * 2^32
   input  logic [31:0] tx_stall_thr,   // chance m_axis_tx_tready is low in a cycle, * 2^32
   input  logic [31:0] stall_seed,
+  input  logic        r_interleave,   // 1: R beats of two bursts with different IDs alternate
   output logic        fm_attached,
   output logic        csr_ack,        // toggles when a CSR command has finished
   output logic        tx_done,        // toggles when the TX sink has taken a frame's last beat
   output logic        rx_busy,        // frames queued or a beat not yet taken
-  output logic [63:0] cycles          // clock cycles since time 0
+  output logic [63:0] cycles,         // clock cycles since time 0
+  output logic [31:0] r_interleaved   // R beats served ahead of an older burst (r_interleave)
 );
   localparam int unsigned ID_W = 8;             // at least nic_top's ID_W (its default is used)
   localparam int unsigned ADDR_W = 64;
@@ -67,7 +69,7 @@ module nic_fast_top #(
                                        input bit [127:0] strb, input int bus_bytes, input int last);
   import "DPI-C" function int fm_rbeat(input longint bus_addr, input longint lo, input longint hi,
                                        output bit [1023:0] data, input int bus_bytes,
-                                       input int first, input int last);
+                                       input int first, input int last, input int slot);
   import "DPI-C" function int fm_rx_beat(output bit [511:0] data, output longint keep, input int nbytes);
   import "DPI-C" function int fm_csr_next(output int addr, output int wdata, output int we);
   import "DPI-C" function void fm_csr_done(input int rdata, input int resp);
@@ -270,14 +272,19 @@ module nic_fast_top #(
     end
   end
 
-  // Read: up to 16 ARs queued; one R beat per cycle, read from C when it is produced.
+  // Read: up to 16 ARs queued; one R beat per cycle, read from C when it is produced. Bursts
+  // are served in AR order; with r_interleave, the beats of the two oldest bursts alternate
+  // when their IDs differ (AXI allows interleaving between IDs, never within one), and the
+  // second may finish first: it is then marked done and skipped when the first finishes.
   logic [ADDR_W-1:0] ar_addr [QD];
   logic [2:0]        ar_size [QD];
   logic [7:0]        ar_len  [QD];
   logic [ID_W-1:0]   ar_id   [QD];
   logic [4:0]        ar_wp = '0, ar_rp = '0;
-  logic [ADDR_W-1:0] r_addr;
-  logic [7:0]        r_beat = '0;
+  logic [ADDR_W-1:0] s_addr [QD];     // per burst: next beat's address and number
+  logic [7:0]        s_beat [QD];
+  logic [QD-1:0]     s_done = '0;     // the second oldest burst has had all its beats
+  logic              r_alt = 1'b0;    // interleaving: the next beat is the second burst's
   logic              r_valid = 1'b0;
 
   assign m_axi_arready = (ar_wp - ar_rp) != 5'(QD) && !stall[3];
@@ -285,7 +292,8 @@ module nic_fast_top #(
 
   always_ff @(posedge clk) begin
     if (rst_i) begin
-      ar_wp <= '0; ar_rp <= '0; r_beat <= '0; r_valid <= 1'b0;
+      ar_wp <= '0; ar_rp <= '0; r_valid <= 1'b0; s_done <= '0; r_alt <= 1'b0; r_interleaved <= '0;
+      for (int i = 0; i < QD; i++) s_beat[i] <= '0;
     end else begin
       if (m_axi_arvalid && m_axi_arready) begin
         ar_addr[ar_wp[3:0]] <= m_axi_araddr;
@@ -297,27 +305,39 @@ module nic_fast_top #(
       if (!r_valid || m_axi_rready) begin
         if (ar_wp != ar_rp && !stall[4]) begin
           logic [ADDR_W-1:0] a, step, hi;
-          logic [3:0] h;
+          logic [3:0] h0, h1, h;
           bit [1023:0] d;
           int r;
-          logic last;
-          h = ar_rp[3:0];
-          a = r_beat == 0 ? ar_addr[h] : r_addr;
+          logic last, two;
+          h0 = ar_rp[3:0];
+          h1 = h0 + 4'd1;
+          two = r_interleave && (ar_wp - ar_rp) >= 5'd2 && ar_id[h1] != ar_id[h0] && !s_done[h1];
+          h = (two && r_alt) ? h1 : h0;
+          a = s_beat[h] == 0 ? ar_addr[h] : s_addr[h];
           step = ADDR_W'(1) << ar_size[h];
           hi = (a & ~(step - 1)) + step;
-          last = r_beat == ar_len[h];
-          r = fm_rbeat(a & ~ADDR_W'(MB - 1), a, hi, d, MB, int'(r_beat == 0), int'(last));
+          last = s_beat[h] == ar_len[h];
+          r = fm_rbeat(a & ~ADDR_W'(MB - 1), a, hi, d, MB, int'(s_beat[h] == 0), int'(last), int'(h));
           m_axi_rdata <= d[DMA_DATA_W-1:0];
           m_axi_rresp <= 2'(r);
           m_axi_rid   <= ar_id[h];
           m_axi_rlast <= last;
           r_valid <= 1'b1;
-          r_addr <= hi;
-          if (last) begin
-            r_beat <= '0;
-            ar_rp <= ar_rp + 5'd1;
+          s_addr[h] <= hi;
+          r_alt <= two && !r_alt;
+          if (h == h1) r_interleaved <= r_interleaved + 32'd1;
+          if (!last) begin
+            s_beat[h] <= s_beat[h] + 8'd1;
           end else begin
-            r_beat <= r_beat + 8'd1;
+            s_beat[h] <= '0;
+            if (h == h1) begin
+              s_done[h1] <= 1'b1;             // taken out of order: skip it later
+            end else if (s_done[h1] && (ar_wp - ar_rp) >= 5'd2) begin
+              s_done[h1] <= 1'b0;             // the second had finished already
+              ar_rp <= ar_rp + 5'd2;
+            end else begin
+              ar_rp <= ar_rp + 5'd1;
+            end
           end
         end else begin
           r_valid <= 1'b0;
