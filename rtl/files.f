@@ -2,7 +2,7 @@ rtl/csr/generated/nic_csr_pkg.sv
 rtl/pkg/nic_pkg.sv
 rtl/csr/generated/nic_csr.sv
 rtl/common/sync_fifo.sv
-rtl/common/desc_fetch.sv
+rtl/common/desc_engine.sv
 rtl/common/ring_regs.sv
 rtl/common/queue_regs.sv
 rtl/common/axi_dma_wr.sv
@@ -22,7 +22,7 @@ rtl/rss/rss_toeplitz.sv
 rtl/rss/flow_steer.sv
 rtl/rss/rx_classify.sv
 rtl/tx/txq_regs.sv
-rtl/tx/tx_desc_fetch.sv
+rtl/tx/tx_desc_engine.sv
 rtl/tx/tx_sched.sv
 rtl/tx/tx_gather.sv
 rtl/tx/tx_csum.sv

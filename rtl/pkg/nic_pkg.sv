@@ -192,8 +192,7 @@ package nic_pkg;
   endfunction
 
   // ---------------------------------------------------------------- descriptor prefetch
-  // The read-planning rules of the descriptor prefetchers (rtl/rx/rx_desc_engine.sv for the
-  // RX rings, rtl/common/desc_fetch.sv under each TX queue), written once.
+  // The read-planning rules of the descriptor prefetch engine (rtl/common/desc_engine.sv).
   //
   // Descriptors to fetch next from fetch index `fidx` of a ring of 2^log2 16-byte entries
   // whose entry `fidx` is at an address ending in `addr_lo`: at most `max_batch`, what

@@ -6,13 +6,13 @@
 //                  └─► rx_parser ─► rx_classify (RSS, steering) ─► metadata FIFO ─┘ (writer 0)
 //   rx_desc_engine (every RX queue's header and payload ring) ────────────────┐    │
 //   tx_engine (rtl/tx, docs/tx.md):                                            │    ▼
-//     per TX queue: tx_desc_fetch ─► tx_sched ─► segment reads ────────────────┤  axi_wr_mux ─► m_axi AW/W/B
+//     tx_desc_engine (every TX queue's ring) ─► tx_sched ─► segment reads ──────┤  axi_wr_mux ─► m_axi AW/W/B
 //     R ─► tx_gather ─► tx_store (tx_csum, TX FIFO) ─► tx_egress ─► m_axis_tx  │    ▲
 //     tx_cpl_wr (completions, writer 1) ───────────────────────────────────────┼────┘
 //   AR: round robin over all readers ◄─────────────────────────────────────────┘ ─► m_axi AR/R
 //   nic_csr (generated from rtl/csr/nic_csr.rdl) ◄─► s_axil;  irq[q] per RX queue, tx_irq[t] per TX queue
 //
-// AXI IDs: reads: RX queue q's descriptor rings 2q (header) and 2q+1 (payload), TX queue t's
+// AXI IDs: reads: RX queue q's descriptor rings q (header) and NUM_RXQ + q (payload), TX queue t's
 // descriptor ring 16 + t, TX segment data 24 (one ID, so data returns in request order).
 // Writes: RX queue q uses ID q, TX queue t's completions 8 + t. R and B route by ID; each
 // queue's writes stay in order. The write port is shared round robin per burst, W in AW order.
@@ -119,7 +119,7 @@ module nic_top
   localparam int unsigned FIFO_DEPTH = FIFO_BYTES / DMA_BYTES;
   localparam int unsigned CW         = $clog2(DESC_CACHE) + 1;
   localparam int unsigned NRD        = 2 * NUM_RXQ;            // RX descriptor rings (ARID 0..NRD-1)
-  localparam int unsigned NAR        = 1 + NUM_TXQ + 1;        // AXI readers: RX rings, TX rings, TX data
+  localparam int unsigned NAR        = 3;                      // AXI readers: RX rings, TX rings, TX data
   localparam int unsigned QW         = (NUM_RXQ > 1) ? $clog2(NUM_RXQ) : 1;
   localparam int unsigned AIW        = $clog2(NAR);
   localparam int unsigned TX_DESC_ID = 16;
@@ -511,7 +511,7 @@ module nic_top
   );
 
   // ---------------------------------------------------------------- descriptor fetch
-  // One engine for every RX ring (ring 2q is queue q's header ring, 2q+1 its payload ring;
+  // One engine for every RX ring (ring q is queue q's header ring, NUM_RXQ + q its payload ring;
   // ARID = ring), per-ring state in arrays: an idle queue costs nothing per cycle.
   logic                        rxd_arvalid, rxd_arready, rxd_rvalid, rxd_rready;
   logic [ADDR_W-1:0]           rxd_araddr;
@@ -566,22 +566,21 @@ module nic_top
   logic [NAR-1:0][7:0]        ar_len;
   logic [NAR-1:0][ID_W-1:0]   ar_id;
 
-  // TX readers.
-  logic [NUM_TXQ-1:0]             txf_arvalid, txf_arready, txf_rvalid, txf_rready;
-  logic [NUM_TXQ-1:0][ADDR_W-1:0] txf_araddr;
-  logic [NUM_TXQ-1:0][7:0]        txf_arlen;
-  logic                           txd_arvalid, txd_arready, txd_rvalid;
-  logic [ADDR_W-1:0]              txd_araddr;
-  logic [7:0]                     txd_arlen;
+  // TX readers: the descriptor engine (every TX queue's ring) and the segment reads.
+  logic              txf_arvalid, txf_arready, txf_rvalid, txf_rready;
+  logic [ADDR_W-1:0] txf_araddr;
+  logic [7:0]        txf_arlen;
+  logic [ID_W-1:0]   txf_arid;
+  logic              txd_arvalid, txd_arready, txd_rvalid;
+  logic [ADDR_W-1:0] txd_araddr;
+  logic [7:0]        txd_arlen;
 
-  for (genvar t = 0; t < NUM_TXQ; t++) begin : g_tx_ar
-    assign ar_req[1 + t]  = txf_arvalid[t];
-    assign ar_addr[1 + t] = txf_araddr[t];
-    assign ar_len[1 + t]  = txf_arlen[t];
-    assign ar_id[1 + t]   = ID_W'(TX_DESC_ID + t);
-    assign txf_arready[t] = m_axi_arready && ar_gnt_valid && (ar_gnt == AIW'(1 + t));
-    assign txf_rvalid[t]    = m_axi_rvalid && (m_axi_rid == ID_W'(TX_DESC_ID + t));
-  end
+  assign ar_req[1]   = txf_arvalid;
+  assign ar_addr[1]  = txf_araddr;
+  assign ar_len[1]   = txf_arlen;
+  assign ar_id[1]    = txf_arid;
+  assign txf_arready = m_axi_arready && ar_gnt_valid && (ar_gnt == AIW'(1));
+  assign txf_rvalid  = m_axi_rvalid && (32'(m_axi_rid) >= TX_DESC_ID) && (32'(m_axi_rid) < TX_DESC_ID + NUM_TXQ);
   assign ar_req[NAR-1]  = txd_arvalid;
   assign ar_addr[NAR-1] = txd_araddr;
   assign ar_len[NAR-1]  = txd_arlen;
@@ -611,9 +610,7 @@ module nic_top
   always_comb begin
     m_axi_rready = 1'b1;
     if (32'(m_axi_rid) < NRD) m_axi_rready = rxd_rready;
-    for (int t = 0; t < NUM_TXQ; t++) begin
-      if (m_axi_rid == ID_W'(TX_DESC_ID + t)) m_axi_rready = txf_rready[t];
-    end
+    if (txf_rvalid) m_axi_rready = txf_rready;
   end
 
   // ---------------------------------------------------------------- DMA
@@ -650,15 +647,15 @@ module nic_top
 
   // ---------------------------------------------------------------- TX
   tx_engine #(
-    .DATA_W(DATA_W), .DMA_DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .NUM_TXQ(NUM_TXQ),
-    .FIFO_BYTES(TX_FIFO_BYTES), .DESC_CACHE(DESC_CACHE), .MAX_BURST(MAX_BURST)
+    .DATA_W(DATA_W), .DMA_DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .DESC_ID(TX_DESC_ID),
+    .NUM_TXQ(NUM_TXQ), .FIFO_BYTES(TX_FIFO_BYTES), .DESC_CACHE(DESC_CACHE), .MAX_BURST(MAX_BURST)
   ) u_tx (
     .clk,
     .rst,
     .qcfg          (txq_cfg),
     .max_frame_len (hwif_out.TX_FRAME_LIMIT.max_frame_len.value),
     .f_arvalid (txf_arvalid), .f_arready (txf_arready), .f_araddr (txf_araddr), .f_arlen (txf_arlen),
-    .f_rvalid  (txf_rvalid),  .f_rready  (txf_rready),
+    .f_arid    (txf_arid),    .f_rvalid  (txf_rvalid),  .f_rready  (txf_rready), .m_rid (m_axi_rid),
     .d_arvalid (txd_arvalid), .d_arready (txd_arready), .d_araddr (txd_araddr), .d_arlen (txd_arlen),
     .d_rvalid  (txd_rvalid),
     .m_rdata   (m_axi_rdata), .m_rresp (m_axi_rresp), .m_rlast (m_axi_rlast),

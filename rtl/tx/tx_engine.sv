@@ -1,17 +1,17 @@
-// The TX path (docs/tx.md): descriptor prefetch per queue, scheduler, segment reads, gather,
-// checksum, store-and-forward FIFO, egress to the MAC and the completion writer.
+// The TX path (docs/tx.md): descriptor prefetch for every queue, scheduler, segment reads,
+// gather, checksum, store-and-forward FIFO, egress to the MAC and the completion writer.
 //
-//   per queue: tx_desc_fetch ─► tx_sched ─► AR (ARID 24) ······► R ─► tx_gather ─► tx_store ─► tx_egress ─► m_axis_tx
-//                 (ARID 16+t)      │  └─► burst notes ──────────────────┘      │ (tx_csum, FIFO)
-//                                  ├─► frame notes ─────────────────────────────┘        │
-//                                  └─► failed frames, order notes ─► tx_cpl_wr ◄─ completions
-//                                                                       └─► AW/W/B (AWID 8+t)
+//   tx_desc_engine ─► tx_sched ─► AR (ARID 24) ······► R ─► tx_gather ─► tx_store ─► tx_egress ─► m_axis_tx
+//   (ARID 16+t)          │  └─► burst notes ──────────────────┘      │ (tx_csum, FIFO)
+//                        ├─► frame notes ─────────────────────────────┘        │
+//                        └─► failed frames, order notes ─► tx_cpl_wr ◄─ completions
+//                                                             └─► AW/W/B (AWID 8+t)
 // The caller owns the shared AXI read port (arbitration, R routing by ID) and the write port
 // arbitration. Every R beat of the data reads is taken at once (the scheduler reserved FIFO
 // room for the whole frame before issuing its reads).
 // Per queue: `busy` while a frame has been taken and its completion is not on the bus yet, or a
-// completion write awaits its response; with `enable` and `busy` low the queue's fetcher is
-// idle and its indices are zero.
+// completion write awaits its response; with `enable` and `busy` low the queue's ring is idle
+// in the descriptor engine and its indices are zero.
 // Reset: synchronous, active high: queues idle, FIFO empty, m_axis_tvalid low.
 module tx_engine
   import nic_pkg::*;
@@ -20,6 +20,7 @@ module tx_engine
   parameter int unsigned DMA_DATA_W = 128,
   parameter int unsigned ADDR_W     = 64,
   parameter int unsigned ID_W       = 5,
+  parameter int unsigned DESC_ID    = 16,     // ARID of queue 0's descriptor reads (queue t: + t)
   parameter int unsigned NUM_TXQ    = 4,
   parameter int unsigned FIFO_BYTES = 16384,  // TX store-and-forward FIFO
   parameter int unsigned DESC_CACHE = 16,
@@ -29,13 +30,15 @@ module tx_engine
   input  logic                          rst,
   input  txq_cfg_t [NUM_TXQ-1:0]        qcfg,
   input  logic [15:0]                   max_frame_len,
-  // descriptor reads, one port per queue
-  output logic [NUM_TXQ-1:0]            f_arvalid,
-  input  logic [NUM_TXQ-1:0]            f_arready,
-  output logic [NUM_TXQ-1:0][ADDR_W-1:0] f_araddr,
-  output logic [NUM_TXQ-1:0][7:0]       f_arlen,
-  input  logic [NUM_TXQ-1:0]            f_rvalid,
-  output logic [NUM_TXQ-1:0]            f_rready,
+  // descriptor reads of every queue (ARID DESC_ID + queue)
+  output logic                          f_arvalid,
+  input  logic                          f_arready,
+  output logic [ADDR_W-1:0]             f_araddr,
+  output logic [7:0]                    f_arlen,
+  output logic [ID_W-1:0]               f_arid,
+  input  logic                          f_rvalid,     // R beats with those IDs
+  output logic                          f_rready,
+  input  logic [ID_W-1:0]               m_rid,
   // segment reads
   output logic                          d_arvalid,
   input  logic                          d_arready,
@@ -94,39 +97,54 @@ module tx_engine
   end
 
   // ---------------------------------------------------------------- descriptor fetch
-  logic [NUM_TXQ-1:0]        q_en, run, desc_valid, desc_err, frame_ready, desc_pop, cq_room;
-  logic [NUM_TXQ-1:0][127:0] desc;
+  localparam int unsigned QW = (NUM_TXQ > 1) ? $clog2(NUM_TXQ) : 1;
+  logic [NUM_TXQ-1:0]        q_en, run, desc_valid, frame_ready, desc_pop, cq_room;
+  logic [127:0]              desc;
+  logic                      desc_err;
+  logic [QW-1:0]             desc_sel;
+  logic [NUM_TXQ-1:0][63:0]  ring_base;
+  logic [NUM_TXQ-1:0][3:0]   ring_log2;
+  logic [NUM_TXQ-1:0][15:0]  ring_sw_idx;
   logic [NUM_TXQ-1:0][7:0]   inflight_q;
   logic [NUM_TXQ-1:0]        cpl_done, wr_busy;
   logic                      start_valid;
   logic [2:0]                start_queue;
 
+  tx_desc_engine #(
+    .NUM_TXQ(NUM_TXQ), .DMA_DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .ID_BASE(DESC_ID),
+    .CACHE_DEPTH(DESC_CACHE), .MAX_SEGS(TX_MAX_SEGS)
+  ) u_fetch (
+    .clk,
+    .rst,
+    .enable      (q_en),
+    .run,
+    .ring_base,
+    .ring_log2,
+    .sw_idx      (ring_sw_idx),
+    .m_arvalid   (f_arvalid),
+    .m_arready   (f_arready),
+    .m_araddr    (f_araddr),
+    .m_arlen     (f_arlen),
+    .m_arid      (f_arid),
+    .m_rvalid    (f_rvalid),
+    .m_rready    (f_rready),
+    .m_rid,
+    .m_rdata,
+    .m_rresp,
+    .m_rlast,
+    .desc_valid,
+    .frame_ready,
+    .desc_pop,
+    .sel         (desc_sel),
+    .desc,
+    .desc_err,
+    .hw_idx      (desc_hw_idx)
+  );
+
   for (genvar t = 0; t < NUM_TXQ; t++) begin : g_q
-    tx_desc_fetch #(.DMA_DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .CACHE_DEPTH(DESC_CACHE),
-                    .MAX_SEGS(TX_MAX_SEGS)) u_fetch (
-      .clk,
-      .rst,
-      .enable      (qcfg[t].enable),
-      .run         (run[t]),
-      .ring_base   (qcfg[t].ring_base),
-      .ring_log2   (qcfg[t].ring_log2),
-      .sw_idx      (qcfg[t].sw_idx),
-      .m_arvalid   (f_arvalid[t]),
-      .m_arready   (f_arready[t]),
-      .m_araddr    (f_araddr[t]),
-      .m_arlen     (f_arlen[t]),
-      .m_rvalid    (f_rvalid[t]),
-      .m_rready    (f_rready[t]),
-      .m_rdata,
-      .m_rresp,
-      .m_rlast,
-      .desc_valid  (desc_valid[t]),
-      .desc_pop    (desc_pop[t]),
-      .desc        (desc[t]),
-      .desc_err    (desc_err[t]),
-      .frame_ready (frame_ready[t]),
-      .hw_idx      (desc_hw_idx[t])
-    );
+    assign ring_base[t]   = qcfg[t].ring_base;
+    assign ring_log2[t]   = qcfg[t].ring_log2;
+    assign ring_sw_idx[t] = qcfg[t].sw_idx;
 
     // Frames taken and not yet completed; the completion ring must have room for all of them.
     logic [15:0] used;
@@ -164,6 +182,7 @@ module tx_engine
     .q_enable    (q_en),
     .cq_room,
     .desc_valid,
+    .desc_sel,
     .desc,
     .desc_err,
     .frame_ready,

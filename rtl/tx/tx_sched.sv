@@ -26,7 +26,8 @@ module tx_sched
   parameter int unsigned EGR_FRAMES = 32,      // frames the FIFO may hold at once
   localparam int unsigned DB        = DMA_DATA_W / 8,
   localparam int unsigned LW        = $clog2(DB),
-  localparam int unsigned RW        = $clog2(FIFO_WORDS) + 1
+  localparam int unsigned RW        = $clog2(FIFO_WORDS) + 1,
+  localparam int unsigned QW        = (NUM_TXQ > 1) ? $clog2(NUM_TXQ) : 1
 ) (
   input  logic                          clk,
   input  logic                          rst,
@@ -35,8 +36,9 @@ module tx_sched
   input  logic [NUM_TXQ-1:0]            q_enable,
   input  logic [NUM_TXQ-1:0]            cq_room,
   input  logic [NUM_TXQ-1:0]            desc_valid,
-  input  logic [NUM_TXQ-1:0][127:0]     desc,
-  input  logic [NUM_TXQ-1:0]            desc_err,
+  output logic [QW-1:0]                 desc_sel,        // the queue whose cache head is read
+  input  logic [127:0]                  desc,            // head of queue desc_sel's cache
+  input  logic                          desc_err,
   input  logic [NUM_TXQ-1:0]            frame_ready,
   input  logic [NUM_TXQ-1:0][15:0]      desc_hw_idx,
   output logic [NUM_TXQ-1:0]            desc_pop,
@@ -69,7 +71,6 @@ module tx_sched
   output logic [LW:0]                   bn_hi,           // one past the last valid lane of the last beat
   output logic                          bn_frame_last
 );
-  localparam int unsigned QW  = (NUM_TXQ > 1) ? $clog2(NUM_TXQ) : 1;
   localparam int unsigned SW  = $clog2(TX_MAX_SEGS);
 
   initial begin
@@ -124,8 +125,9 @@ module tx_sched
 
   assign take   = (state_q == S_IDLE && found && ord_ready) || (state_q == S_POP);
   assign tq     = (state_q == S_IDLE) ? pick : q_q;
-  assign d      = desc[tq];
-  assign d_err  = desc_err[tq];
+  assign desc_sel = tq;
+  assign d      = desc;
+  assign d_err  = desc_err;
   assign d_addr = d[63:0];
   assign d_len  = d[79:64];
   assign d_eop  = d[80];

@@ -48,9 +48,12 @@ async def run_fast_split_sweep(dut) -> None:
     assert tb.dev.cpu_reads == 0
     assert sb.payload_bytes_to_host == 0
     assert await tb.read32(regs.RX_FRAMES) == len(frames)
-    # the two rings' descriptor reads did overlap and their beats did interleave
+    # The two rings' descriptor reads overlapped and their beats interleaved. On a 128-bit DMA
+    # bus a descriptor is a beat, so a batch is a multi-beat burst and interleaving is certain;
+    # on a 1024-bit bus a batch of 8 is one beat (two when it starts mid-beat), so it is rare.
     interleaved = int(dut.r_interleaved.value)
-    assert interleaved > 0, "no R beat was served ahead of an older burst"
+    if tb.dma_bytes <= 16:
+        assert interleaved > 0, "no R beat was served ahead of an older burst"
     dut._log.info("fast path: %d frames checked in %d cycles, %d R beats interleaved; %s",
                   sb.checked, tb.cycles, interleaved, tb.shm.stats())
 
