@@ -89,8 +89,10 @@ module desc_engine
     if (CACHE_DEPTH < 2 || (CACHE_DEPTH & (CACHE_DEPTH - 1)) != 0) begin
       $fatal(1, "desc_engine: CACHE_DEPTH must be a power of two >= 2");
     end
-    if (MAX_BATCH < 1 || MAX_BATCH > CACHE_DEPTH) $fatal(1, "desc_engine: MAX_BATCH must be 1..CACHE_DEPTH");
-    if (ID_BASE + NR > (1 << ID_W)) $fatal(1, "desc_engine: ID_W too narrow for one ARID per ring");
+    if (MAX_BATCH < 1 || MAX_BATCH > CACHE_DEPTH || MAX_BATCH * 16 > 4096) begin
+      $fatal(1, "desc_engine: MAX_BATCH must be 1..CACHE_DEPTH and at most 256 (a 4 KiB read)");
+    end
+    if (ID_W < 1 || ID_W > 16 || ID_BASE + NR > (1 << ID_W)) $fatal(1, "desc_engine: ID_W must be 1..16 and give one ARID per ring");
     if (CACHE_W < 1 || NHEAD < 1) $fatal(1, "desc_engine: CACHE_W and NHEAD must be at least 1");
   end
 
@@ -133,13 +135,17 @@ module desc_engine
   // ---------------------------------------------------------------- which ring to fetch
   // A ring wants a read exactly when desc_batch would give at least one descriptor: it may
   // fetch and runs, nothing in flight, something posted, cache room, less than a ring ahead
-  // (rings are 16-byte aligned, so an entry is never within 16 bytes of a 4 KiB boundary).
+  // (rings are 16-byte aligned, so an entry is never within 16 bytes of a 4 KiB boundary;
+  // the issue below still checks the batch is not empty). The pick waits until the engine's
+  // AR register is free: it depends only on this engine's registers, not on m_arready (a
+  // path from the AXI port through the pick and the batch arithmetic would be long), at the
+  // cost of one cycle between two reads of this engine.
   logic          ar_valid_q;
   logic [NR-1:0] want;
   logic          can_issue, pick_valid;
   logic [RW-1:0] pick;
 
-  assign can_issue = !ar_valid_q || m_arready;
+  assign can_issue = !ar_valid_q;
 
   always_comb begin
     want = '0;
@@ -227,6 +233,9 @@ module desc_engine
     end
   end
 
+  logic issue;                        // the picked ring's read is issued this cycle
+  assign issue = pick_valid && pick_k != '0;
+
   // Engine-wide state and per-ring flags.
   always_ff @(posedge clk) begin
     if (rst) begin
@@ -244,7 +253,7 @@ module desc_engine
       run_q <= run;
       if (ar_valid_q && m_arready) ar_valid_q <= 1'b0;
       // Issue the picked ring's read.
-      if (pick_valid) begin
+      if (issue) begin
         ar_valid_q       <= 1'b1;
         ar_ring_q        <= pick;
         ar_addr_q        <= ADDR_W'(desc_araddr(pick_entry, DB));
@@ -268,7 +277,7 @@ module desc_engine
   // The unpack state of a ring: loaded when its read is issued, stepped by its beats (no
   // reset needed: it is used only while the ring's read is in flight).
   always_ff @(posedge clk) begin
-    if (pick_valid) begin
+    if (issue) begin
       lane_q[pick] <= LW'(desc_lane(pick_entry[9:0], DB));
       half_q[pick] <= '0;
       left_q[pick] <= KW'(pick_k);
@@ -295,10 +304,10 @@ module desc_engine
   assign skip_now = rd_valid && rd_skip;
 
   always_ff @(posedge clk) begin
-    if (rst || pick_valid || push || skip_now || desc_pop != '0 || (run_q & ~run) != '0) begin
+    if (rst || issue || push || skip_now || desc_pop != '0 || (run_q & ~run) != '0) begin
       for (int unsigned r = 0; r < NR; r++) begin
         automatic logic stop    = rst || (run_q[r] && !run[r]);
-        automatic logic fetched = pick_valid && pick == RW'(r);
+        automatic logic fetched = issue && pick == RW'(r);
         automatic logic pushed  = push && rr == RW'(r);
         automatic logic popped  = desc_pop[r] && count[r] != '0;
         automatic logic skipped = skip_now && rr == RW'(r) && run[r];

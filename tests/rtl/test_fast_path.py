@@ -3,7 +3,7 @@ split sweep of tests/rtl/test_rx_split.py (every flow kind x payload sizes, rand
 gaps and DMA stalls), a bulk train with batched refill, and TX frames through a TX sink
 queue too small to hold them (its backpressure must lose nothing), on the nic_fast_top
 harness (HDL clock, compiled RX source, TX sink and DMA target, no per-beat Python), at MAC
-widths 64 and 512.
+widths 64 and 512, and once with a 64-bit DMA bus and three RX and TX queues.
 """
 from __future__ import annotations
 
@@ -48,9 +48,9 @@ async def run_fast_split_sweep(dut) -> None:
     assert tb.dev.cpu_reads == 0
     assert sb.payload_bytes_to_host == 0
     assert await tb.read32(regs.RX_FRAMES) == len(frames)
-    # The two rings' descriptor reads overlapped and their beats interleaved. On a 128-bit DMA
-    # bus a descriptor is a beat, so a batch is a multi-beat burst and interleaving is certain;
-    # on a 1024-bit bus a batch of 8 is one beat (two when it starts mid-beat), so it is rare.
+    # The two rings' descriptor reads overlapped and their beats interleaved. On a 64- or
+    # 128-bit DMA bus a batch is a multi-beat burst and interleaving is certain; on a
+    # 1024-bit bus a batch of 8 is one beat (two when it starts mid-beat), so it is rare.
     interleaved = int(dut.r_interleaved.value)
     if tb.dma_bytes <= 16:
         assert interleaved > 0, "no R beat was served ahead of an older burst"
@@ -111,7 +111,13 @@ async def run_fast_tx_backpressure(dut) -> None:
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize("width", [64, 512])
-def test_fast_path(width):
+@pytest.mark.parametrize("params", [
+    {"DATA_W": 64},
+    {"DATA_W": 512},
+    # a 64-bit DMA bus (a descriptor in two beats, interleaved with other rings' beats) and
+    # queue counts that are not powers of two (ring numbers and ARIDs not filling their bits)
+    {"DATA_W": 64, "DMA_DATA_W": 64, "NUM_RXQ": 3, "NUM_TXQ": 3},
+], ids=["64", "512", "64-dma64-q3"])
+def test_fast_path(params):
     from tb.fast.build import run_fast_test
-    run_fast_test("tests.rtl.test_fast_path", {"DATA_W": width}, pytest_test_name())
+    run_fast_test("tests.rtl.test_fast_path", params, pytest_test_name())
