@@ -7,7 +7,8 @@
 // Fetching: a ring wants a read when it may fetch (`fetch_en`) and runs, no read of it is in
 // flight, software posted descriptors past its fetch index (`sw_idx`), its cache has room
 // and it is less than a ring ahead of what was consumed. Among the rings that want one, a
-// round-robin pick issues one AXI read burst (ARID = ID_BASE + ring) of a batch of up to
+// round-robin pick, made while the engine's AR register is free (so at most every other
+// cycle), issues one AXI read burst (ARID = ID_BASE + ring) of a batch of up to
 // MAX_BATCH consecutive descriptors (the rules: nic_pkg::desc_batch). One read per ring is
 // in flight at a time; reads of different rings may overlap and their beats may interleave.
 //
