@@ -9,7 +9,7 @@
 // and it is less than a ring ahead of what was consumed. Among the rings that want one, a
 // round-robin pick, made while the engine's AR register is free (so at most every other
 // cycle), issues one AXI read burst (ARID = ID_BASE + ring) of a batch of up to
-// MAX_BATCH consecutive descriptors (the rules: nic_pkg::desc_batch). One read per ring is
+// MAX_BATCH consecutive descriptors (the rules: batch_size below). One read per ring is
 // in flight at a time; reads of different rings may overlap and their beats may interleave.
 //
 // Unpacking: one whole descriptor per cycle from the R beat of ring m_rid - ID_BASE (a
@@ -74,7 +74,8 @@ module desc_engine
   input  logic [NHEAD-1:0][RW-1:0]      head_sel,
   output logic [NHEAD-1:0][CACHE_W-1:0] head_data,
   // indices
-  output logic [NR-1:0][15:0]           hw_idx
+  output logic [NR-1:0][15:0]           hw_idx,
+  output logic [NR-1:0]                 stopping     // run fell this cycle: the ring is cleared
 );
   localparam int unsigned DB   = DMA_DATA_W / 8;
   localparam int unsigned DPB  = (DB >= 16) ? DB / 16 : 1;       // descriptors per beat
@@ -111,6 +112,8 @@ module desc_engine
   logic [CACHE_W-1:0] cache_q    [NR * CACHE_DEPTH];
   logic [NR-1:0]     run_q;               // run one cycle ago: a falling edge clears a ring
 
+  assign stopping = run_q & ~run;
+
   // ---------------------------------------------------------------- caches and indices
   logic [AW:0] count [NR];
   always_comb begin
@@ -134,7 +137,7 @@ module desc_engine
   end
 
   // ---------------------------------------------------------------- which ring to fetch
-  // A ring wants a read exactly when desc_batch would give at least one descriptor: it may
+  // A ring wants a read exactly when batch_size would give at least one descriptor: it may
   // fetch and runs, nothing in flight, something posted, cache room, less than a ring ahead
   // (rings are 16-byte aligned, so an entry is never within 16 bytes of a 4 KiB boundary;
   // the issue below still checks the batch is not empty). The pick waits until the engine's
@@ -221,17 +224,45 @@ module desc_engine
   logic r_done;                       // the beat ends its ring's read
   assign r_done = m_rvalid && m_rready && m_rlast;
 
-  // The per-ring issue values of the picked ring.
+  // ---------------------------------------------------------------- read planning
+  // Descriptors to fetch next from fetch index `fidx` of a ring of 2^log2 entries whose entry
+  // `fidx` is at an address ending in `addr_lo`: at most MAX_BATCH, what software posted, what
+  // is left before the ring wraps and before the next 4 KiB boundary, what the cache has room
+  // for, and never more than one ring ahead of what was consumed, whatever SW_IDX says.
+  function automatic logic [15:0] batch_size(input logic [15:0] sw, input logic [15:0] fidx,
+                                             input logic [15:0] hw, input logic [3:0] log2,
+                                             input logic [11:0] addr_lo, input logic [15:0] room);
+    logic [15:0] mask, pending, in_ring, to_4k, ahead, ring_room, k;
+    mask      = (16'd1 << log2) - 16'd1;
+    pending   = sw - fidx;
+    in_ring   = (mask + 16'd1) - (fidx & mask);
+    to_4k     = (16'h1000 - {4'd0, addr_lo}) >> 4;
+    ahead     = fidx - hw;
+    ring_room = (ahead >= mask + 16'd1) ? 16'd0 : (mask + 16'd1) - ahead;
+    k = 16'(MAX_BATCH);
+    if (pending < k)   k = pending;
+    if (ring_room < k) k = ring_room;
+    if (in_ring < k)   k = in_ring;
+    if (to_4k < k)     k = to_4k;
+    if (room < k)      k = room;
+    return k;
+  endfunction
+
+  // The picked ring's next entry and batch; its read: the bus word holding the first
+  // descriptor (a 64-bit bus reads the descriptor itself, two beats each), the burst length
+  // to the last one's end, and the 16-byte lane of the first one in the first beat.
   logic [63:0] pick_entry;
   logic [15:0] pick_k;
+  logic [16:0] pick_span;             // bytes from the first beat's start to the last descriptor's end
   always_comb begin
     pick_entry = '0;
     pick_k     = '0;
     if (pick_valid) begin
       pick_entry = ring_base[pick] + {44'd0, fetch_idx_q[pick] & ((16'd1 << ring_log2[pick]) - 16'd1), 4'd0};
-      pick_k     = desc_batch(16'(MAX_BATCH), sw_idx[pick], fetch_idx_q[pick], hw_idx_q[pick],
-                              ring_log2[pick], pick_entry[11:0], 16'(CACHE_DEPTH) - 16'(count[pick]));
+      pick_k     = batch_size(sw_idx[pick], fetch_idx_q[pick], hw_idx_q[pick], ring_log2[pick],
+                              pick_entry[11:0], 16'(CACHE_DEPTH) - 16'(count[pick]));
     end
+    pick_span = ({5'd0, pick_entry[11:0]} & 17'(DB - 1)) + {pick_k[12:0], 4'd0};
   end
 
   logic issue;                        // the picked ring's read is issued this cycle
@@ -257,8 +288,9 @@ module desc_engine
       if (issue) begin
         ar_valid_q       <= 1'b1;
         ar_ring_q        <= pick;
-        ar_addr_q        <= ADDR_W'(desc_araddr(pick_entry, DB));
-        ar_len_q         <= desc_arlen(pick_entry[11:0], pick_k, DB);
+        ar_addr_q        <= (DB >= 16) ? ADDR_W'(pick_entry & ~64'(DB - 1)) : ADDR_W'(pick_entry);
+        ar_len_q         <= (DB >= 16) ? 8'((pick_span + 17'(DB - 1)) / 17'(DB) - 17'd1)
+                                       : 8'(pick_k * 16'(BPD) - 16'd1);
         inflight_n[pick] = 1'b1;
       end
       if (DB < 16 && m_rvalid && m_rready) begin
@@ -269,7 +301,7 @@ module desc_engine
         discard_n[rr]  = 1'b0;
       end
       // A ring stopped with a read in flight (unless it ends now): its data is discarded.
-      discard_n  = discard_n | (run_q & ~run & inflight_n);
+      discard_n  = discard_n | (stopping & inflight_n);
       inflight_q <= inflight_n;
       discard_q  <= discard_n;
     end
@@ -279,7 +311,7 @@ module desc_engine
   // reset needed: it is used only while the ring's read is in flight).
   always_ff @(posedge clk) begin
     if (issue) begin
-      lane_q[pick] <= LW'(desc_lane(pick_entry[9:0], DB));
+      lane_q[pick] <= (DB >= 16) ? LW'(pick_entry[$clog2(DB)-1:0] >> 4) : '0;
       half_q[pick] <= '0;
       left_q[pick] <= KW'(pick_k);
     end
@@ -305,9 +337,9 @@ module desc_engine
   assign skip_now = rd_valid && rd_skip;
 
   always_ff @(posedge clk) begin
-    if (rst || issue || push || skip_now || desc_pop != '0 || (run_q & ~run) != '0) begin
+    if (rst || issue || push || skip_now || desc_pop != '0 || stopping != '0) begin
       for (int unsigned r = 0; r < NR; r++) begin
-        automatic logic stop    = rst || (run_q[r] && !run[r]);
+        automatic logic stop    = rst || stopping[r];
         automatic logic fetched = issue && pick == RW'(r);
         automatic logic pushed  = push && rr == RW'(r);
         automatic logic popped  = desc_pop[r] && count[r] != '0;

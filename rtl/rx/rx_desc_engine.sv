@@ -88,6 +88,7 @@ module rx_desc_engine #(
   logic [NR-1:0]         ring_run, ring_valid;
   logic [NR-1:0][15:0]   ring_hw_idx;
   logic [NR-1:0][CW-1:0] ring_count;
+  logic [NR-1:0]         ring_stopping;
 
   assign ring_run = {enable, enable};
   assign {pay_desc_valid, hdr_desc_valid} = ring_valid;
@@ -136,7 +137,8 @@ module rx_desc_engine #(
     .desc_pop    ({pay_desc_pop, hdr_desc_pop}),
     .head_sel,
     .head_data,
-    .hw_idx      (ring_hw_idx)
+    .hw_idx      (ring_hw_idx),
+    .stopping    (ring_stopping)        // nothing here to clear with the rings
   );
 
   // A failed read, or a buffer address not aligned to the DMA width: skip and count.
@@ -145,5 +147,5 @@ module rx_desc_engine #(
   assign desc_err = e_valid && !e_err && e_skip;
 
   logic unused;
-  assign unused = ^{e_ring, e_push, e_desc[127:80], ring_count[NUM_RXQ-1:0]};   // header counts: not needed
+  assign unused = ^{e_ring, e_push, e_desc[127:80], ring_count[NUM_RXQ-1:0], ring_stopping};   // header counts: not needed
 endmodule

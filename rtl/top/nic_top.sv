@@ -550,7 +550,10 @@ module nic_top
     .rd_err        (ev_rd_err),
     .desc_err      (ev_desc_err)
   );
-  assign rxd_rvalid  = m_axi_rvalid && (32'(m_axi_rid) < NRD);
+  logic rx_desc_rid, tx_desc_rid;     // the R beat's ID is an RX ring's, a TX queue's
+  assign rx_desc_rid = 32'(m_axi_rid) < NRD;
+  assign tx_desc_rid = (32'(m_axi_rid) >= TX_DESC_ID) && (32'(m_axi_rid) < TX_DESC_ID + NUM_TXQ);
+  assign rxd_rvalid  = m_axi_rvalid && rx_desc_rid;
   assign ar_req[0]   = rxd_arvalid;
   assign ar_addr[0]  = rxd_araddr;
   assign ar_len[0]   = rxd_arlen;
@@ -558,7 +561,7 @@ module nic_top
   assign rxd_arready = m_axi_arready && ar_gnt_valid && (ar_gnt == AIW'(0));
 
   // Read address arbitration: round robin over every reader (the RX descriptor engine, the
-  // TX descriptor fetchers, TX segment reads); ARID names the reader (an RX ring, a TX queue).
+  // TX descriptor engine, TX segment reads); ARID names an RX ring, a TX queue or TX data.
   logic           ar_gnt_valid;
   logic [AIW-1:0] ar_gnt;
   logic [NAR-1:0]             ar_req;
@@ -580,7 +583,7 @@ module nic_top
   assign ar_len[1]   = txf_arlen;
   assign ar_id[1]    = txf_arid;
   assign txf_arready = m_axi_arready && ar_gnt_valid && (ar_gnt == AIW'(1));
-  assign txf_rvalid  = m_axi_rvalid && (32'(m_axi_rid) >= TX_DESC_ID) && (32'(m_axi_rid) < TX_DESC_ID + NUM_TXQ);
+  assign txf_rvalid  = m_axi_rvalid && tx_desc_rid;
   assign ar_req[NAR-1]  = txd_arvalid;
   assign ar_addr[NAR-1] = txd_araddr;
   assign ar_len[NAR-1]  = txd_arlen;
@@ -606,11 +609,11 @@ module nic_top
   assign m_axi_arlock  = 1'b0;
   assign m_axi_arcache = 4'b0011;
   assign m_axi_arprot  = 3'b000;
-  // R by ID: RX fetchers, TX fetchers; TX segment data (and any unknown ID) is always taken.
+  // R by ID: RX rings, TX rings; TX segment data (and any unknown ID) is always taken.
   always_comb begin
     m_axi_rready = 1'b1;
-    if (32'(m_axi_rid) < NRD) m_axi_rready = rxd_rready;
-    if (txf_rvalid) m_axi_rready = txf_rready;
+    if (rx_desc_rid) m_axi_rready = rxd_rready;
+    if (tx_desc_rid) m_axi_rready = txf_rready;
   end
 
   // ---------------------------------------------------------------- DMA

@@ -101,28 +101,27 @@ module tx_desc_engine #(
     .desc_pop,
     .head_sel,
     .head_data,
-    .hw_idx
+    .hw_idx,
+    .stopping
   );
 
   // ---------------------------------------------------------------- whole frames cached
   // ends_q[t] counts queue t's cached descriptors that end a frame (EOP, or a failed read):
   // up with a push of one, down with a pop of one (the scheduler pops the head it reads).
-  logic [CW-1:0] ends_q [NUM_TXQ];
-  logic          in_ends, out_ends;
-  logic [NUM_TXQ-1:0] run_q;
+  logic [CW-1:0]      ends_q [NUM_TXQ];
+  logic               in_ends, out_ends;
+  logic [NUM_TXQ-1:0] stopping;            // the engine empties these queues' caches now
 
   assign in_ends  = e_desc[80] || e_err;
   assign out_ends = desc[80] || desc_err;
 
   always_ff @(posedge clk) begin
     if (rst) begin
-      run_q <= '0;
       for (int unsigned t = 0; t < NUM_TXQ; t++) ends_q[t] <= '0;
     end else begin
-      run_q <= run;
-      if ((e_push && in_ends) || desc_pop != '0 || (run_q & ~run) != '0) begin
+      if ((e_push && in_ends) || desc_pop != '0 || stopping != '0) begin
         for (int unsigned t = 0; t < NUM_TXQ; t++) begin
-          if (run_q[t] && !run[t]) begin
+          if (stopping[t]) begin
             ends_q[t] <= '0;                        // the cache was emptied
           end else begin
             ends_q[t] <= ends_q[t] + CW'(e_push && in_ends && e_ring == RW'(t))

@@ -8,6 +8,7 @@ widths 64 and 512, and once with a 64-bit DMA bus and three RX and TX queues.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import cocotb
 import pytest
@@ -29,9 +30,8 @@ FLOWS = [Flow(ipv6=v6, proto=proto, vlan_tags=tags)
 @cocotb.test()
 async def run_fast_split_sweep(dut) -> None:
     """Every flow kind x payload sizes, split on, rough traffic: checked by RxScoreboard."""
-    profile = TrafficProfile.rough()
-    profile.read_interleave = True      # header and payload ring reads interleave beat by beat
-    tb = FastNicTb(dut, cocotb.RANDOM_SEED, profile)
+    # rough traffic, and the header and payload rings' reads interleave beat by beat
+    tb = FastNicTb(dut, cocotb.RANDOM_SEED, replace(TrafficProfile.rough(), read_interleave=True))
     await tb.reset()
     qcfg = RxQueueConfig(hdr_ring_log2=5, pay_ring_log2=5, cq_log2=6, tcp_data_split=True, hds_thresh=0)
     rxq, sb = await bring_up(tb, qcfg)
