@@ -8,7 +8,11 @@ in bulk every 128 frame times, every frame checked against the golden model) at 
               DPI-C over memory shared with numpy; Python wakes per poll and per CSR access);
   - baseline: nic_top with tb/nic_tb.py (cocotb Clock, cocotbext-axi AxiStreamSource and
               AxiSlave: Python per beat), the path the functional tests used before;
-  - ceiling:  the fast harness with no Python at all (tb/fast/standalone.py), the same frames.
+  - ceiling:  the fast harness with no Python at all (tb/fast/standalone.py), the same frames;
+and fast and ceiling again with profile-guided optimisation (bench/pgo.py: clang compiles the
+model, a short instrumented training run of the same kind of traffic, and clang compiles it
+again with the measured branch counts), when clang's profile runtime is installed (--no-pgo:
+skip).
 Fast and baseline runs alternate (fast, baseline, fast, baseline, ...) so machine load hits
 both alike; load averages are recorded at the start and end of every run. Besides wall-clock
 rates the JSON has CPU-time rates (process CPU seconds), less sensitive to other processes on
@@ -24,7 +28,9 @@ import resource
 import statistics
 import sys
 import time
+from pathlib import Path
 
+from bench import pgo
 from tb.sim import BUILD_ROOT, rtl_file_list, run_rtl_test
 
 WIDTHS = [64, 512]
@@ -40,8 +46,11 @@ def _children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def run_one(path: str, width: int, frames: int, rep: int, frame_bytes: int, build_args: list[str]) -> dict:
-    out = BUILD_ROOT / "bench" / f"sim_speed_{path}_{width}_{rep}.json"
+def run_one(path: str, width: int, frames: int, rep: int, frame_bytes: int, build_args: list[str],
+            label: str = "") -> dict:
+    """One run of `path` ("fast" or "base"); `label` names it in the JSON (default: path)."""
+    label = label or path
+    out = BUILD_ROOT / "bench" / f"sim_speed_{label}_{width}_{rep}.json"
     out.unlink(missing_ok=True)
     env = {"BENCH_PATH": path, "BENCH_FRAMES": str(frames), "BENCH_OUT": str(out),
            "BENCH_FRAME_BYTES": str(frame_bytes)}
@@ -50,13 +59,13 @@ def run_one(path: str, width: int, frames: int, rep: int, frame_bytes: int, buil
     t0 = time.monotonic()
     if path == "fast":
         from tb.fast.build import run_fast_test
-        run_fast_test("bench.sim_speed_sim", {"DATA_W": width}, f"bench_sim_speed-fast-{width}",
+        run_fast_test("bench.sim_speed_sim", {"DATA_W": width}, f"bench_sim_speed-{label}-{width}",
                       extra_env=env, seed=1, build_args=build_args)
     else:
         run_rtl_test("nic_top", rtl_file_list(), "bench.sim_speed_sim", {"DATA_W": width},
                      f"bench_sim_speed-base-{width}", extra_env=env, seed=1, build_args=build_args)
     res = json.loads(out.read_text())
-    res.update(rep=rep, load_start=load0, load_end=_load(), process_wall_s=time.monotonic() - t0,
+    res.update(path=label, rep=rep, load_start=load0, load_end=_load(), process_wall_s=time.monotonic() - t0,
                process_cpu_s=_children_cpu() - cpu0)
     return res
 
@@ -79,10 +88,13 @@ def plot(doc: dict, path) -> None:
 
     kinds = [("baseline", "baseline (cocotbext-axi, Python per beat)", "#c44"),
              ("fast", "fast path (tb/fast)", "#48c"),
-             ("ceiling", "Verilator only (no Python)", "#888")]
+             ("fast_pgo", "fast path, PGO build", "#147"),
+             ("ceiling", "Verilator only (no Python)", "#aaa"),
+             ("ceiling_pgo", "Verilator only, PGO build", "#555")]
+    kinds = [k for k in kinds if any(w.get(k[0]) for w in doc["widths"])]
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
     labels = [f"MAC {w['data_bits']} / DMA {w['dma_bits']}" for w in doc["widths"]]
-    bw = 0.25
+    bw = 0.8 / len(kinds)
     for ax, metric, title in ((axes[0], "cycles_per_s", "per wall second"),
                               (axes[1], "cycles_per_cpu_s", "per CPU second of the simulator process")):
         for k, (key, label, color) in enumerate(kinds):
@@ -90,12 +102,12 @@ def plot(doc: dict, path) -> None:
             for i, w in enumerate(doc["widths"]):
                 v = (w.get(key) or {}).get(metric)
                 if v:
-                    xs.append(i + (k - 1) * bw)
+                    xs.append(i + (k - (len(kinds) - 1) / 2) * bw)
                     ys.append(v)
             bars = ax.bar(xs, ys, bw, label=label, color=color)
             for bar, y in zip(bars, ys):
                 ax.text(bar.get_x() + bar.get_width() / 2, y, f"{y / 1e3:.0f}k", ha="center",
-                        va="bottom", fontsize=8)
+                        va="bottom", fontsize=7)
         ax.axhline(1e6, color="k", ls=":", lw=1, label="target: 1M cycles/s")
         ax.set_yscale("log")
         ax.set_ylim(top=6e6)            # room above the target line for the legend
@@ -122,56 +134,83 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=2, help="fast/baseline pairs per width")
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--no-ceiling", action="store_true")
+    ap.add_argument("--no-pgo", action="store_true",
+                    help="skip the profile-guided (PGO) builds of the fast path and the ceiling")
     ap.add_argument("--verilator-arg", action="append", default=[],
                     help="extra Verilator build argument for every build (repeatable)")
     args = ap.parse_args(argv)
     out_dir = BUILD_ROOT / "bench"
     out_dir.mkdir(parents=True, exist_ok=True)
     frames_for = {64: args.frames_64, 512: args.frames_512}
+    pgo_why = "--no-pgo" if args.no_pgo else pgo.unavailable()
+    if pgo_why:
+        print(f"bench: no PGO builds: {pgo_why}", flush=True)
     doc = {"benchmark": "sim_speed", "frame_bytes": args.frame_bytes, "load_start": _load(),
-           "cpus": os.cpu_count(), "widths": [],
+           "cpus": os.cpu_count(), "widths": [], "pgo": pgo_why or "on",
            "note": "wall-clock rates on a shared machine: see load_start/load_end per run; "
                    "cycles_per_cpu_s uses the simulator process's CPU time"}
     for width in [int(w) for w in args.widths.split(",")]:
         n = frames_for.get(width, 6000)
         n_base = max(1, n // args.baseline_frames_div)
-        entry: dict = {"data_bits": width, "dma_bits": 2 * width, "runs": []}
+        entry: dict = {"data_bits": width, "dma_bits": 2 * width, "runs": [], "pgo_training": []}
+        kinds = [("fast", "fast", args.verilator_arg)]
+        if not pgo_why:
+            print(f"bench: PGO training of the fast path, MAC {width} bits (instrumented build and a short run; "
+                  "may take minutes)", flush=True)
+            pgo_args, rec = pgo.train_fast(width, args.verilator_arg, frame_bytes=args.frame_bytes)
+            entry["pgo_training"].append(rec)
+            print(f"  trained on {rec['frames']} frames in {rec['train_s']:.0f} s: {rec['profile']}", flush=True)
+            kinds.append(("fast", "fast_pgo", pgo_args))
+        if not args.no_baseline:
+            kinds.append(("base", "base", args.verilator_arg))
         for rep in range(args.reps):
-            for path in ("fast",) + (() if args.no_baseline else ("base",)):
+            for path, label, build_args in kinds:
                 nf = n if path == "fast" else n_base
-                print(f"bench: sim speed, {path}, MAC {width} bits, {nf} frames, run {rep + 1}/{args.reps} "
+                print(f"bench: sim speed, {label}, MAC {width} bits, {nf} frames, run {rep + 1}/{args.reps} "
                       f"(load {_load()[0]})", flush=True)
-                r = run_one(path, width, nf, rep, args.frame_bytes, args.verilator_arg)
+                r = run_one(path, width, nf, rep, args.frame_bytes, build_args, label)
                 r["cycles_per_cpu_s"] = r["cycles"] / max(r.get("cpu_s", r["wall_s"]), 1e-9)
                 r["check_share"] = r["check_s"] / r["wall_s"]
                 entry["runs"].append(r)
-                print(f"  {path:4s}: {r['cycles']} cycles in {r['wall_s']:.1f} s wall: "
+                print(f"  {label:8s}: {r['cycles']} cycles in {r['wall_s']:.1f} s wall: "
                       f"{r['cycles_per_s'] / 1e3:.0f}k cycles/s, {r['frames_per_s']:.0f} frames/s, "
                       f"{r['cycles_per_cpu_s'] / 1e3:.0f}k cycles/CPU-s; checking {100 * r['check_share']:.0f}% "
                       f"of the time; {r['checked']} frames checked", flush=True)
         entry["fast"] = _summary([r for r in entry["runs"] if r["path"] == "fast"])
+        entry["fast_pgo"] = _summary([r for r in entry["runs"] if r["path"] == "fast_pgo"])
         entry["baseline"] = _summary([r for r in entry["runs"] if r["path"] == "base"])
-        if entry["baseline"]:
-            entry["speedup"] = entry["fast"]["cycles_per_s"] / entry["baseline"]["cycles_per_s"]
-            entry["speedup_cpu"] = entry["fast"]["cycles_per_cpu_s"] / entry["baseline"]["cycles_per_cpu_s"]
-            print(f"bench: MAC {width}: fast {entry['fast']['cycles_per_s'] / 1e3:.0f}k vs baseline "
-                  f"{entry['baseline']['cycles_per_s'] / 1e3:.0f}k cycles/s: {entry['speedup']:.1f}x "
-                  f"({entry['speedup_cpu']:.1f}x in CPU time)", flush=True)
+        for key, suffix in (("fast", ""), ("fast_pgo", "_pgo")):
+            if entry["baseline"] and entry[key]:
+                entry["speedup" + suffix] = entry[key]["cycles_per_s"] / entry["baseline"]["cycles_per_s"]
+                entry["speedup_cpu" + suffix] = entry[key]["cycles_per_cpu_s"] / entry["baseline"]["cycles_per_cpu_s"]
+                print(f"bench: MAC {width}: {key} {entry[key]['cycles_per_s'] / 1e3:.0f}k vs baseline "
+                      f"{entry['baseline']['cycles_per_s'] / 1e3:.0f}k cycles/s: {entry['speedup' + suffix]:.1f}x "
+                      f"({entry['speedup_cpu' + suffix]:.1f}x in CPU time)", flush=True)
         if not args.no_ceiling:
             from bench.sim_speed_sim import bulk_frames
             from tb.fast import standalone
-            print(f"bench: Verilator-only ceiling, MAC {width} bits, {n} frames (build may take minutes)", flush=True)
-            binary = standalone.build(width, args.verilator_arg)
-            image = out_dir / f"sim_speed_standalone_{width}.img"
-            standalone.make_image(image, width, bulk_frames(args.frame_bytes), n)
-            load0 = _load()
-            c = standalone.run(binary, image)
-            image.unlink(missing_ok=True)
-            c.update(load_start=load0, load_end=_load())
-            entry["ceiling"] = c
-            print(f"  ceiling: {c['cycles']} cycles in {c['wall_s']:.1f} s: {c['cycles_per_s'] / 1e3:.0f}k cycles/s, "
-                  f"{c['frames_per_s']:.0f} frames/s, {(c.get('cycles_per_cpu_s') or 0) / 1e3:.0f}k cycles/CPU-s",
-                  flush=True)
+            frames = bulk_frames(args.frame_bytes)
+            binaries = [("ceiling", lambda: standalone.build(width, args.verilator_arg))]
+            if not pgo_why:
+                def pgo_binary() -> Path:
+                    b, rec = pgo.train_standalone(width, args.verilator_arg, frames)
+                    entry["pgo_training"].append(rec)
+                    print(f"  trained on {rec['frames']} frames in {rec['train_s']:.0f} s: {rec['profile']}", flush=True)
+                    return b
+                binaries.append(("ceiling_pgo", pgo_binary))
+            for key, make_binary in binaries:
+                print(f"bench: Verilator-only {key}, MAC {width} bits, {n} frames (build may take minutes)", flush=True)
+                binary = make_binary()
+                image = out_dir / f"sim_speed_standalone_{width}.img"
+                standalone.make_image(image, width, frames, n)
+                load0 = _load()
+                c = standalone.run(binary, image)
+                image.unlink(missing_ok=True)
+                c.update(load_start=load0, load_end=_load())
+                entry[key] = c
+                print(f"  {key}: {c['cycles']} cycles in {c['wall_s']:.1f} s: {c['cycles_per_s'] / 1e3:.0f}k cycles/s, "
+                      f"{c['frames_per_s']:.0f} frames/s, {(c.get('cycles_per_cpu_s') or 0) / 1e3:.0f}k cycles/CPU-s",
+                      flush=True)
         doc["widths"].append(entry)
     doc["load_end"] = _load()
     (out_dir / "sim_speed.json").write_text(json.dumps(doc, indent=2))

@@ -69,9 +69,11 @@ venv_ok() { [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c '' 2>/dev/null; }
 #    lcov gives `genhtml` for the coverage report of `make regress`; iproute2 gives `ip`, which
 #    the live co-simulation uses to configure its TAP device; clang compiles the Verilator
 #    models (tb/sim.py sim_cxx: its code simulates this design ~20% faster than g++'s and
-#    builds in about half the time; g++ still builds the rest and is the fallback).
+#    builds in about half the time; g++ still builds the rest and is the fallback); llvm
+#    (llvm-profdata) and libclang-rt-dev (clang's profile runtime) give the benchmark's
+#    profile-guided builds (bench/pgo.py).
 # ---------------------------------------------------------------------------------------------
-APT_PKGS=(make g++ clang perl patch liblz4-dev zlib1g-dev ccache lcov iproute2)
+APT_PKGS=(make g++ clang llvm libclang-rt-dev perl patch liblz4-dev zlib1g-dev ccache lcov iproute2)
 
 PY=""
 if ! venv_ok; then

@@ -133,9 +133,10 @@ def n_want(h) -> int:
     return int(h[shared.H_SA_FRAMES])
 
 
-def run(binary: Path, image: Path, timeout_s: float = 3600) -> dict:
-    """Run the standalone simulator on `image`; the traffic phase's cycles and seconds."""
-    env = dict(os.environ, FASTMEM_IMAGE=str(image))
+def run(binary: Path, image: Path, timeout_s: float = 3600, env: dict[str, str] | None = None) -> dict:
+    """Run the standalone simulator on `image`; the traffic phase's cycles and seconds.
+    `env`: extra environment variables (e.g. LLVM_PROFILE_FILE for a PGO training run)."""
+    env = dict(os.environ, **(env or {}), FASTMEM_IMAGE=str(image))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     proc = subprocess.run([str(binary)], env=env, capture_output=True, text=True, timeout=timeout_s,
