@@ -12,7 +12,8 @@ in bulk every 128 frame times, every frame checked against the golden model) at 
 and fast and ceiling again with profile-guided optimisation (bench/pgo.py: clang compiles the
 model, a short instrumented training run of the same kind of traffic, and clang compiles it
 again with the measured branch counts), when clang's profile runtime is installed (--no-pgo:
-skip).
+skip); the PGO fast path runs twice, with the scoreboard's comparisons in the simulator
+process (fast_pgo) and in a forked checker process on the other core (fast_pgo_par).
 Fast and baseline runs alternate (fast, baseline, fast, baseline, ...) so machine load hits
 both alike; load averages are recorded at the start and end of every run. Besides wall-clock
 rates the JSON has CPU-time rates (process CPU seconds), less sensitive to other processes on
@@ -47,13 +48,14 @@ def _children_cpu() -> float:
 
 
 def run_one(path: str, width: int, frames: int, rep: int, frame_bytes: int, build_args: list[str],
-            label: str = "") -> dict:
-    """One run of `path` ("fast" or "base"); `label` names it in the JSON (default: path)."""
+            label: str = "", checker: str = "inline") -> dict:
+    """One run of `path` ("fast" or "base"); `label` names it in the JSON (default: path);
+    `checker`: "inline" or "process" (bench/sim_speed_sim.py, fast path only)."""
     label = label or path
     out = BUILD_ROOT / "bench" / f"sim_speed_{label}_{width}_{rep}.json"
     out.unlink(missing_ok=True)
     env = {"BENCH_PATH": path, "BENCH_FRAMES": str(frames), "BENCH_OUT": str(out),
-           "BENCH_FRAME_BYTES": str(frame_bytes)}
+           "BENCH_FRAME_BYTES": str(frame_bytes), "BENCH_CHECKER": checker}
     load0 = _load()
     cpu0 = _children_cpu()
     t0 = time.monotonic()
@@ -76,9 +78,10 @@ def _summary(runs: list[dict]) -> dict:
     med = lambda k: statistics.median(r[k] for r in runs)  # noqa: E731
     return {"runs": len(runs), "cycles": runs[0]["cycles"], "frames": runs[0]["frames"],
             "cycles_per_s": med("cycles_per_s"), "frames_per_s": med("frames_per_s"),
-            "cycles_per_cpu_s": med("cycles_per_cpu_s"),
+            "cycles_per_cpu_s": med("cycles_per_cpu_s"), "cycles_per_total_cpu_s": med("cycles_per_total_cpu_s"),
             "cycles_per_s_excl_check": med("cycles_per_s_excl_check"),
-            "check_share": med("check_share")}
+            "check_share": med("check_share"),
+            "checker_cpu_s": med("checker_cpu_s") if all("checker_cpu_s" in r for r in runs) else None}
 
 
 def plot(doc: dict, path) -> None:
@@ -88,7 +91,8 @@ def plot(doc: dict, path) -> None:
 
     kinds = [("baseline", "baseline (cocotbext-axi, Python per beat)", "#c44"),
              ("fast", "fast path (tb/fast)", "#48c"),
-             ("fast_pgo", "fast path, PGO build", "#147"),
+             ("fast_pgo", "fast path, PGO build", "#26a"),
+             ("fast_pgo_par", "fast path, PGO build, checker in a 2nd process", "#036"),
              ("ceiling", "Verilator only (no Python)", "#aaa"),
              ("ceiling_pgo", "Verilator only, PGO build", "#555")]
     kinds = [k for k in kinds if any(w.get(k[0]) for w in doc["widths"])]
@@ -96,11 +100,12 @@ def plot(doc: dict, path) -> None:
     labels = [f"MAC {w['data_bits']} / DMA {w['dma_bits']}" for w in doc["widths"]]
     bw = 0.8 / len(kinds)
     for ax, metric, title in ((axes[0], "cycles_per_s", "per wall second"),
-                              (axes[1], "cycles_per_cpu_s", "per CPU second of the simulator process")):
+                              (axes[1], "cycles_per_total_cpu_s", "per CPU second (simulator and checker processes)")):
         for k, (key, label, color) in enumerate(kinds):
             xs, ys = [], []
             for i, w in enumerate(doc["widths"]):
-                v = (w.get(key) or {}).get(metric)
+                d = w.get(key) or {}
+                v = d.get(metric) or d.get("cycles_per_cpu_s" if metric == "cycles_per_total_cpu_s" else metric)
                 if v:
                     xs.append(i + (k - (len(kinds) - 1) / 2) * bw)
                     ys.append(v)
@@ -153,33 +158,37 @@ def main(argv: list[str] | None = None) -> int:
         n = frames_for.get(width, 6000)
         n_base = max(1, n // args.baseline_frames_div)
         entry: dict = {"data_bits": width, "dma_bits": 2 * width, "runs": [], "pgo_training": []}
-        kinds = [("fast", "fast", args.verilator_arg)]
+        kinds = [("fast", "fast", args.verilator_arg, "inline")]
         if not pgo_why:
             print(f"bench: PGO training of the fast path, MAC {width} bits (instrumented build and a short run; "
                   "may take minutes)", flush=True)
             pgo_args, rec = pgo.train_fast(width, args.verilator_arg, frame_bytes=args.frame_bytes)
             entry["pgo_training"].append(rec)
             print(f"  trained on {rec['frames']} frames in {rec['train_s']:.0f} s: {rec['profile']}", flush=True)
-            kinds.append(("fast", "fast_pgo", pgo_args))
+            kinds.append(("fast", "fast_pgo", pgo_args, "inline"))
+            kinds.append(("fast", "fast_pgo_par", pgo_args, "process"))
         if not args.no_baseline:
-            kinds.append(("base", "base", args.verilator_arg))
+            kinds.append(("base", "base", args.verilator_arg, "inline"))
         for rep in range(args.reps):
-            for path, label, build_args in kinds:
+            for path, label, build_args, checker in kinds:
                 nf = n if path == "fast" else n_base
                 print(f"bench: sim speed, {label}, MAC {width} bits, {nf} frames, run {rep + 1}/{args.reps} "
                       f"(load {_load()[0]})", flush=True)
-                r = run_one(path, width, nf, rep, args.frame_bytes, build_args, label)
+                r = run_one(path, width, nf, rep, args.frame_bytes, build_args, label, checker)
                 r["cycles_per_cpu_s"] = r["cycles"] / max(r.get("cpu_s", r["wall_s"]), 1e-9)
+                # CPU of the simulator process and of the checker process, if any, together
+                r["cycles_per_total_cpu_s"] = r["cycles"] / max(r.get("cpu_s", r["wall_s"]) + r.get("checker_cpu_s", 0.0), 1e-9)
                 r["check_share"] = r["check_s"] / r["wall_s"]
                 entry["runs"].append(r)
-                print(f"  {label:8s}: {r['cycles']} cycles in {r['wall_s']:.1f} s wall: "
+                print(f"  {label:12s}: {r['cycles']} cycles in {r['wall_s']:.1f} s wall: "
                       f"{r['cycles_per_s'] / 1e3:.0f}k cycles/s, {r['frames_per_s']:.0f} frames/s, "
                       f"{r['cycles_per_cpu_s'] / 1e3:.0f}k cycles/CPU-s; checking {100 * r['check_share']:.0f}% "
                       f"of the time; {r['checked']} frames checked", flush=True)
         entry["fast"] = _summary([r for r in entry["runs"] if r["path"] == "fast"])
         entry["fast_pgo"] = _summary([r for r in entry["runs"] if r["path"] == "fast_pgo"])
+        entry["fast_pgo_par"] = _summary([r for r in entry["runs"] if r["path"] == "fast_pgo_par"])
         entry["baseline"] = _summary([r for r in entry["runs"] if r["path"] == "base"])
-        for key, suffix in (("fast", ""), ("fast_pgo", "_pgo")):
+        for key, suffix in (("fast", ""), ("fast_pgo", "_pgo"), ("fast_pgo_par", "_pgo_par")):
             if entry["baseline"] and entry[key]:
                 entry["speedup" + suffix] = entry[key]["cycles_per_s"] / entry["baseline"]["cycles_per_s"]
                 entry["speedup_cpu" + suffix] = entry[key]["cycles_per_cpu_s"] / entry["baseline"]["cycles_per_cpu_s"]

@@ -5,6 +5,8 @@ One run = one path, chosen by BENCH_PATH: "fast" (tb/fast/ harness, FastNicTb) o
 same traffic: back-to-back TCP frames of BENCH_FRAME_BYTES bytes, split on, one queue, the
 driver's refill done in bulk every poll interval (consume completions, check every frame
 against the golden model with tb/rx_scoreboard.py, re-post the buffers), and time it.
+BENCH_CHECKER=process (fast path only) does the comparing in a second process while the
+simulation runs (_ProcessChecker); the default, inline, does it in the simulator process.
 """
 from __future__ import annotations
 
@@ -16,11 +18,12 @@ import cocotb
 from cocotb.utils import get_sim_time
 
 from driver import regs
-from driver.rx_queue import RxQueue, RxQueueConfig
-from models.nic_model import PlacementConfig
+from driver.rx_queue import RxFrame, RxQueue, RxQueueConfig
+from models.formats import RxCompletion
+from models.nic_model import Placement, PlacementConfig, expected_placement
 from tb.frames import Flow, build, pattern
 from tb.nic_tb import CLK_NS
-from tb.rx_scoreboard import RxScoreboard
+from tb.rx_scoreboard import RxScoreboard, Taken, Expected
 
 N_HDR = 1024           # header buffers (host memory), = header ring entries
 N_PAY = 1024           # payload buffers of 4 KiB (a dma-buf in device memory), = payload ring entries
@@ -40,9 +43,14 @@ def bulk_frames(frame_bytes: int) -> list[bytes]:
 
 
 async def bulk_rx(tb, n_frames: int, frame_bytes: int = 1500, fast: bool = False,
-                  progress_s: float = 5.0) -> dict:
+                  progress_s: float = 5.0, checker_process: bool = False,
+                  corrupt_frame: int | None = None) -> dict:
     """Send `n_frames` back-to-back frames through queue 0 and check every one; returns the
-    timing. `tb` is a NicTb or a FastNicTb (reset already)."""
+    timing. `tb` is a NicTb or a FastNicTb (reset already). `checker_process`: the comparing
+    half of the scoreboard runs in a second process (_ProcessChecker) while the simulation
+    goes on; the simulation is the same either way. `corrupt_frame` (for the tests of the
+    check itself): flip the first payload byte of that frame after it landed and before it
+    is checked, so the run must fail."""
     dut = tb.dut
     qcfg = RxQueueConfig(hdr_ring_log2=10, pay_ring_log2=10, cq_log2=11, pay_buf_log2=12,
                          tcp_data_split=True, hds_thresh=0)
@@ -67,6 +75,7 @@ async def bulk_rx(tb, n_frames: int, frame_bytes: int = 1500, fast: bool = False
     sent = 0
     check_s = 0.0
     idle_polls = 0
+    checker = _ProcessChecker(sb, frames) if checker_process else None
     last_report = t0 = time.perf_counter()
     cpu0 = time.process_time()
     c0 = get_sim_time("ns") / CLK_NS
@@ -85,31 +94,53 @@ async def bulk_rx(tb, n_frames: int, frame_bytes: int = 1500, fast: bool = False
             n += 1
         return n
 
-    top_up()
-    while sb.checked < n_frames:
-        await tb.delay(poll_ns)
-        t = time.perf_counter()
-        got = await rxq.napi_poll(budget=1 << 16)
-        hdr_ids: list[int] = []
-        pay_ids: list[int] = []
-        for fr in got:
-            h, p = sb.check(fr)
-            hdr_ids += h
-            pay_ids += p
+    async def repost(hdr_ids: list[int], pay_ids: list[int], refill: bool) -> None:
         if hdr_ids:
-            await sb.post_hdr(rxq, hdr_ids)
+            await sb.post_hdr(rxq, hdr_ids, refill=refill)
         if pay_ids:
-            await sb.post_pay(rxq, pay_ids)
+            await sb.post_pay(rxq, pay_ids, refill=refill)
+
+    try:
         top_up()
-        check_s += time.perf_counter() - t
-        idle_polls = 0 if got else idle_polls + 1
-        assert idle_polls < 50, f"no completion for 50 polls: {sb.checked} of {n_frames} checked, {sent} sent"
-        now = time.perf_counter()
-        if now - last_report > progress_s:
-            cyc = get_sim_time("ns") / CLK_NS - c0
-            dut._log.info("bench: %d/%d frames checked, %.0f cycles/s so far", sb.checked, n_frames,
-                          cyc / (now - t0))
-            last_report = now
+        while sb.checked < n_frames:
+            await tb.delay(poll_ns)
+            t = time.perf_counter()
+            got = await rxq.napi_poll(budget=1 << 16)
+            taken = [sb.take(fr) for fr in got]
+            if corrupt_frame is not None:
+                _corrupt(sb, taken, corrupt_frame)
+            if checker is None:
+                hdr_ids: list[int] = []
+                pay_ids: list[int] = []
+                for tk in taken:                     # RxScoreboard.check, in its three steps
+                    sb.record(tk, sb.verify(tk))
+                    h, p = tk.buffers()
+                    hdr_ids += h
+                    pay_ids += p
+                await repost(hdr_ids, pay_ids, refill=True)
+            else:
+                # The previous poll's frames were checked (and their buffers' canaries put back)
+                # by the checker process while the NIC ran: post them now; hand it this poll's.
+                # Always one poll later, whatever the checker's speed, so the simulation is
+                # the same in every run.
+                if checker.pending:
+                    await repost(*checker.result(), refill=False)
+                checker.submit(taken)
+                if sent == n_frames and not sb.outstanding:
+                    while checker.pending:          # the last frames: wait, no more cycles
+                        checker.result()
+            top_up()
+            check_s += time.perf_counter() - t
+            idle_polls = 0 if got else idle_polls + 1
+            assert idle_polls < 50, f"no completion for 50 polls: {sb.checked} of {n_frames} checked, {sent} sent"
+            now = time.perf_counter()
+            if now - last_report > progress_s:
+                cyc = get_sim_time("ns") / CLK_NS - c0
+                dut._log.info("bench: %d/%d frames checked, %.0f cycles/s so far", sb.checked, n_frames,
+                              cyc / (now - t0))
+                last_report = now
+    finally:
+        checker_cpu = checker.close() if checker is not None else 0.0
     wall = time.perf_counter() - t0
     cpu = time.process_time() - cpu0
     cycles = get_sim_time("ns") / CLK_NS - c0
@@ -126,7 +157,105 @@ async def bulk_rx(tb, n_frames: int, frame_bytes: int = 1500, fast: bool = False
         "check_s": check_s, "cpu_s": cpu, "cycles_per_s": cycles / wall, "frames_per_s": n_frames / wall,
         "cycles_per_s_excl_check": cycles / max(wall - check_s, 1e-9),
         "cycles_per_frame": cycles / n_frames,
+        "checker": "process" if checker_process else "inline", "checker_cpu_s": checker_cpu,
     }
+
+
+def _corrupt(sb: RxScoreboard, taken: list[Taken], index: int) -> None:
+    for t in taken:
+        if t.exp.index == index and t.pay_ids:
+            addr = sb.pay_bufs[t.pay_ids[0]]
+            sb.dev.gpu.write(addr, bytes([sb.dev.gpu.read(addr, 1)[0] ^ 0xFF]))
+
+
+class _ProcessChecker:
+    """The comparing half of the scoreboard (`RxScoreboard.verify`) in a second process.
+
+    Only for the fast harness, whose host and device memory are views of one MAP_SHARED
+    memfd (tb/fast/shared.py): the checker is a fork of the simulator process made before the
+    traffic starts, so it sees every byte the NIC writes as it lands. The simulator process
+    keeps the bookkeeping (`RxScoreboard.take`: which expected frame and which buffers each
+    received frame must have used, the completion ring's bytes) and sends each poll's frames
+    as small tuples; the checker recomputes the model's placement (frames repeat every
+    PERIOD), compares the completions, header and payload bytes and canaries exactly as
+    `RxScoreboard.check` does, puts the canary back into the used buffers and answers with the
+    buffer ids to re-post. A failed comparison comes back as the AssertionError's message and
+    is raised in the simulator process. Frames count as checked only when the answer is in.
+    """
+
+    def __init__(self, sb: RxScoreboard, frames: list[bytes]) -> None:
+        from multiprocessing.connection import Pipe
+
+        self.sb = sb
+        self.pending = 0
+        self._conn, child = Pipe()
+        self.pid = os.fork()
+        if self.pid == 0:                                # the checker
+            code = 1
+            try:
+                self._conn.close()
+                _checker_loop(child, sb, frames)
+                code = 0
+            finally:
+                os._exit(code)                           # never back into the simulator
+        child.close()
+
+    def submit(self, taken: list[Taken]) -> None:
+        if taken:
+            self._conn.send([(t.exp.index, t.exp.rss_hash, t.exp.rss_type, t.hdr_id, t.pay_ids,
+                              t.cq_idx, t.raw) for t in taken])
+            self.pending += 1
+
+    def result(self) -> tuple[list[int], list[int]]:
+        """Wait for the oldest batch's verdict; its (header, payload) buffer ids."""
+        try:
+            verdict = self._conn.recv()
+        except EOFError:
+            raise RuntimeError("the checker process ended unexpectedly") from None
+        self.pending -= 1
+        if verdict[0] != "ok":
+            raise AssertionError(verdict[1])
+        _, hdr_ids, pay_ids, n = verdict
+        self.sb.checked += n
+        return hdr_ids, pay_ids
+
+    def close(self) -> float:
+        """Stop the checker; its CPU seconds."""
+        try:
+            self._conn.send(None)
+        except OSError:
+            pass
+        self._conn.close()
+        _, status, usage = os.wait4(self.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise RuntimeError(f"the checker process failed (wait status {status})")
+        return usage.ru_utime + usage.ru_stime
+
+
+def _checker_loop(conn, sb: RxScoreboard, frames: list[bytes]) -> None:
+    placements: dict[int, Placement] = {}
+    while (batch := conn.recv()) is not None:
+        hdr_ids: list[int] = []
+        pay_ids: list[int] = []
+        try:
+            for index, rss_hash, rss_type, hdr_id, ids, cq_idx, raw in batch:
+                slot = index % PERIOD
+                p = placements.get(slot)
+                if p is None:
+                    p = placements[slot] = expected_placement(frames[slot], sb.cfg, queue=sb.queue)
+                exp = Expected(index, frames[slot], p, rss_hash, rss_type)
+                got = RxFrame([RxCompletion.unpack(r) for r in raw])
+                t = Taken(exp, hdr_id, ids, cq_idx, got, raw)
+                sb.verify(t)
+                h, pids = t.buffers()
+                sb.refill(h, hdr=True)
+                sb.refill(pids, hdr=False)
+                hdr_ids += h
+                pay_ids += pids
+        except AssertionError as e:
+            conn.send(("fail", str(e)))
+            continue
+        conn.send(("ok", hdr_ids, pay_ids, len(batch)))
 
 
 def _axis_frame(frame: bytes):
@@ -149,7 +278,12 @@ async def run_sim_speed(dut) -> None:
         tb.space.record_writes = False
     t = time.perf_counter()
     await tb.reset()
-    res = await bulk_rx(tb, n, size, fast=(path == "fast"))
+    checker = os.environ.get("BENCH_CHECKER", "inline")
+    if checker not in ("inline", "process"):
+        raise ValueError(f"BENCH_CHECKER={checker!r}: use inline or process")
+    if checker == "process" and path != "fast":
+        raise ValueError("BENCH_CHECKER=process needs the fast harness (its memory is shared with a fork)")
+    res = await bulk_rx(tb, n, size, fast=(path == "fast"), checker_process=(checker == "process"))
     res["path"] = path
     res["data_bits"] = tb.data_bytes * 8
     res["dma_bits"] = tb.dma_bytes * 8

@@ -1,6 +1,7 @@
 """The fast testbench path (tb/fast/) delivers byte-exact what the golden model says: the
 split sweep of tests/rtl/test_rx_split.py (every flow kind x payload sizes, random stream
-gaps and DMA stalls), a bulk train with batched refill, and TX frames through a TX sink
+gaps and DMA stalls), a bulk train with batched refill (its comparisons also in a second
+process, which must catch a corrupted payload byte), and TX frames through a TX sink
 queue too small to hold them (its backpressure must lose nothing), on the nic_fast_top
 harness (HDL clock, compiled RX source, TX sink and DMA target, no per-beat Python), at MAC
 widths 64 and 512, and once with a 64-bit DMA bus and three RX and TX queues.
@@ -69,6 +70,26 @@ async def run_fast_bulk(dut) -> None:
     res = await bulk_rx(tb, n_frames=300, frame_bytes=1500, fast=True)
     assert res["checked"] == 300 and res["drops"] == 0
     assert tb.dev.cpu_reads == 0
+
+
+@cocotb.test()
+async def run_fast_bulk_checker_process(dut) -> None:
+    """The bulk loop with its comparisons in a forked checker process (the speed benchmark's
+    fast_pgo_par): every frame checked, and a payload byte flipped in device memory after
+    frame 150 landed must fail the run with the payload difference."""
+    from bench.sim_speed_sim import bulk_rx
+
+    tb = FastNicTb(dut, cocotb.RANDOM_SEED)
+    await tb.reset()
+    res = await bulk_rx(tb, n_frames=300, frame_bytes=1500, fast=True, checker_process=True)
+    assert res["checked"] == 300 and res["drops"] == 0 and res["checker"] == "process"
+
+    for process in (True, False):
+        tb = FastNicTb(dut, cocotb.RANDOM_SEED)
+        await tb.reset()
+        with pytest.raises(AssertionError, match=r"frame #150 .*payload buffer \d+ bytes differ"):
+            await bulk_rx(tb, n_frames=300, frame_bytes=1500, fast=True, checker_process=process,
+                          corrupt_frame=150)
 
 
 @cocotb.test()
