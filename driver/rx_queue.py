@@ -30,9 +30,11 @@ class RxBuffer:
 
 @dataclass
 class RxFrame:
-    """One received frame as the completions describe it (SOP .. EOP)."""
+    """One received frame as the completions describe it (SOP .. EOP). `raw` holds the
+    completion ring's bytes the completions were decoded from, when the driver kept them."""
 
     completions: list[RxCompletion]
+    raw: list[bytes] = field(default_factory=list, repr=False)
 
     @property
     def first(self) -> RxCompletion:
@@ -96,7 +98,8 @@ class RxQueue:
     _hdr: Ring | None = None
     _pay: Ring | None = None
     _cq: Ring | None = None
-    _pending: list[RxCompletion] = field(default_factory=list)
+    _pending: list[RxCompletion] = field(default_factory=list)    # a frame's completions so far
+    _pending_raw: list[bytes] = field(default_factory=list)       # and their ring bytes
     enabled: bool = False
 
     @property
@@ -156,6 +159,7 @@ class RxQueue:
                 ring.sw_idx = 0
                 await self.hw.write32(self._reg(ring_off + regs.RING_SW_IDX), 0)
         self._pending.clear()
+        self._pending_raw.clear()
 
     async def _post(self, ring: Ring | None, ring_off: int, bufs: list[RxBuffer], what: str) -> None:
         if ring is None:
@@ -164,11 +168,19 @@ class RxQueue:
         free = ring.size - ((ring.sw_idx - hw_idx) & 0xFFFF)
         if len(bufs) > free:
             raise RingFullError(f"rx queue {self.index}: {len(bufs)} {what} buffers posted, {free} ring entries free")
+        descs = []
         for buf in bufs:
             if buf.addr % self.dma_bytes:
                 raise ValueError(f"{what} buffer 0x{buf.addr:x} is not aligned to the DMA width ({self.dma_bytes} bytes)")
-            self.hw.host.write(ring.entry_addr(ring.sw_idx), RxDesc(buf.addr, buf.buf_id).pack())
-            ring.sw_idx = (ring.sw_idx + 1) & 0xFFFF
+            descs.append(RxDesc(buf.addr, buf.buf_id).pack())
+        # One host write per contiguous run of ring entries (two when the run wraps).
+        done = 0
+        while done < len(descs):
+            slot = ring.sw_idx & (ring.size - 1)
+            n = min(len(descs) - done, ring.size - slot)
+            self.hw.host.write(ring.entry_addr(ring.sw_idx), b"".join(descs[done:done + n]))
+            ring.sw_idx = (ring.sw_idx + n) & 0xFFFF
+            done += n
         await self.hw.write32(self._reg(ring_off + regs.RING_SW_IDX), ring.sw_idx)
 
     async def post_hdr_buffers(self, bufs: list[RxBuffer]) -> None:
@@ -203,9 +215,11 @@ class RxQueue:
                 where = "inside a frame" if cpl.sop else "without a preceding SOP"
                 raise RuntimeError(f"rx queue {self.index}: completion {cq.sw_idx - 1} has SOP={cpl.sop} {where}")
             self._pending.append(cpl)
+            self._pending_raw.append(raw)
             if cpl.eop:
-                frames.append(RxFrame(self._pending))
+                frames.append(RxFrame(self._pending, self._pending_raw))
                 self._pending = []
+                self._pending_raw = []
         if consumed:
             await self.hw.write32(self._reg(regs.RXQ_CQ + regs.RING_SW_IDX), cq.sw_idx)
         return frames

@@ -71,6 +71,13 @@ class L4Type(IntEnum):
     OTHER = 3
 
 
+# The enums by value, for decoding (a tuple index is cheaper than the enum's lookup).
+_L3_TYPES = tuple(L3Type)
+_L4_TYPES = tuple(L4Type)
+assert [int(t) for t in _L3_TYPES] == list(range(len(_L3_TYPES)))
+assert [int(t) for t in _L4_TYPES] == list(range(len(_L4_TYPES)))
+
+
 def _check_uint(name: str, value: int, bits: int) -> None:
     if type(value) is int and 0 <= value < (1 << bits):    # the common case, checked first
         return
@@ -220,8 +227,8 @@ class RxCompletion:
             hdr_len=hdr_len,
             rss_hash=rss_hash,
             rss_type=rss_type,
-            l3_type=L3Type(l3),
-            l4_type=L4Type((parse & L4_TYPE_MASK) >> L4_TYPE_SHIFT),
+            l3_type=_L3_TYPES[l3],
+            l4_type=_L4_TYPES[(parse & L4_TYPE_MASK) >> L4_TYPE_SHIFT],
             ip_frag=bool(parse & IP_FRAG_BIT),
             vlan_tags=vlan_tags,
             sop=bool(flags & FLAG_SOP),

@@ -120,7 +120,8 @@ class RxScoreboard:
         hit = self._placements.get(key)
         if hit is None:
             p = expected_placement(frame, self.cfg, bad_fcs=bad_fcs, queue=self.queue)
-            hit = (p, property_counts(p.parse) if p.parse is not None else {})
+            counts = property_counts(p.parse) if p.parse is not None else {}
+            hit = (p, {name: n for name, n in counts.items() if n})
             if len(self._placements) < PLACEMENT_MEMO:
                 self._placements[key] = hit
         p, counts = hit
@@ -156,8 +157,10 @@ class RxScoreboard:
         self.cq_idx = (self.cq_idx + p.n_completions) & 0xFFFF
         raw = None
         if self.cq_base is not None:
-            raw = [self.host.read(self.cq_base + CPL_BYTES * ((cq_idx + i) % self.cq_size), CPL_BYTES)
-                   for i in range(len(got.completions))]
+            # The bytes the driver decoded, or the ring's own when it did not keep them.
+            raw = got.raw if len(got.raw) == len(got.completions) else [
+                self.host.read(self.cq_base + CPL_BYTES * ((cq_idx + i) % self.cq_size), CPL_BYTES)
+                for i in range(len(got.completions))]
         return Taken(exp, hdr_id, pay_ids, cq_idx, got, raw)
 
     def verify(self, t: Taken) -> bytes:

@@ -109,11 +109,13 @@ class SharedBlock:
         self.tx_data = self.u8[tx_data:tx_data + tx_data_bytes]
         self.rx_tab = np.frombuffer(self.mm, dtype=np.uint64, count=2 * rx_frames, offset=rx_tab).reshape(-1, 2)
         self.rx_data = self.u8[rx_data:rx_data + rx_data_bytes]
+        self._rx_mv = memoryview(self.rx_data).cast("B")
         self.csr_tab = np.frombuffer(self.mm, dtype=np.uint64, count=4 * csr_cap, offset=csr_tab).reshape(-1, 4)
         self.log_tab = np.frombuffer(self.mm, dtype=np.uint64, count=4 * log_cap, offset=log_tab).reshape(-1, 4)
         self.sa_tab_off = sa_tab
         self.sa_tab = np.frombuffer(self.mm, dtype=np.uint64, count=2 * sa_bufs, offset=sa_tab) if sa_bufs else None
         # RX frame data is a ring of bytes: frame i occupies [start, end) of a running count.
+        self._rx_cap, self._rx_size = rx_frames, rx_data_bytes     # fixed: kept as Python ints
         self._rx_wp = 0
         self._rx_ends: list[tuple[int, int]] = []   # (frame index, running end) not yet known consumed
         self._log_rp = 0
@@ -143,9 +145,9 @@ class SharedBlock:
     def rx_room(self, nbytes: int) -> bool:
         """True when a frame of `nbytes` fits now (frame table and data area)."""
         h = self.h
-        if int(h[H_RX_PROD] - h[H_RX_CONS]) >= int(h[H_RX_CAP]):
+        if int(h[H_RX_PROD] - h[H_RX_CONS]) >= self._rx_cap:
             return False
-        size = int(h[H_RX_DATA_SIZE])
+        size = self._rx_size
         oldest = self._rx_oldest_start()
         start = self._place(nbytes, size)
         return start + nbytes - oldest <= size
@@ -170,15 +172,14 @@ class SharedBlock:
         if n == 0:
             raise ValueError("the fast RX source cannot send an empty frame")
         h = self.h
-        size = int(h[H_RX_DATA_SIZE])
+        size = self._rx_size
         if n > size:
             raise ValueError(f"frame of {n} bytes exceeds the RX frame area ({size})")
         start = self._place(n, size)
         off = start % size
-        self.rx_data[off:off + n] = np.frombuffer(bytes(frame), dtype=np.uint8)
+        self._rx_mv[off:off + n] = frame
         idx = int(h[H_RX_PROD])
-        cap = int(h[H_RX_CAP])
-        self.rx_tab[idx % cap] = (off, n | (int(bad_fcs) << 32))
+        self.rx_tab[idx % self._rx_cap] = (off, n | (int(bad_fcs) << 32))
         self._rx_ends.append((idx, start))
         self._rx_wp = start + n
         h[H_RX_PROD] = idx + 1
