@@ -41,8 +41,8 @@ GROUPS: dict[str, list[str]] = {
            "m_axis_tx_tdata"],
     # nic_top's completion-ring indices: the NIC's producer index and the driver's SW_IDX of
     # every RX queue, then of every TX queue, and the RX_FRAMES counter
-    "queues": [*(n for q in range(8) for n in (f"cq_hw_idx.[{q}]", f"qcfg.[{q}].cq_sw_idx")),
-               *(n for t in range(8) for n in (f"tx_cq_hw_idx.[{t}]", f"txq_cfg.[{t}].cq_sw_idx")),
+    "queues": [*(n for q in range(8) for n in (f"cq_hw_idx.[{q}]", f"cq_sw_idx.[{q}]")),
+               *(n for t in range(8) for n in (f"tx_cq_hw_idx.[{t}]", f"txq_cq_sw_idx.[{t}]")),
                "field_storage.RX_FRAMES.count.value"],
 }
 DEFAULT_GROUPS = ["rx", "dma", "csr"]

@@ -36,7 +36,7 @@ module rx_dma
   output logic                          ff_ready,
   input  logic [DATA_W-1:0]             ff_data,
   // per-queue configuration and state
-  input  rxq_cfg_t [NUM_RXQ-1:0]        qcfg,         // per-queue settings
+  input  rxq_cfg_t                     qcfg [NUM_RXQ],       // per-queue settings
   output logic [NUM_RXQ-1:0][15:0]      cq_hw_idx,
   input  logic [NUM_RXQ-1:0]            hdr_desc_valid,
   output logic [NUM_RXQ-1:0]            hdr_desc_pop,

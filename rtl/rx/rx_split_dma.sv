@@ -39,7 +39,7 @@ module rx_split_dma
   input  rx_meta_t                      meta,
   input  rx_class_t                     cls,
   // per-queue configuration
-  input  rxq_cfg_t [NUM_RXQ-1:0]        qcfg,         // per-queue settings
+  input  rxq_cfg_t                     qcfg [NUM_RXQ],       // per-queue settings
   // per-queue descriptor caches
   input  logic [NUM_RXQ-1:0]            hdr_desc_valid,
   output logic [NUM_RXQ-1:0]            hdr_desc_pop,

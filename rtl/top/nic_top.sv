@@ -165,7 +165,7 @@ module nic_top
   logic [NUM_RXQ-1:0][15:0] hdr_sw_idx, pay_sw_idx, cq_sw_idx;
   logic [NUM_RXQ-1:0][15:0] hdr_hw_idx, pay_hw_idx, cq_hw_idx;
 
-  rxq_cfg_t [NUM_RXQ-1:0]   qcfg;
+  rxq_cfg_t                 qcfg [NUM_RXQ];
 
   for (genvar q = 0; q < NUM_RXQ; q++) begin : g_qcfg
     assign qcfg[q] = '{enable: q_enable[q], split_en: q_split_en[q], hds_thresh: q_hds_thresh[q],

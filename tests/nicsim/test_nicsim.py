@@ -158,7 +158,8 @@ def test_waves_png_and_svg(tmp_path: Path) -> None:
     text = svg.read_text()
     assert "s_axil_araddr" in text and "time (ns)" in text
     # the queues that moved: queue 7 (the steered flow) and a TX queue (the RSTs and ACKs)
-    assert "cq_hw_idx.[7]" in text and "qcfg.[7].cq_sw_idx" in text and "tx_cq_hw_idx." in text
+    assert "cq_hw_idx.[7]" in text and "cq_sw_idx.[7]" in text and "tx_cq_hw_idx." in text
+    assert "txq_cq_sw_idx." in text
     tx = tmp_path / "tx.svg"
     assert main(["waves", str(FST), "-o", str(tx), "--group", "tx", "--frame", "5"]) == 0
     assert "m_axis_tx_tvalid" in tx.read_text()
@@ -179,7 +180,7 @@ def test_waves_gtkw_layout(tmp_path: Path) -> None:
     for name in ("$rootio.s_axis_rx_tvalid", "$rootio.s_axis_rx_tdata[63:0]",
                  "$rootio.m_axi_awaddr[63:0]", "$rootio.s_axil_araddr[15:0]",
                  "$rootio.m_axis_tx_tvalid", "nic_top.cq_hw_idx.cq_hw_idx[7][15:0]",
-                 "nic_top.qcfg.[7].cq_sw_idx[15:0]",
+                 "nic_top.cq_sw_idx.cq_sw_idx[7][15:0]",
                  "nic_top.u_csr.field_storage.RX_FRAMES.count.value[31:0]"):
         assert name in signals, name
     assert [ln[1:] for ln in lines if ln.startswith("-")] == ["rx", "dma", "csr", "tx", "queues"]
