@@ -10,7 +10,8 @@
 //   C: sum of the groups          (up to 22 bits; register)
 //   D: frame accumulator (32 bits); at the frame's last word the folded 16-bit sum is output
 // `out_valid` pulses 4 cycles after the frame's last word with the folded sum (not
-// complemented) and the side information given with that word.
+// complemented) and the side information given with that word; `out_sum` and `out_side`
+// hold their value until the next frame's.
 // Reset: synchronous, active high.
 module tx_csum #(
   parameter int unsigned DATA_W = 128,
@@ -36,73 +37,81 @@ module tx_csum #(
     if (DB < 8 || (DB & (DB - 1)) != 0) $fatal(1, "tx_csum: DATA_W must be a power of two >= 64");
   end
 
+  // Each stage's registers load only with that stage's valid, and its logic is a function
+  // called inside that branch, so an idle cycle computes nothing (a simulator evaluates every
+  // always_comb on every clock; in silicon these are ordinary enable flops). Data, last and
+  // side registers hold their previous value while their valid is low; every consumer looks
+  // at them only with the valid.
+
   // ---------------------------------------------------------------- A: mask
   logic              a_valid_q, a_last_q;
   logic [DATA_W-1:0] a_data_q;
   logic [SIDE_W-1:0] a_side_q;
-  logic [DATA_W-1:0] bytemask;
 
-  always_comb begin
-    for (int j = 0; j < DB; j++) bytemask[8*j +: 8] = {8{in_mask[j]}};
-  end
+  function automatic logic [DATA_W-1:0] masked(input logic [DATA_W-1:0] data, input logic [DB-1:0] mask);
+    for (int j = 0; j < DB; j++) masked[8*j +: 8] = mask[j] ? data[8*j +: 8] : 8'd0;
+  endfunction
 
   always_ff @(posedge clk) begin
     if (rst) a_valid_q <= 1'b0;
     else     a_valid_q <= in_valid;
-    a_data_q <= in_data & bytemask;
-    a_last_q <= in_valid && in_last;
-    a_side_q <= in_side;
+    if (in_valid) begin
+      a_data_q <= masked(in_data, in_mask);
+      a_last_q <= in_last;
+      a_side_q <= in_side;
+    end
   end
 
   // ---------------------------------------------------------------- B: group sums
   logic              b_valid_q, b_last_q;
   logic [SIDE_W-1:0] b_side_q;
   logic [18:0]       b_sum_q [NG];
-  logic [18:0]       gsum [NG];
 
-  always_comb begin
-    for (int g = 0; g < NG; g++) begin
-      gsum[g] = '0;
-      for (int k = 0; k < GS; k++) begin
-        gsum[g] = gsum[g] + {3'd0, a_data_q[16*(g*GS+k) +: 8], a_data_q[16*(g*GS+k) + 8 +: 8]};
-      end
+  function automatic logic [18:0] group_sum(input logic [DATA_W-1:0] data, input int unsigned g);
+    group_sum = '0;
+    for (int k = 0; k < GS; k++) begin
+      group_sum = group_sum + {3'd0, data[16*(g*GS+k) +: 8], data[16*(g*GS+k) + 8 +: 8]};
     end
-  end
+  endfunction
 
   always_ff @(posedge clk) begin
     if (rst) b_valid_q <= 1'b0;
     else     b_valid_q <= a_valid_q;
-    b_last_q <= a_last_q;
-    b_side_q <= a_side_q;
-    for (int g = 0; g < NG; g++) b_sum_q[g] <= gsum[g];
+    if (a_valid_q) begin
+      b_last_q <= a_last_q;
+      b_side_q <= a_side_q;
+      for (int g = 0; g < NG; g++) b_sum_q[g] <= group_sum(a_data_q, g);
+    end
   end
 
   // ---------------------------------------------------------------- C: word sum
   logic              c_valid_q, c_last_q;
   logic [SIDE_W-1:0] c_side_q;
-  logic [21:0]       c_sum_q, wsum;
+  logic [21:0]       c_sum_q;
 
-  always_comb begin
-    wsum = '0;
-    for (int g = 0; g < NG; g++) wsum = wsum + {3'd0, b_sum_q[g]};
-  end
+  function automatic logic [21:0] word_sum(input logic [18:0] sums [NG]);
+    word_sum = '0;
+    for (int g = 0; g < NG; g++) word_sum = word_sum + {3'd0, sums[g]};
+  endfunction
 
   always_ff @(posedge clk) begin
     if (rst) c_valid_q <= 1'b0;
     else     c_valid_q <= b_valid_q;
-    c_last_q <= b_last_q;
-    c_side_q <= b_side_q;
-    c_sum_q  <= wsum;
+    if (b_valid_q) begin
+      c_last_q <= b_last_q;
+      c_side_q <= b_side_q;
+      c_sum_q  <= word_sum(b_sum_q);
+    end
   end
 
   // ---------------------------------------------------------------- D: frame accumulator
-  logic [31:0] acc_q, acc_d;
-  logic [16:0] fold1;
-  logic [15:0] fold2;
+  logic [31:0] acc_q;
 
-  assign acc_d = acc_q + {10'd0, c_sum_q};
-  assign fold1 = {1'b0, acc_d[15:0]} + {1'b0, acc_d[31:16]};
-  assign fold2 = fold1[15:0] + {15'd0, fold1[16]};
+  // The 32-bit accumulator folded to 16 bits with end-around carry (RFC 1071).
+  function automatic logic [15:0] fold(input logic [31:0] acc);
+    automatic logic [16:0] f1 = {1'b0, acc[15:0]} + {1'b0, acc[31:16]};
+    return f1[15:0] + {15'd0, f1[16]};
+  endfunction
 
   always_ff @(posedge clk) begin
     if (rst) begin
@@ -110,9 +119,11 @@ module tx_csum #(
       out_valid <= 1'b0;
     end else begin
       out_valid <= c_valid_q && c_last_q;
-      if (c_valid_q) acc_q <= c_last_q ? '0 : acc_d;
+      if (c_valid_q) acc_q <= c_last_q ? '0 : acc_q + {10'd0, c_sum_q};
     end
-    out_sum  <= fold2;
-    out_side <= c_side_q;
+    if (c_valid_q && c_last_q) begin
+      out_sum  <= fold(acc_q + {10'd0, c_sum_q});
+      out_side <= c_side_q;
+    end
   end
 endmodule
