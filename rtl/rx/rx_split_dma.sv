@@ -122,30 +122,40 @@ module rx_split_dma
   logic        ready_to_go;
   logic [NUM_RXQ-1:0][15:0] cq_idx_q;  // next completion slot of each queue (planned)
 
+  // Computed only while a frame waits in S_IDLE to be decided, the only time these are used
+  // (the FSM below reads them in S_IDLE with meta_valid); otherwise zero, so an idle cycle or
+  // one spent writing a frame evaluates none of it.
   always_comb begin
-    split_cand   = qcfg[q].split_en && (meta.l3_type != L3_NONE) && (meta.frame_len > qcfg[q].hds_thresh);
-    hdr_overflow = split_cand && ((meta.pay_off > qcfg[q].hdr_buf_bytes) || (meta.pay_off > 16'(PARSE_BYTES)));
-    split        = split_cand && !hdr_overflow;
-    hdr_len      = split ? meta.pay_off : 16'd0;
-    pay_end      = split ? meta.ip_end : meta.frame_len;
-    pay_len      = pay_end - hdr_len;
-    buf_bytes    = 17'd1 << qcfg[q].pay_buf_log2;
-    n_pay        = ({1'b0, pay_len} + buf_bytes - 17'd1) >> qcfg[q].pay_buf_log2;
-    n_cpl        = (n_pay == '0) ? 17'd1 : n_pay;
-    cq_used      = {1'b0, cq_idx_q[q] - qcfg[q].cq_sw_idx};
-    // A consumer index ahead of the producer (a driver bug) leaves no room rather than wrapping.
-    cq_room      = (cq_used > (17'd1 << qcfg[q].cq_log2)) ? 17'd0 : (17'd1 << qcfg[q].cq_log2) - cq_used;
+    split_cand = 1'b0; hdr_overflow = 1'b0; split = 1'b0;
+    hdr_len = '0; pay_end = '0; pay_len = '0;
+    buf_bytes = '0; n_pay = '0; n_cpl = '0; cq_used = '0; cq_room = '0;
+    drop_hdr_err = 1'b0; drop_queue_off = 1'b0; drop_no_hdr = 1'b0; drop_no_pay = 1'b0;
+    drop_cq_full = 1'b0; drop_any = 1'b0; ready_to_go = 1'b0;
+    if (state_q == S_IDLE && meta_valid) begin
+      split_cand   = qcfg[q].split_en && (meta.l3_type != L3_NONE) && (meta.frame_len > qcfg[q].hds_thresh);
+      hdr_overflow = split_cand && ((meta.pay_off > qcfg[q].hdr_buf_bytes) || (meta.pay_off > 16'(PARSE_BYTES)));
+      split        = split_cand && !hdr_overflow;
+      hdr_len      = split ? meta.pay_off : 16'd0;
+      pay_end      = split ? meta.ip_end : meta.frame_len;
+      pay_len      = pay_end - hdr_len;
+      buf_bytes    = 17'd1 << qcfg[q].pay_buf_log2;
+      n_pay        = ({1'b0, pay_len} + buf_bytes - 17'd1) >> qcfg[q].pay_buf_log2;
+      n_cpl        = (n_pay == '0) ? 17'd1 : n_pay;
+      cq_used      = {1'b0, cq_idx_q[q] - qcfg[q].cq_sw_idx};
+      // A consumer index ahead of the producer (a driver bug) leaves no room rather than wrapping.
+      cq_room      = (cq_used > (17'd1 << qcfg[q].cq_log2)) ? 17'd0 : (17'd1 << qcfg[q].cq_log2) - cq_used;
 
-    drop_hdr_err   = meta.hdr_err;
-    drop_queue_off = !drop_hdr_err && !qcfg[q].enable;
-    drop_no_hdr    = !drop_hdr_err && !drop_queue_off && split && (hdr_posted[q] == '0);
-    drop_no_pay    = !drop_hdr_err && !drop_queue_off && !drop_no_hdr &&
-                     ((n_pay > {1'b0, pay_posted[q]}) || (n_pay > 17'(CACHE_DEPTH)));
-    drop_cq_full   = !drop_hdr_err && !drop_queue_off && !drop_no_hdr && !drop_no_pay &&
-                     (cq_room < n_cpl);
-    drop_any       = drop_hdr_err || drop_queue_off || drop_no_hdr || drop_no_pay || drop_cq_full;
-    ready_to_go    = (!split || hdr_desc_valid[q]) &&
-                     (n_pay == '0 || (pay_desc_valid[q] && 17'(pay_cached[q]) >= n_pay));
+      drop_hdr_err   = meta.hdr_err;
+      drop_queue_off = !drop_hdr_err && !qcfg[q].enable;
+      drop_no_hdr    = !drop_hdr_err && !drop_queue_off && split && (hdr_posted[q] == '0);
+      drop_no_pay    = !drop_hdr_err && !drop_queue_off && !drop_no_hdr &&
+                       ((n_pay > {1'b0, pay_posted[q]}) || (n_pay > 17'(CACHE_DEPTH)));
+      drop_cq_full   = !drop_hdr_err && !drop_queue_off && !drop_no_hdr && !drop_no_pay &&
+                       (cq_room < n_cpl);
+      drop_any       = drop_hdr_err || drop_queue_off || drop_no_hdr || drop_no_pay || drop_cq_full;
+      ready_to_go    = (!split || hdr_desc_valid[q]) &&
+                       (n_pay == '0 || (pay_desc_valid[q] && 17'(pay_cached[q]) >= n_pay));
+    end
   end
 
   // ---------------------------------------------------------------- planning state
