@@ -288,11 +288,18 @@ module rx_dma
       cmd_cnt_q <= '0;
       bur_cnt_q <= '0;
     end else begin
-      for (int i = 0; i < NUM_RXQ; i++) begin
-        cmd_cnt_q[i] <= cmd_cnt_q[i] + 8'(pcmd_valid && pcmd_ready && pcmd_queue == QW'(i))
-                                     - 8'(pl_ready && pl_out.qid == QW'(i));
-        bur_cnt_q[i] <= bur_cnt_q[i] + 8'(m_awvalid && m_awready && m_awid == ID_W'(i))
-                                     - 8'(m_bvalid && m_bready && m_bid == ID_W'(i));
+      // (each loop runs only in a cycle with an event for it: a counter cannot move otherwise)
+      if ((pcmd_valid && pcmd_ready) || pl_ready) begin
+        for (int i = 0; i < NUM_RXQ; i++) begin
+          cmd_cnt_q[i] <= cmd_cnt_q[i] + 8'(pcmd_valid && pcmd_ready && pcmd_queue == QW'(i))
+                                       - 8'(pl_ready && pl_out.qid == QW'(i));
+        end
+      end
+      if ((m_awvalid && m_awready) || (m_bvalid && m_bready)) begin
+        for (int i = 0; i < NUM_RXQ; i++) begin
+          bur_cnt_q[i] <= bur_cnt_q[i] + 8'(m_awvalid && m_awready && m_awid == ID_W'(i))
+                                       - 8'(m_bvalid && m_bready && m_bid == ID_W'(i));
+        end
       end
     end
   end
