@@ -148,7 +148,7 @@ module queue_regs
       w2_q   <= {MAP_Q{W2_RESET & W2_MASK}};
       arm_q  <= '0;
       err_q  <= '0;
-    end else begin
+    end else if (wr || irq_fire != '0 || wr_err_set != '0) begin   // nothing moves otherwise
       automatic logic [MAP_Q-1:0] arm_n, err_n;
       arm_n = arm_q;
       err_n = err_q;

@@ -23,10 +23,12 @@ module rr_arbiter #(
   always_comb begin
     pick  = '0;
     found = 1'b0;
-    for (int k = 1; k <= N; k++) begin
-      if (!found && req[(32'(last_q) + k) % N]) begin
-        pick  = IW'((32'(last_q) + k) % N);
-        found = 1'b1;
+    if (req != '0) begin          // (no search in a cycle without a request)
+      for (int k = 1; k <= N; k++) begin
+        if (!found && req[(32'(last_q) + k) % N]) begin
+          pick  = IW'((32'(last_q) + k) % N);
+          found = 1'b1;
+        end
       end
     end
   end
