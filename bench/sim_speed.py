@@ -96,11 +96,11 @@ def plot(doc: dict, path) -> None:
              ("ceiling", "Verilator only (no Python)", "#aaa"),
              ("ceiling_pgo", "Verilator only, PGO build", "#555")]
     kinds = [k for k in kinds if any(w.get(k[0]) for w in doc["widths"])]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5.2), sharey=True)
     labels = [f"MAC {w['data_bits']} / DMA {w['dma_bits']}" for w in doc["widths"]]
     bw = 0.8 / len(kinds)
     for ax, metric, title in ((axes[0], "cycles_per_s", "per wall second"),
-                              (axes[1], "cycles_per_total_cpu_s", "per CPU second (simulator and checker processes)")):
+                              (axes[1], "cycles_per_total_cpu_s", "per CPU second (simulator + checker)")):
         for k, (key, label, color) in enumerate(kinds):
             xs, ys = [], []
             for i, w in enumerate(doc["widths"]):
@@ -111,19 +111,20 @@ def plot(doc: dict, path) -> None:
                     ys.append(v)
             bars = ax.bar(xs, ys, bw, label=label, color=color)
             for bar, y in zip(bars, ys):
-                ax.text(bar.get_x() + bar.get_width() / 2, y, f"{y / 1e3:.0f}k", ha="center",
-                        va="bottom", fontsize=7)
+                ax.text(bar.get_x() + bar.get_width() / 2, y * 1.05, f"{y / 1e3:.0f}k", ha="center",
+                        va="bottom", fontsize=7, rotation=90)
         ax.axhline(1e6, color="k", ls=":", lw=1, label="target: 1M cycles/s")
         ax.set_yscale("log")
-        ax.set_ylim(top=6e6)            # room above the target line for the legend
+        ax.set_ylim(top=4e6)            # room for the labels above the tallest bars
         ax.set_xticks(range(len(labels)))
         ax.set_xticklabels(labels)
         ax.set_title(f"simulated cycles {title}", fontsize=10)
         ax.grid(True, axis="y", which="both", alpha=0.3)
     axes[0].set_ylabel("simulated clock cycles")
-    axes[0].legend(fontsize=8, loc="upper left", ncol=2)
+    handles, names = axes[0].get_legend_handles_labels()
+    fig.legend(handles, names, fontsize=8, loc="lower center", ncol=4, frameon=False)
     fig.suptitle(f"Simulation speed, bulk RX ({doc['frame_bytes']}-byte frames, every frame checked)")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.1, 1, 1))          # the legend below the plots
     fig.savefig(path, dpi=120)
 
 

@@ -37,3 +37,33 @@ def test_ts_peer_segments(mtu: int, mss: int) -> None:
 
     ack = Ether(peer.ack_frame(12345, window=1000))[TCP]
     assert ack.flags == "A" and ack.ack == 12345 and ack.window == 1000
+
+
+def test_pgo_profile_named_by_its_content(tmp_path, monkeypatch) -> None:
+    """bench/pgo.py's plumbing on a tiny instrumented program: the merged profile is named by
+    its content (the same run gives the same file, so the PGO model is not rebuilt), the raw
+    profile is removed, and a training run that wrote nothing is a clear error."""
+    import subprocess
+
+    from bench import pgo
+    why = pgo.unavailable()
+    if why:
+        pytest.skip(why)
+    src = tmp_path / "t.c"
+    src.write_text("int main(int argc, char **argv) { (void)argv; return argc > 5; }\n")
+    exe = tmp_path / "t"
+    subprocess.run(["clang", "-fprofile-instr-generate", str(src), "-o", str(exe)], check=True)
+    monkeypatch.setattr(pgo, "PGO_DIR", tmp_path / "pgo")
+
+    def train(n: int):
+        raw = tmp_path / f"run{n}.profraw"
+        subprocess.run([str(exe)], env={"LLVM_PROFILE_FILE": str(raw)}, check=True)
+        return pgo.merge(raw, "t"), raw
+
+    (a, raw_a), (b, _) = train(1), train(2)
+    assert a == b and a.is_file() and a.parent == tmp_path / "pgo"
+    assert a.stem.startswith("t-") and len(a.stem) == len("t-") + 12
+    assert not raw_a.exists()
+    with pytest.raises(RuntimeError, match="wrote no profile"):
+        pgo.merge(tmp_path / "missing.profraw", "t")
+    assert f"-fprofile-instr-use={a}" in pgo.use_args(a)
