@@ -213,8 +213,10 @@ class _ProcessChecker:
         except EOFError:
             raise RuntimeError("the checker process ended unexpectedly") from None
         self.pending -= 1
-        if verdict[0] != "ok":
+        if verdict[0] == "fail":
             raise AssertionError(verdict[1])
+        if verdict[0] == "error":
+            raise RuntimeError(f"the checker process failed:\n{verdict[1]}")
         _, hdr_ids, pay_ids, n = verdict
         self.sb.checked += n
         return hdr_ids, pay_ids
@@ -254,6 +256,10 @@ def _checker_loop(conn, sb: RxScoreboard, frames: list[bytes]) -> None:
                 pay_ids += pids
         except AssertionError as e:
             conn.send(("fail", str(e)))
+            continue
+        except Exception:                        # a bug of the checker itself, not a finding
+            import traceback
+            conn.send(("error", traceback.format_exc()))
             continue
         conn.send(("ok", hdr_ids, pay_ids, len(batch)))
 
