@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 
 import cocotb
@@ -28,6 +29,7 @@ from tb.rx_scoreboard import RxScoreboard, Taken, Expected
 N_HDR = 1024           # header buffers (host memory), = header ring entries
 N_PAY = 1024           # payload buffers of 4 KiB (a dma-buf in device memory), = payload ring entries
 MAX_IN_FLIGHT = 512    # frames given to the MAC and not yet checked: never more than the rings hold
+RESULT_TIMEOUT_S = 600  # the checker answers a poll's frames in milliseconds; this is a hang
 POLL_FRAMES = 128      # the driver polls every POLL_FRAMES frame times of simulated time
 PERIOD = 251           # payload pattern period: frames repeat every PERIOD frames
 DROP_COUNTERS = ("RX_DROP_FIFO", "RX_DROP_NO_HDR_BUF", "RX_DROP_NO_PAY_BUF", "RX_DROP_CQ_FULL",
@@ -48,9 +50,13 @@ async def bulk_rx(tb, n_frames: int, frame_bytes: int = 1500, fast: bool = False
     """Send `n_frames` back-to-back frames through queue 0 and check every one; returns the
     timing. `tb` is a NicTb or a FastNicTb (reset already). `checker_process`: the comparing
     half of the scoreboard runs in a second process (_ProcessChecker) while the simulation
-    goes on; the simulation is the same either way. `corrupt_frame` (for the tests of the
-    check itself): flip the first payload byte of that frame after it landed and before it
-    is checked, so the run must fail."""
+    goes on; every frame is still verified before it counts as checked, but the buffers are
+    re-posted one poll later, so the cycle count can differ a little from an inline run
+    (it is the same from one process-mode run to the next), and the byte and delivery
+    counters `verify`/`record` keep stay in the checker (`sb.delivered*`,
+    `sb.*_bytes_to_*` are not filled). `corrupt_frame` (for the tests of the check itself):
+    flip the first payload byte of that frame after it landed and before it is checked, so
+    the run must fail."""
     dut = tb.dut
     qcfg = RxQueueConfig(hdr_ring_log2=10, pay_ring_log2=10, cq_log2=11, pay_buf_log2=12,
                          tcp_data_split=True, hds_thresh=0)
@@ -139,8 +145,11 @@ async def bulk_rx(tb, n_frames: int, frame_bytes: int = 1500, fast: bool = False
                 dut._log.info("bench: %d/%d frames checked, %.0f cycles/s so far", sb.checked, n_frames,
                               cyc / (now - t0))
                 last_report = now
-    finally:
-        checker_cpu = checker.close() if checker is not None else 0.0
+    except BaseException:
+        if checker is not None:
+            checker.close(raise_errors=False)    # the error that stopped the run is the news
+        raise
+    checker_cpu = checker.close() if checker is not None else 0.0
     wall = time.perf_counter() - t0
     cpu = time.process_time() - cpu0
     cycles = get_sim_time("ns") / CLK_NS - c0
@@ -209,6 +218,8 @@ class _ProcessChecker:
     def result(self) -> tuple[list[int], list[int]]:
         """Wait for the oldest batch's verdict; its (header, payload) buffer ids."""
         try:
+            if not self._conn.poll(RESULT_TIMEOUT_S):
+                raise RuntimeError(f"the checker process gave no verdict for {RESULT_TIMEOUT_S} s")
             verdict = self._conn.recv()
         except EOFError:
             raise RuntimeError("the checker process ended unexpectedly") from None
@@ -221,21 +232,34 @@ class _ProcessChecker:
         self.sb.checked += n
         return hdr_ids, pay_ids
 
-    def close(self) -> float:
-        """Stop the checker; its CPU seconds."""
+    def close(self, raise_errors: bool = True) -> float:
+        """Stop the checker (after it answered what it holds); its CPU seconds.
+        `raise_errors=False` when another error is already on its way."""
         try:
+            while self.pending and self._conn.poll(RESULT_TIMEOUT_S):
+                self._conn.recv()                # verdicts nobody waits for any more
+                self.pending -= 1
             self._conn.send(None)
-        except OSError:
+        except (OSError, EOFError):
             pass
         self._conn.close()
+        if self.pending:                         # it hung: do not wait for it either
+            os.kill(self.pid, signal.SIGKILL)
         _, status, usage = os.wait4(self.pid, 0)
-        if os.waitstatus_to_exitcode(status) != 0:
+        if raise_errors and os.waitstatus_to_exitcode(status) != 0:
             raise RuntimeError(f"the checker process failed (wait status {status})")
         return usage.ru_utime + usage.ru_stime
 
 
 def _checker_loop(conn, sb: RxScoreboard, frames: list[bytes]) -> None:
     placements: dict[int, Placement] = {}
+    try:
+        _checker_batches(conn, sb, frames, placements)
+    except (EOFError, BrokenPipeError):
+        return                                   # the simulator process went away: done
+
+
+def _checker_batches(conn, sb: RxScoreboard, frames: list[bytes], placements: dict[int, Placement]) -> None:
     while (batch := conn.recv()) is not None:
         hdr_ids: list[int] = []
         pay_ids: list[int] = []

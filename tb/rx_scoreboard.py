@@ -19,7 +19,7 @@ from models.nic_model import (INFO_COUNTERS, Placement, PlacementConfig, expecte
                               property_counts)
 
 CANARY = 0xA5
-PLACEMENT_MEMO = 4096     # distinct (frame, configuration) answers sent_frame remembers
+PLACEMENT_MEMO = 1024     # distinct (frame, configuration) answers sent_frame remembers
 _CANARY_BYTE = bytes([CANARY])
 
 

@@ -177,7 +177,7 @@ class SharedBlock:
             raise ValueError(f"frame of {n} bytes exceeds the RX frame area ({size})")
         start = self._place(n, size)
         off = start % size
-        self._rx_mv[off:off + n] = frame
+        self._rx_mv[off:off + n] = frame if isinstance(frame, (bytes, bytearray)) else bytes(frame)
         idx = int(h[H_RX_PROD])
         self.rx_tab[idx % self._rx_cap] = (off, n | (int(bad_fcs) << 32))
         self._rx_ends.append((idx, start))

@@ -67,3 +67,88 @@ def test_pgo_profile_named_by_its_content(tmp_path, monkeypatch) -> None:
     with pytest.raises(RuntimeError, match="wrote no profile"):
         pgo.merge(tmp_path / "missing.profraw", "t")
     assert f"-fprofile-instr-use={a}" in pgo.use_args(a)
+
+
+class _FakeScoreboard:
+    """What the checker process uses of RxScoreboard, with a verify the test controls."""
+
+    def __init__(self, verify) -> None:
+        self.checked = 0
+        self.cfg = None
+        self.queue = 0
+        self._verify = verify
+
+    def verify(self, t) -> bytes:
+        return self._verify(t)
+
+    def refill(self, ids, hdr) -> None:
+        pass
+
+
+def _checker(monkeypatch, verify):
+    """A _ProcessChecker (a real fork) over a fake scoreboard: the model's placement and the
+    completion decoding are stubbed, everything between the processes is real."""
+    from types import SimpleNamespace
+
+    import bench.sim_speed_sim as sim
+    monkeypatch.setattr(sim, "expected_placement", lambda frame, cfg, queue=0: SimpleNamespace(split=False))
+    monkeypatch.setattr(sim, "RxCompletion", SimpleNamespace(unpack=lambda raw: raw))
+    sb = _FakeScoreboard(verify)
+    return sim, sb, sim._ProcessChecker(sb, [b"frame"] * sim.PERIOD)
+
+
+def _taken(index: int, pay_id: int):
+    from types import SimpleNamespace
+    return SimpleNamespace(exp=SimpleNamespace(index=index, rss_hash=0, rss_type=0), hdr_id=0,
+                           pay_ids=[pay_id], cq_idx=index, raw=[bytes(16)])
+
+
+def test_checker_process_verdicts(monkeypatch) -> None:
+    """The forked checker: verified frames come back with their buffers and count as checked
+    only then; a failed comparison is the AssertionError; a bug of the checker itself is a
+    RuntimeError with its traceback, not a finding."""
+    def verify(t):
+        if t.exp.index == 7:
+            raise AssertionError("frame #7: payload buffer 3 bytes differ")
+        if t.exp.index == 8:
+            raise KeyError("no such buffer")
+        return b""
+
+    _, sb, ck = _checker(monkeypatch, verify)
+    ck.submit([_taken(0, 10), _taken(1, 11)])
+    assert sb.checked == 0                       # not before the verdict
+    assert ck.result() == ([], [10, 11]) and sb.checked == 2
+    ck.submit([_taken(7, 3)])
+    with pytest.raises(AssertionError, match="frame #7: payload buffer 3 bytes differ"):
+        ck.result()
+    ck.submit([_taken(8, 4)])
+    with pytest.raises(RuntimeError, match="KeyError"):
+        ck.result()
+    assert sb.checked == 2
+    assert ck.close() >= 0.0
+
+
+def test_checker_process_keeps_the_real_error(monkeypatch) -> None:
+    """When the simulator side fails while the checker still holds a batch, closing the
+    checker neither hides that error nor fails itself (the review's race: the checker's
+    answer used to hit a closed pipe and replace the error with 'checker failed')."""
+    import time
+
+    def slow(t):
+        time.sleep(0.2)
+        return b""
+
+    _, sb, ck = _checker(monkeypatch, slow)
+    ck.submit([_taken(0, 10)])
+    with pytest.raises(AssertionError, match="the real failure"):
+        try:
+            raise AssertionError("the real failure, seen by the simulator process")
+        except BaseException:
+            ck.close(raise_errors=False)
+            raise
+    assert ck.pending == 0
+    # Closed with a batch still in the checker: its answer is read first, so the checker ends
+    # cleanly (it used to die on the closed pipe and close() reported a failed checker).
+    _, _, ck = _checker(monkeypatch, slow)
+    ck.submit([_taken(0, 10)])
+    assert ck.close() >= 0.0 and ck.pending == 0
