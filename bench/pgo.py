@@ -19,17 +19,16 @@ makefile does not track compiler flags).
 
     from bench import pgo
     why = pgo.unavailable()                    # None, or why PGO cannot run here
-    args = pgo.train_fast(64, [], frames=400)  # Verilator arguments for the PGO build
+    args, rec = pgo.train_fast(64, [], run)    # run(build_args, env): the training workload
 """
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tb.sim import BUILD_ROOT, sim_cxx
@@ -79,26 +78,20 @@ def merge(raw: Path, name: str) -> Path:
     return out
 
 
-def train_fast(width: int, build_args: Sequence[str], frames: int | None = None,
-               frame_bytes: int = 1500) -> tuple[list[str], dict]:
-    """Train the cocotb fast path (tb/fast) at MAC width `width`: returns the Verilator
+def train_fast(width: int, build_args: Sequence[str],
+               run: Callable[[list[str], dict[str, str]], dict]) -> tuple[list[str], dict]:
+    """Train the cocotb fast path (tb/fast) at MAC width `width`. `run(build_args, env)` runs
+    the training workload on a build with those arguments and that extra environment and
+    returns its result (bench/sim_speed.py runs its own traffic). Returns the Verilator
     arguments of the PGO build (`build_args` + use_args) and a record of the training."""
-    from tb.fast.build import run_fast_test
-
-    frames = frames or TRAIN_FRAMES.get(width, 1000)
     PGO_DIR.mkdir(parents=True, exist_ok=True)
     raw = PGO_DIR / f"fast-{width}.profraw"
     raw.unlink(missing_ok=True)
-    out = PGO_DIR / f"train-fast-{width}.json"
-    out.unlink(missing_ok=True)
     t0 = time.monotonic()
-    run_fast_test("bench.sim_speed_sim", {"DATA_W": width}, f"bench_pgo_train-fast-{width}",
-                  extra_env={"BENCH_PATH": "fast", "BENCH_FRAMES": str(frames), "BENCH_OUT": str(out),
-                             "BENCH_FRAME_BYTES": str(frame_bytes), "LLVM_PROFILE_FILE": str(raw)},
-                  seed=1, build_args=[*build_args, *GEN_ARGS])
+    res = run([*build_args, *GEN_ARGS], {"LLVM_PROFILE_FILE": str(raw)})
     prof = merge(raw, f"fast-{width}")
-    rec = {"path": "fast", "frames": frames, "frame_bytes": frame_bytes, "profile": str(prof),
-           "train_s": time.monotonic() - t0, "train_cycles": json.loads(out.read_text())["cycles"]}
+    rec = {"path": "fast", "frames": res["frames"], "frame_bytes": res["frame_bytes"],
+           "profile": str(prof), "train_s": time.monotonic() - t0, "train_cycles": res["cycles"]}
     return [*build_args, *use_args(prof)], rec
 
 
@@ -114,10 +107,8 @@ def train_standalone(width: int, build_args: Sequence[str], frames: list[bytes],
     raw.unlink(missing_ok=True)
     t0 = time.monotonic()
     binary = standalone.build(width, [*build_args, *GEN_ARGS], tag="-pgo-gen")
-    image = PGO_DIR / f"train-standalone-{width}.img"
-    standalone.make_image(image, width, frames, n_frames)
-    standalone.run(binary, image, env={"LLVM_PROFILE_FILE": str(raw)})
-    image.unlink(missing_ok=True)
+    standalone.run_frames(binary, width, frames, n_frames, PGO_DIR / f"train-standalone-{width}.img",
+                          env={"LLVM_PROFILE_FILE": str(raw)})
     prof = merge(raw, f"standalone-{width}")
     binary = standalone.build(width, [*build_args, *use_args(prof)], tag=f"-pgo-{prof.stem.rsplit('-', 1)[1]}")
     rec = {"path": "verilator_only", "frames": n_frames, "profile": str(prof), "train_s": time.monotonic() - t0}

@@ -29,7 +29,6 @@ import resource
 import statistics
 import sys
 import time
-from pathlib import Path
 
 from bench import pgo
 from tb.sim import BUILD_ROOT, rtl_file_list, run_rtl_test
@@ -48,14 +47,15 @@ def _children_cpu() -> float:
 
 
 def run_one(path: str, width: int, frames: int, rep: int, frame_bytes: int, build_args: list[str],
-            label: str = "", checker: str = "inline") -> dict:
+            label: str = "", checker: str = "inline", extra_env: dict[str, str] | None = None) -> dict:
     """One run of `path` ("fast" or "base"); `label` names it in the JSON (default: path);
-    `checker`: "inline" or "process" (bench/sim_speed_sim.py, fast path only)."""
+    `checker`: "inline" or "process" (bench/sim_speed_sim.py, fast path only); `extra_env`
+    for the simulator (a PGO training run's LLVM_PROFILE_FILE)."""
     label = label or path
     out = BUILD_ROOT / "bench" / f"sim_speed_{label}_{width}_{rep}.json"
     out.unlink(missing_ok=True)
     env = {"BENCH_PATH": path, "BENCH_FRAMES": str(frames), "BENCH_OUT": str(out),
-           "BENCH_FRAME_BYTES": str(frame_bytes), "BENCH_CHECKER": checker}
+           "BENCH_FRAME_BYTES": str(frame_bytes), "BENCH_CHECKER": checker, **(extra_env or {})}
     load0 = _load()
     cpu0 = _children_cpu()
     t0 = time.monotonic()
@@ -104,8 +104,7 @@ def plot(doc: dict, path) -> None:
         for k, (key, label, color) in enumerate(kinds):
             xs, ys = [], []
             for i, w in enumerate(doc["widths"]):
-                d = w.get(key) or {}
-                v = d.get(metric) or d.get("cycles_per_cpu_s" if metric == "cycles_per_total_cpu_s" else metric)
+                v = (w.get(key) or {}).get(metric)
                 if v:
                     xs.append(i + (k - (len(kinds) - 1) / 2) * bw)
                     ys.append(v)
@@ -163,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
         if not pgo_why:
             print(f"bench: PGO training of the fast path, MAC {width} bits (instrumented build and a short run; "
                   "may take minutes)", flush=True)
-            pgo_args, rec = pgo.train_fast(width, args.verilator_arg, frame_bytes=args.frame_bytes)
+            pgo_args, rec = pgo.train_fast(width, args.verilator_arg, lambda build_args, env: run_one(
+                "fast", width, pgo.TRAIN_FRAMES[width], 0, args.frame_bytes, build_args, "pgo_train", extra_env=env))
             entry["pgo_training"].append(rec)
             print(f"  trained on {rec['frames']} frames in {rec['train_s']:.0f} s: {rec['profile']}", flush=True)
             kinds.append(("fast", "fast_pgo", pgo_args, "inline"))
@@ -200,23 +200,17 @@ def main(argv: list[str] | None = None) -> int:
             from bench.sim_speed_sim import bulk_frames
             from tb.fast import standalone
             frames = bulk_frames(args.frame_bytes)
-            binaries = [("ceiling", lambda: standalone.build(width, args.verilator_arg))]
-            if not pgo_why:
-                def pgo_binary() -> Path:
-                    b, rec = pgo.train_standalone(width, args.verilator_arg, frames)
+            for key in ("ceiling",) + (() if pgo_why else ("ceiling_pgo",)):
+                print(f"bench: Verilator-only {key}, MAC {width} bits, {n} frames (build may take minutes)", flush=True)
+                if key == "ceiling":
+                    binary = standalone.build(width, args.verilator_arg)
+                else:
+                    binary, rec = pgo.train_standalone(width, args.verilator_arg, frames)
                     entry["pgo_training"].append(rec)
                     print(f"  trained on {rec['frames']} frames in {rec['train_s']:.0f} s: {rec['profile']}", flush=True)
-                    return b
-                binaries.append(("ceiling_pgo", pgo_binary))
-            for key, make_binary in binaries:
-                print(f"bench: Verilator-only {key}, MAC {width} bits, {n} frames (build may take minutes)", flush=True)
-                binary = make_binary()
-                image = out_dir / f"sim_speed_standalone_{width}.img"
-                standalone.make_image(image, width, frames, n)
                 load0 = _load()
-                c = standalone.run(binary, image)
-                image.unlink(missing_ok=True)
-                c.update(load_start=load0, load_end=_load())
+                c = standalone.run_frames(binary, width, frames, n, out_dir / f"sim_speed_standalone_{width}.img")
+                c.update(load_start=load0, load_end=_load(), cycles_per_total_cpu_s=c["cycles_per_cpu_s"])
                 entry[key] = c
                 print(f"  {key}: {c['cycles']} cycles in {c['wall_s']:.1f} s: {c['cycles_per_s'] / 1e3:.0f}k cycles/s, "
                       f"{c['frames_per_s']:.0f} frames/s, {(c.get('cycles_per_cpu_s') or 0) / 1e3:.0f}k cycles/CPU-s",

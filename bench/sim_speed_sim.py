@@ -21,7 +21,7 @@ from cocotb.utils import get_sim_time
 from driver import regs
 from driver.rx_queue import RxFrame, RxQueue, RxQueueConfig
 from models.formats import RxCompletion
-from models.nic_model import Placement, PlacementConfig, expected_placement
+from models.nic_model import PlacementConfig
 from tb.frames import Flow, build, pattern
 from tb.nic_tb import CLK_NS
 from tb.rx_scoreboard import RxScoreboard, Taken, Expected
@@ -118,9 +118,8 @@ async def bulk_rx(tb, n_frames: int, frame_bytes: int = 1500, fast: bool = False
             if checker is None:
                 hdr_ids: list[int] = []
                 pay_ids: list[int] = []
-                for tk in taken:                     # RxScoreboard.check, in its three steps
-                    sb.record(tk, sb.verify(tk))
-                    h, p = tk.buffers()
+                for tk in taken:
+                    h, p = sb.check_taken(tk)
                     hdr_ids += h
                     pay_ids += p
                 await repost(hdr_ids, pay_ids, refill=True)
@@ -252,24 +251,20 @@ class _ProcessChecker:
 
 
 def _checker_loop(conn, sb: RxScoreboard, frames: list[bytes]) -> None:
-    placements: dict[int, Placement] = {}
     try:
-        _checker_batches(conn, sb, frames, placements)
+        _checker_batches(conn, sb, frames)
     except (EOFError, BrokenPipeError):
         return                                   # the simulator process went away: done
 
 
-def _checker_batches(conn, sb: RxScoreboard, frames: list[bytes], placements: dict[int, Placement]) -> None:
+def _checker_batches(conn, sb: RxScoreboard, frames: list[bytes]) -> None:
     while (batch := conn.recv()) is not None:
         hdr_ids: list[int] = []
         pay_ids: list[int] = []
         try:
             for index, rss_hash, rss_type, hdr_id, ids, cq_idx, raw in batch:
-                slot = index % PERIOD
-                p = placements.get(slot)
-                if p is None:
-                    p = placements[slot] = expected_placement(frames[slot], sb.cfg, queue=sb.queue)
-                exp = Expected(index, frames[slot], p, rss_hash, rss_type)
+                frame = frames[index % PERIOD]
+                exp = Expected(index, frame, sb.placement(frame)[0], rss_hash, rss_type)
                 got = RxFrame([RxCompletion.unpack(r) for r in raw])
                 t = Taken(exp, hdr_id, ids, cq_idx, got, raw)
                 sb.verify(t)

@@ -113,18 +113,7 @@ class RxScoreboard:
         """Record a frame given to the NIC for this queue; returns what the model says happens
         to it. `cls` is the model's classification (RSS hash and type) when RSS is on."""
         frame = bytes(frame)
-        # The model is a pure function of the frame and the configuration: bulk traffic
-        # repeats frames, so the answer is remembered (the key holds the whole configuration,
-        # which tests may change between frames).
-        key = (frame, bad_fcs, self.queue, *vars(self.cfg).values())
-        hit = self._placements.get(key)
-        if hit is None:
-            p = expected_placement(frame, self.cfg, bad_fcs=bad_fcs, queue=self.queue)
-            counts = property_counts(p.parse) if p.parse is not None else {}
-            hit = (p, {name: n for name, n in counts.items() if n})
-            if len(self._placements) < PLACEMENT_MEMO:
-                self._placements[key] = hit
-        p, counts = hit
+        p, counts = self.placement(frame, bad_fcs)
         self.sent += 1
         for name, n in counts.items():           # the ingress kept it: the parser saw it
             self.info[name] += n
@@ -136,12 +125,29 @@ class RxScoreboard:
                                            cls.rss_hash if cls else 0, int(cls.rss_type) if cls else 0))
         return p
 
+    def placement(self, frame: bytes, bad_fcs: bool = False) -> tuple[Placement, dict[str, int]]:
+        """The model's placement of `frame` on this queue and the information counters it adds
+        to (non-zero ones only). The model is a pure function of the frame and the
+        configuration: bulk traffic repeats frames, so the answer is remembered (the key holds
+        the whole configuration, which tests may change between frames)."""
+        key = (frame, bad_fcs, self.queue, *vars(self.cfg).values())
+        hit = self._placements.get(key)
+        if hit is None:
+            p = expected_placement(frame, self.cfg, bad_fcs=bad_fcs, queue=self.queue)
+            counts = property_counts(p.parse) if p.parse is not None else {}
+            hit = (p, {name: n for name, n in counts.items() if n})
+            if len(self._placements) < PLACEMENT_MEMO:
+                self._placements[key] = hit
+        return hit
+
     def check(self, got: RxFrame) -> tuple[list[int], list[int]]:
         """Compare one received frame with the model; returns the (header, payload) buffer ids
         it used so the caller can recycle them."""
-        t = self.take(got)
-        payload = self.verify(t)
-        self.record(t, payload)
+        return self.check_taken(self.take(got))
+
+    def check_taken(self, t: Taken) -> tuple[list[int], list[int]]:
+        """`check` after `take`: verify, count as checked; the buffer ids to recycle."""
+        self.record(t, self.verify(t))
         return t.buffers()
 
     def take(self, got: RxFrame) -> Taken:

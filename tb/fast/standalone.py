@@ -164,3 +164,13 @@ def run(binary: Path, image: Path, timeout_s: float = 3600, env: dict[str, str] 
             "cycles_per_cpu_s": cycles / cpu if cpu > 0 else None,
             "bad_completions": int(h[shared.H_SA_BAD]),
             "process_wall_s": wall, "process_cpu_s": (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)}
+
+
+def run_frames(binary: Path, data_w: int, frames: list[bytes], n_frames: int, image: Path,
+               env: dict[str, str] | None = None) -> dict:
+    """`make_image` for `n_frames` of `frames` at `image`, `run`, and remove the image."""
+    make_image(image, data_w, frames, n_frames)
+    try:
+        return run(binary, image, env=env)
+    finally:
+        image.unlink(missing_ok=True)

@@ -84,6 +84,10 @@ class _FakeScoreboard:
     def refill(self, ids, hdr) -> None:
         pass
 
+    def placement(self, frame, bad_fcs=False):
+        from types import SimpleNamespace
+        return SimpleNamespace(split=False), {}
+
 
 def _checker(monkeypatch, verify):
     """A _ProcessChecker (a real fork) over a fake scoreboard: the model's placement and the
@@ -91,7 +95,6 @@ def _checker(monkeypatch, verify):
     from types import SimpleNamespace
 
     import bench.sim_speed_sim as sim
-    monkeypatch.setattr(sim, "expected_placement", lambda frame, cfg, queue=0: SimpleNamespace(split=False))
     monkeypatch.setattr(sim, "RxCompletion", SimpleNamespace(unpack=lambda raw: raw))
     sb = _FakeScoreboard(verify)
     return sim, sb, sim._ProcessChecker(sb, [b"frame"] * sim.PERIOD)
