@@ -36,6 +36,7 @@ from models.formats import (DESC_BYTES, FLAG_HDR_OVERFLOW, FLAG_HDR_VALID, FLAG_
 from models.rss import Classifier as RssClassifier
 from models.rx_parser import (DEFAULT_PARSE_BYTES, MIN_PARSE_BYTES, ParseResult,
                               parse_frame)
+from models.formats import TX_COAL_MAX, TX_INLINE_MAX
 from models.tx import TX_COUNTER_NAMES, TxEngine, TxOutcome, TxQueueState, TxRing
 
 MIN_FRAME_BYTES = 60
@@ -45,7 +46,7 @@ IDX_MASK = 0xFFFF
 ID_MAGIC_VALUE = 0x444D4E43
 """`ID.magic` ('DMNC'), docs/registers.md."""
 VERSION_MAJOR_VALUE = 0
-VERSION_MINOR_VALUE = 2
+VERSION_MINOR_VALUE = 3
 MAX_FRAME_LEN_RESET = 0x5F2
 HDR_BUF_BYTES_RESET = 0x100
 PAY_BUF_LOG2_RESET = 12
@@ -711,6 +712,8 @@ class NicModel:
     def _txq_read(self, q: TxQueueState, off: int) -> int:
         if off == regs.TXQ_CTRL:
             return regs.TXQ_CTRL_ENABLE.put(int(q.enable))
+        if off == regs.TXQ_COAL:
+            return regs.TXQ_COAL_USECS.put(q.coal_usecs) | regs.TXQ_COAL_FRAMES.put(q.coal_frames)
         if off == regs.TXQ_IRQ:
             return regs.TXQ_IRQ_ARM.put(int(q.irq_armed))
         if off == regs.TXQ_STATUS:
@@ -727,6 +730,10 @@ class NicModel:
         if off == regs.TXQ_CTRL:
             q.enable = bool(regs.TXQ_CTRL_ENABLE.get(value))
             return q.enable
+        if off == regs.TXQ_COAL:
+            q.coal_usecs = regs.TXQ_COAL_USECS.get(value)
+            q.coal_frames = regs.TXQ_COAL_FRAMES.get(value)
+            return False
         if off == regs.TXQ_IRQ:
             q.irq_armed = bool(regs.TXQ_IRQ_ARM.get(value))
             return False
@@ -779,6 +786,9 @@ class NicModel:
                     | regs.TX_CAPS_FIFO_KIB.put(self.tx.fifo_kib))
         if addr == regs.TX_FRAME_LIMIT:
             return regs.TX_FRAME_LIMIT_MAX_FRAME_LEN.put(self.tx.max_frame_len)
+        if addr == regs.TX_OFFLOADS:
+            return (regs.TX_OFFLOADS_INLINE_MAX.put(TX_INLINE_MAX)
+                    | regs.TX_OFFLOADS_COAL_MAX.put(TX_COAL_MAX))
         if addr in _TX_COUNTER_BY_ADDR:
             return self.tx.counters[_TX_COUNTER_BY_ADDR[addr]] & 0xFFFFFFFF
         tx_decoded = self._decode_txq(addr)

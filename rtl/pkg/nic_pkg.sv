@@ -67,6 +67,8 @@ package nic_pkg;
     logic [63:0] cq_base;     // CQ.BASE_HI/LO
     logic [3:0]  cq_log2;     // CQ.SIZE
     logic [15:0] cq_sw_idx;   // CQ.SW_IDX
+    logic [15:0] coal_usecs;  // COAL.usecs (tx-usecs)
+    logic [7:0]  coal_frames; // COAL.frames (tx-frames)
   } txq_cfg_t;
 
   // A frame the scheduler took, as the later stages need it.

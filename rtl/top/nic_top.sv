@@ -193,7 +193,8 @@ module nic_top
   logic [NUM_TXQ-1:0]       txq_enable, txq_irq_arm;
   logic [NUM_TXQ-1:0][63:0] txq_ring_base, txq_cq_base;
   logic [NUM_TXQ-1:0][3:0]  txq_ring_log2, txq_cq_log2;
-  logic [NUM_TXQ-1:0][15:0] txq_sw_idx, txq_cq_sw_idx;
+  logic [NUM_TXQ-1:0][15:0] txq_sw_idx, txq_cq_sw_idx, txq_coal_usecs;
+  logic [NUM_TXQ-1:0][7:0]  txq_coal_frames;
 
   for (genvar t = 0; t < NUM_TXQ; t++) begin : g_txq_cfg
     assign txq_cfg[t] = '{
@@ -203,7 +204,9 @@ module nic_top
       sw_idx:    txq_sw_idx[t],
       cq_base:   txq_cq_base[t],
       cq_log2:   txq_cq_log2[t],
-      cq_sw_idx: txq_cq_sw_idx[t]
+      cq_sw_idx: txq_cq_sw_idx[t],
+      coal_usecs:  txq_coal_usecs[t],
+      coal_frames: txq_coal_frames[t]
     };
   end
 
@@ -256,6 +259,8 @@ module nic_top
     .wr_err_set    (tx_q_wr_err),
     .irq_fire      (tx_irq_fire),
     .enable        (txq_enable),
+    .coal_usecs    (txq_coal_usecs),
+    .coal_frames   (txq_coal_frames),
     .irq_arm       (txq_irq_arm),
     .ring_base     (txq_ring_base),
     .ring_log2     (txq_ring_log2),
@@ -280,6 +285,8 @@ module nic_top
     hwif_in.TX_CAPS.num_txq.next  = 8'(NUM_TXQ);
     hwif_in.TX_CAPS.max_segs.next = 8'(TX_MAX_SEGS);
     hwif_in.TX_CAPS.fifo_kib.next = 8'(TX_FIFO_BYTES / 1024);
+    hwif_in.TX_OFFLOADS.inline_max.next = 8'd0;   // inline headers: not in this RTL yet
+    hwif_in.TX_OFFLOADS.coal_max.next   = 8'd0;   // completion moderation: not in this RTL yet
     hwif_in.RXQ_BLOCK   = '{rd_ack: rxq_rd_ack, rd_data: rxq_csr_rd_data, wr_ack: rxq_wr_ack};
     hwif_in.TXQ_BLOCK   = '{rd_ack: txq_rd_ack, rd_data: txq_csr_rd_data, wr_ack: txq_wr_ack};
     hwif_in.RSS_BLOCK   = '{rd_ack: rss_rd_ack, rd_data: rss_csr_rd_data, wr_ack: rss_wr_ack};

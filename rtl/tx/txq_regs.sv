@@ -5,7 +5,7 @@
 // the access rules are rtl/common/queue_regs.sv's, this module names the TX fields.
 //
 // Fields (byte offsets; must match txq_t in nic_csr.rdl, checked by tests/rtl/test_csr.py):
-//   0x00 CTRL enable[0]; nothing at 0x04 and 0x08
+//   0x00 CTRL enable[0]; 0x04 COAL usecs[15:0], frames[23:16]; nothing at 0x08
 //   0x20, 0x40: DESC_RING, CQ
 // IRQ, STATUS, the rings, timing and reset are queue_regs's (see its header).
 module txq_regs #(
@@ -32,6 +32,8 @@ module txq_regs #(
   input  logic [NUM_TXQ-1:0]        irq_fire,
   // settings
   output logic [NUM_TXQ-1:0]        enable,
+  output logic [NUM_TXQ-1:0][15:0]  coal_usecs,
+  output logic [NUM_TXQ-1:0][7:0]   coal_frames,
   output logic [NUM_TXQ-1:0]        irq_arm,
   output logic [NUM_TXQ-1:0][63:0]  ring_base,
   output logic [NUM_TXQ-1:0][3:0]   ring_log2,
@@ -49,7 +51,8 @@ module txq_regs #(
     .NUM_Q     (NUM_TXQ),
     .MAP_Q     (MAP_Q),
     .NUM_RINGS (2),                    // 0x20 DESC_RING, 0x40 CQ
-    .CTRL_MASK (32'h0000_0001)         // enable only; no words at 0x04 and 0x08
+    .CTRL_MASK (32'h0000_0001),        // enable only
+    .W1_MASK   (32'h00FF_FFFF)         // COAL; nothing at 0x08
   ) u_regs (
     .clk,
     .rst,
@@ -69,7 +72,9 @@ module txq_regs #(
   );
 
   for (genvar t = 0; t < NUM_TXQ; t++) begin : g_q
-    assign enable[t] = ctrl[t][0];
+    assign enable[t]      = ctrl[t][0];
+    assign coal_usecs[t]  = word1[t][15:0];
+    assign coal_frames[t] = word1[t][23:16];
   end
 
   assign ring_base = rbase[0];
@@ -79,8 +84,8 @@ module txq_regs #(
   assign cq_log2   = rlog2[1];
   assign cq_sw_idx = rsw[1];
 
-  // Bits outside the fields (and the unused words 0x04, 0x08) are held at zero by queue_regs.
+  // Bits outside the fields (and the unused word 0x08) are held at zero by queue_regs.
   logic unused;
-  assign unused = ^{ctrl, word1, word2};
+  assign unused = ^{ctrl, word2};
 
 endmodule
