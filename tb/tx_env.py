@@ -155,6 +155,13 @@ def seg_offset(rng: random.Random, length: int) -> int:
     return rng.randint(0, PAGE - length)
 
 
+def inline_entries(header: bytes, pad: int = 0xEE) -> list[bytes]:
+    """The ring entries of an inline header (docs/tx.md, "Inline headers"): 16 bytes each, the
+    last one padded with `pad` (the NIC must ignore it)."""
+    padded = header + bytes([pad]) * (-len(header) % 16)
+    return [padded[i:i + 16] for i in range(0, len(padded), 16)]
+
+
 def frame_descs(rng: random.Random, frame: bytes, hdr_len: int, host: PagePool, dev: PagePool,
                 tag: int, csum: tuple[int, int, bool] | None) -> list[TxDesc]:
     """Header segment from host memory, the rest in device memory at odd places."""
@@ -290,16 +297,19 @@ class TxRing:
     def entry_addr(self, idx: int) -> int:
         return self.base + 16 * (idx % (1 << self.log2))
 
-    def write_descs(self, descs: list[TxDesc]) -> int:
-        """Write descriptors at SW_IDX onwards (no doorbell); returns the first index. More
-        than the ring holds would overwrite entries of the same call before the NIC read
-        them: a ValueError (size the ring for the worst case: frames x TX_MAX_SEGS)."""
+    def write_descs(self, descs: list[TxDesc | bytes]) -> int:
+        """Write ring entries at SW_IDX onwards (no doorbell): descriptors, or the raw 16 bytes
+        of an inline header entry; returns the first index. More than the ring holds would
+        overwrite entries of the same call before the NIC read them: a ValueError (size the
+        ring for the worst case: frames x TX_MAX_SEGS)."""
         if len(descs) > (1 << self.log2):
             raise ValueError(f"TXQ[{self.t}]: {len(descs)} descriptors do not fit a ring of "
                              f"{1 << self.log2}")
         first = self.sw_idx
         for d in descs:
-            self.tb.host.write(self.entry_addr(self.sw_idx), d.pack())
+            raw = d.pack() if isinstance(d, TxDesc) else bytes(d)
+            assert len(raw) == 16
+            self.tb.host.write(self.entry_addr(self.sw_idx), raw)
             self.sw_idx = (self.sw_idx + 1) & 0xFFFF
         return first
 
@@ -372,8 +382,9 @@ class AxiChecker:
     - m_axis_tx: tkeep all ones except on tlast, where it is contiguous from bit 0 and not 0;
     - AR, AW: INCR, full-width size, at most MAX_BURST beats, no burst crosses 4 KiB;
     - R: per ID, beats in order of the reads, RLAST exactly on each read's last beat, no beat
-      of an ID without a read outstanding; TX segment data (ARID 24) is never back-pressured
-      (docs/tx.md: "R beats are never back-pressured by the TX path");
+      of an ID without a read outstanding; TX descriptor beats (ARIDs 16 + t) are never
+      back-pressured (docs/tx.md); cycles in which a TX segment beat (ARID 24) waited for
+      RREADY are counted in `r_data_stalls` (the gather may hold one, docs/tx.md);
     - W: bursts in AW order (no interleaving), WLAST exactly on each burst's last beat;
     - B: only for IDs with a write outstanding.
     Violations are collected in `errors` (the first few)."""
@@ -386,6 +397,7 @@ class AxiChecker:
         self.reads = 0
         self.writes = 0
         self.splits = 0          # TX data bursts of exactly MAX_BURST beats (a split segment)
+        self.r_data_stalls = 0   # cycles a TX segment beat waited for RREADY
         self.cycle = 0
         self.task = cocotb.start_soon(self._run())
 
@@ -443,7 +455,9 @@ class AxiChecker:
                 rid = int(dut.m_axi_rid.value)
                 rr = int(dut.m_axi_rready.value)
                 if rid == TX_DATA_ID and not rr:
-                    self._err("R beat of TX segment data (ID 24) back-pressured")
+                    self.r_data_stalls += 1
+                if 16 <= rid < TX_DATA_ID and not rr:
+                    self._err(f"R beat of TX descriptor data (ID {rid}) back-pressured")
                 if rr:
                     lst = r_out.get(rid)
                     if not lst:
@@ -512,7 +526,8 @@ class AxiChecker:
     def stop(self) -> None:
         self.task.cancel()
         self.dut._log.info("AXI checker: %d reads (%d TX data bursts of MAX_BURST beats), %d writes, "
-                           "%d violations", self.reads, self.splits, self.writes, len(self.errors))
+                           "%d TX data R stall cycles, %d violations", self.reads, self.splits,
+                           self.writes, self.r_data_stalls, len(self.errors))
         assert not self.errors, "AXI rule violations:\n  " + "\n  ".join(self.errors)
 
 

@@ -33,7 +33,8 @@ module nic_top
   parameter int unsigned META_DEPTH  = 64,     // frames the FIFO may hold at once
   parameter int unsigned PARSE_BYTES = 128,
   parameter int unsigned DESC_CACHE  = 16,     // prefetched descriptors per ring
-  parameter int unsigned MAX_BURST   = 256     // AXI burst length limit, beats
+  parameter int unsigned MAX_BURST   = 256,    // AXI burst length limit, beats
+  parameter int unsigned CLK_MHZ     = 250     // clk frequency: cycles per microsecond (TXQ.COAL.usecs)
 ) (
   input  logic                    clk,
   input  logic                    rst,
@@ -285,8 +286,8 @@ module nic_top
     hwif_in.TX_CAPS.num_txq.next  = 8'(NUM_TXQ);
     hwif_in.TX_CAPS.max_segs.next = 8'(TX_MAX_SEGS);
     hwif_in.TX_CAPS.fifo_kib.next = 8'(TX_FIFO_BYTES / 1024);
-    hwif_in.TX_OFFLOADS.inline_max.next = 8'd0;   // inline headers: not in this RTL yet
-    hwif_in.TX_OFFLOADS.coal_max.next   = 8'd0;   // completion moderation: not in this RTL yet
+    hwif_in.TX_OFFLOADS.inline_max.next = 8'(TX_INLINE_MAX);
+    hwif_in.TX_OFFLOADS.coal_max.next   = 8'(TX_COAL_MAX);
     hwif_in.RXQ_BLOCK   = '{rd_ack: rxq_rd_ack, rd_data: rxq_csr_rd_data, wr_ack: rxq_wr_ack};
     hwif_in.TXQ_BLOCK   = '{rd_ack: txq_rd_ack, rd_data: txq_csr_rd_data, wr_ack: txq_wr_ack};
     hwif_in.RSS_BLOCK   = '{rd_ack: rss_rd_ack, rd_data: rss_csr_rd_data, wr_ack: rss_wr_ack};
@@ -577,11 +578,11 @@ module nic_top
   logic [NAR-1:0][ID_W-1:0]   ar_id;
 
   // TX readers: the descriptor engine (every TX queue's ring) and the segment reads.
-  logic              txf_arvalid, txf_arready, txf_rvalid, txf_rready;
+  logic              txf_arvalid, txf_arready, txf_rvalid;
   logic [ADDR_W-1:0] txf_araddr;
   logic [7:0]        txf_arlen;
   logic [ID_W-1:0]   txf_arid;
-  logic              txd_arvalid, txd_arready, txd_rvalid;
+  logic              txd_arvalid, txd_arready, txd_rvalid, txd_rready;
   logic [ADDR_W-1:0] txd_araddr;
   logic [7:0]        txd_arlen;
 
@@ -616,11 +617,12 @@ module nic_top
   assign m_axi_arlock  = 1'b0;
   assign m_axi_arcache = 4'b0011;
   assign m_axi_arprot  = 3'b000;
-  // R by ID: RX rings, TX rings; TX segment data (and any unknown ID) is always taken.
+  // R by ID: RX rings as the RX engine takes them, TX segment data as the gather takes it;
+  // TX ring beats (and any unknown ID) are always taken.
   always_comb begin
     m_axi_rready = 1'b1;
     if (rx_desc_rid) m_axi_rready = rxd_rready;
-    if (tx_desc_rid) m_axi_rready = txf_rready;
+    if (m_axi_rid == ID_W'(TX_DATA_ID)) m_axi_rready = txd_rready;
   end
 
   // ---------------------------------------------------------------- DMA
@@ -658,16 +660,16 @@ module nic_top
   // ---------------------------------------------------------------- TX
   tx_engine #(
     .DATA_W(DATA_W), .DMA_DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .DESC_ID(TX_DESC_ID),
-    .NUM_TXQ(NUM_TXQ), .FIFO_BYTES(TX_FIFO_BYTES), .DESC_CACHE(DESC_CACHE), .MAX_BURST(MAX_BURST)
+    .NUM_TXQ(NUM_TXQ), .FIFO_BYTES(TX_FIFO_BYTES), .MAX_BURST(MAX_BURST), .CLK_MHZ(CLK_MHZ)
   ) u_tx (
     .clk,
     .rst,
     .qcfg          (txq_cfg),
     .max_frame_len (hwif_out.TX_FRAME_LIMIT.max_frame_len.value),
     .f_arvalid (txf_arvalid), .f_arready (txf_arready), .f_araddr (txf_araddr), .f_arlen (txf_arlen),
-    .f_arid    (txf_arid),    .f_rvalid  (txf_rvalid),  .f_rready  (txf_rready), .m_rid (m_axi_rid),
+    .f_arid    (txf_arid),    .f_rvalid  (txf_rvalid),  .m_rid (m_axi_rid),
     .d_arvalid (txd_arvalid), .d_arready (txd_arready), .d_araddr (txd_araddr), .d_arlen (txd_arlen),
-    .d_rvalid  (txd_rvalid),
+    .d_rvalid  (txd_rvalid),  .d_rready  (txd_rready),
     .m_rdata   (m_axi_rdata), .m_rresp (m_axi_rresp), .m_rlast (m_axi_rlast),
     .m_awid (w_awid[1]), .m_awaddr (w_awaddr[1]), .m_awlen (w_awlen[1]), .m_awsize (w_awsize[1]),
     .m_awburst (w_awburst[1]), .m_awvalid (w_awvalid[1]), .m_awready (w_awready[1]),
