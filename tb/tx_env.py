@@ -24,6 +24,7 @@ from scapy.layers.l2 import Ether
 from scapy.utils import checksum
 
 from driver import regs
+from models.formats import TX_INLINE_MAX as INLINE_MAX
 from models.formats import TX_MAX_SEGS as MAX_SEGS
 from models.formats import TX_MIN_FRAME_LEN as MIN_LEN
 from models.formats import TX_SEG_PAGE as PAGE
@@ -187,17 +188,47 @@ def seg_bad(d: TxDesc) -> bool:
     return d.len == 0 or d.len > 4096 or (d.addr % PAGE) + d.len > PAGE
 
 
-def spec_status(descs: list[TxDesc | None], limit: int) -> TxStatus:
-    """docs/tx.md "Bad input". A failed descriptor read makes the frame DESC_RD_ERR (its
-    length and checksum settings are unknown; completion len and tag 0)."""
-    if any(d is None for d in descs):
+Entry = TxDesc | bytes | None
+"""A posted ring entry: a descriptor, the 16 raw bytes of an inline header entry, or None for
+an entry whose read fails."""
+
+
+def _as_desc(e: TxDesc | bytes) -> TxDesc:
+    return e if isinstance(e, TxDesc) else TxDesc.unpack(bytes(e))
+
+
+def spec_split(entries: list[Entry]) -> tuple[list[TxDesc | None], list[bytes | None], int]:
+    """A frame's ring entries as docs/tx.md "Inline headers" sorts them: (descriptors, inline
+    header entries, inline_len). The first entry is a descriptor; with INLINE its next
+    ceil(inline_len / 16) entries are header bytes, the rest descriptors."""
+    first = entries[0]
+    if first is None:
+        return [None], [], 0
+    d0 = _as_desc(first)
+    hlen = d0.inline_len if d0.inline else 0
+    k = -(-hlen // 16)
+    inline = [None if e is None else (e.pack() if isinstance(e, TxDesc) else bytes(e))
+              for e in entries[1:1 + k]]
+    descs = [d0] + [None if e is None else _as_desc(e) for e in entries[1 + k:]]
+    return descs, inline, hlen
+
+
+def spec_status(entries: list[Entry], limit: int) -> TxStatus:
+    """docs/tx.md "Bad input" for exactly one frame's entries. A failed read (descriptor or
+    inline entry) makes the frame DESC_RD_ERR (its length and checksum settings are unknown;
+    completion len and tag 0)."""
+    descs, inline, hlen = spec_split(entries)
+    if any(d is None for d in descs) or any(e is None for e in inline):
         return TxStatus.DESC_RD_ERR
-    if any(seg_bad(d) for d in descs) or not descs[-1].eop:
+    good = [d for d in descs if d is not None]
+    first_inline = good[0].inline
+    if (any(seg_bad(d) and not (i == 0 and first_inline and d.len == 0) for i, d in enumerate(good))
+            or not good[-1].eop):
         return TxStatus.BAD_SEG
-    n = sum(d.len for d in descs)
-    if n < MIN_LEN or n > limit:
+    n = hlen + sum(d.len for d in good)
+    if n < MIN_LEN or n > limit or hlen > INLINE_MAX:
         return TxStatus.BAD_LEN
-    f = descs[0]
+    f = good[0]
     if f.csum and (f.csum_start % 2 or f.csum_offset % 2 or f.csum_start + f.csum_offset + 2 > n):
         return TxStatus.BAD_CSUM
     return TxStatus.OK
@@ -209,11 +240,11 @@ class Expected:
     wire: bytes | None         # the frame on m_axis_tx when OK
 
 
-def spec_outcomes(descs: list[TxDesc | None], first_idx: int, queue: int, cq_first: int,
+def spec_outcomes(descs: list[Entry], first_idx: int, queue: int, cq_first: int,
                   cq_log2: int, limit: int, wire_by_idx: dict[int, bytes],
                   dma_fail_idx: set[int], check_model: bool = True) -> list[Expected]:
-    """The completions (and sent frames) of the posted descriptors `descs` (ring indices from
-    `first_idx`; None = its read fails). `wire_by_idx[i]`: the frame that must leave when the
+    """The completions (and sent frames) of the posted ring entries `descs` (ring indices from
+    `first_idx`; None = its read fails; raw bytes = inline header entries). `wire_by_idx[i]`: the frame that must leave when the
     frame starting at index i is OK; `dma_fail_idx`: frames (by first index) whose segment
     read fails. Only complete frames are returned."""
     out = []
@@ -232,16 +263,21 @@ def spec_outcomes(descs: list[TxDesc | None], first_idx: int, queue: int, cq_fir
         wire = None
         if st == TxStatus.OK and idx in dma_fail_idx:
             st = TxStatus.DMA_RD_ERR
+        fdescs, _, hlen = spec_split(fr)
+        d0 = fdescs[0]
         if st == TxStatus.DESC_RD_ERR:
             length, tag = 0, 0
         else:
-            length, tag = sum(d.len for d in fr) & 0xFFFF, fr[0].tag
+            assert d0 is not None
+            length = (hlen + sum(d.len for d in fdescs if d is not None)) & 0xFFFF
+            tag = d0.tag
         csum = 0
         if st == TxStatus.OK:
+            assert d0 is not None
             wire = wire_by_idx[idx]
             assert len(wire) == length
-            if fr[0].csum:
-                pos = fr[0].csum_start + fr[0].csum_offset
+            if d0.csum:
+                pos = d0.csum_start + d0.csum_offset
                 csum = int.from_bytes(wire[pos:pos + 2], "big")
         cpl = TxCompletion(desc_idx=idx, ndesc=k, len=length, tag=tag, csum=csum, status=st,
                            queue=queue, gen=1 - ((cq // size) % 2))
@@ -251,7 +287,7 @@ def spec_outcomes(descs: list[TxDesc | None], first_idx: int, queue: int, cq_fir
     return out
 
 
-def model_check(frame: list[TxDesc | None], limit: int, want: TxStatus) -> None:
+def model_check(frame: list[Entry], limit: int, want: TxStatus) -> None:
     """The golden model's descriptor rules must give the status this file derives from
     docs/tx.md."""
     got = check_frame(frame, limit)
@@ -567,13 +603,13 @@ class QueuePlan:
 
     def __init__(self, ring: TxRing) -> None:
         self.ring = ring
-        self.descs: list[TxDesc] = []
+        self.descs: list[TxDesc | bytes] = []
         self.wire: dict[int, bytes] = {}
         self.desc_fail: set[int] = set()      # ring indices whose read fails
         self.dma_fail: set[int] = set()       # frames (first index) whose segment read fails
         self.frame_bounds: list[int] = []     # index where each posted unit starts
 
-    def add(self, descs: list[TxDesc], wire: bytes | None = None) -> int:
+    def add(self, descs: list[TxDesc | bytes], wire: bytes | None = None) -> int:
         first = len(self.descs)
         self.frame_bounds.append(first)
         self.descs.extend(descs)
@@ -666,6 +702,42 @@ def good_frame(rng: random.Random, plan: QueuePlan, host: PagePool, dev: PagePoo
     descs = frame_descs(rng, data, f.hdr_len, host, dev, tag,
                         (f.csum_start, f.csum_offset, f.udp) if csum else None)
     plan.add(descs, f.wire)
+
+
+def inline_frame_entries(rng: random.Random, frame: bytes, hlen: int, dev: PagePool, tag: int,
+                         csum: tuple[int, int, bool] | None,
+                         max_descs: int = MAX_SEGS) -> list[TxDesc | bytes]:
+    """An INLINE frame (docs/tx.md, "Inline headers"): the frame's first `hlen` bytes in the
+    ring after the first descriptor (the last entry padded with random bytes), the rest in
+    device memory at odd places, cut into 1..`max_descs` segments; the first descriptor carries
+    the first segment, or none (len 0)."""
+    rest = frame[hlen:]
+    lens = split_payload(rng, len(rest), max_descs) if rest else []
+    if lens and rng.random() < 0.25 and len(lens) < max_descs:
+        lens = [0] + lens                    # the INLINE descriptor carries no segment
+    descs, pos = [], 0
+    for n in lens or [0]:
+        addr = dev.place(rest[pos:pos + n], seg_offset(rng, n)) if n else 0
+        descs.append(TxDesc(addr, n))
+        pos += n
+    descs[-1].eop = True
+    d0 = descs[0]
+    d0.tag, d0.inline, d0.inline_len = tag, True, hlen
+    if csum is not None:
+        d0.csum, d0.csum_start, d0.csum_offset, d0.csum_udp = True, csum[0], csum[1], csum[2]
+    return [d0, *inline_entries(frame[:hlen], pad=rng.randrange(256)), *descs[1:]]
+
+
+def good_inline_frame(rng: random.Random, plan: QueuePlan, dev: PagePool, size: int, kind: int,
+                      tag: int, hlen: int | None = None) -> None:
+    """A TCP/UDP over IPv4/IPv6 frame of `size` bytes with checksum offload whose first `hlen`
+    bytes (default: its headers; at most 128) are inline in the ring."""
+    if size < 14 + (40 if kind & 1 else 20) + (8 if kind & 2 else 20) + 2:
+        kind &= ~1
+    f = l4_frame(size, bool(kind & 1), bool(kind & 2), seed=rng.randrange(1 << 30))
+    h = min(f.hdr_len if hlen is None else hlen, INLINE_MAX, size)
+    plan.add(inline_frame_entries(rng, f.seeded, h, dev, tag, (f.csum_start, f.csum_offset, f.udp)),
+             f.wire)
 
 
 async def bring_up(tb: NicTb, queues: list[int], log2: int = 8) -> list[TxRing]:

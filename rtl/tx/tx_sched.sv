@@ -141,6 +141,8 @@ module tx_sched
   logic [4:0]    ji_q;              // inline entries of the frame taken so far
   logic [4:0]    nd_q;              // descriptors of the frame taken so far
   logic [4:0]    lk_q;              // the long frame's inline entries
+  logic          leop_q;            // ... and its first descriptor ends it (EOP)
+  logic          eop_seen_q;        // mid frame: only inline entries are left
   logic [NUM_TXQ-1:0] incomplete_q; // head frame known to be incomplete
   logic [NUM_TXQ-1:0] pushed_q;     // entries arrived last cycle
 
@@ -157,12 +159,17 @@ module tx_sched
   assign bank_free = !full_q[tb_q];
   assign can_start = q_enable[win_q] && cq_room[win_q] && !incomplete_q[win_q] && bank_free;
 
+  // The frame ends at its first descriptor with EOP (or a failed read), or at its
+  // MAX_SEGS-th; when that is the first descriptor, after its inline entries. Mid frame with
+  // the ending descriptor already taken, only the rest of the inline entries are left.
+  logic [WW-1:0] e_len;             // entries of the frame in the window, when it ends there (<= W)
   always_comb begin
     for (int unsigned i = 0; i < W; i++) begin
       inl[i]     = first ? (i >= 1 && 5'(i) <= k0) : (5'(i) < ri_q);
       is_desc[i] = !inl[i];
       di[i]      = first ? ((i == 0) ? 5'd0 : 5'(i) - k0) : nd_q + 5'(i) - ri_q;
-      endw[i]    = (32'(i) < 32'(win_n)) && is_desc[i] && (win_end[i] || 32'(di[i]) == TX_MAX_SEGS - 1);
+      endw[i]    = (32'(i) < 32'(win_n)) && is_desc[i] && !(mid_q && eop_seen_q) &&
+                   (win_end[i] || 32'(di[i]) == TX_MAX_SEGS - 1);
     end
     found = 1'b0;
     e_pos = '0;
@@ -172,6 +179,15 @@ module tx_sched
         e_pos = WW'(i);
       end
     end
+    e_len = e_pos + 1'b1;
+    if (first && found && e_pos == '0) begin
+      e_len = WW'(k0) + 1'b1;                             // with its inline entries
+      found = 32'(k0) < 32'(win_n);
+    end
+    if (mid_q && eop_seen_q) begin
+      e_len = WW'(ri_q);
+      found = 32'(ri_q) <= 32'(win_n);
+    end
   end
 
   // A long frame is all cached when one of its descriptors ends it (an end bit at entries
@@ -180,9 +196,10 @@ module tx_sched
   logic [31:0] long_mask;
   always_comb begin
     for (int unsigned i = 0; i < 32; i++) begin
-      long_mask[i] = (5'(i) > lk_q || i == 0) && (32'(i) < 32'(lk_q) + TX_MAX_SEGS);
+      long_mask[i] = 5'(i) > lk_q && 32'(i) < 32'(lk_q) + TX_MAX_SEGS;
     end
-    long_ready = (head_ends & long_mask) != '0 || 32'(count[win_q]) >= 32'(lk_q) + TX_MAX_SEGS;
+    long_ready = leop_q ? 32'(count[win_q]) >= 32'(lk_q) + 1
+                        : (head_ends & long_mask) != '0 || 32'(count[win_q]) >= 32'(lk_q) + TX_MAX_SEGS;
   end
 
   // What this cycle does with the window.
@@ -198,7 +215,7 @@ module tx_sched
     if (mid_q) begin
       take      = 1'b1;                                   // all of it is cached
       take_done = found;
-      pop_n     = found ? e_pos + 1'b1 : WW'(W);
+      pop_n     = found ? e_len : WW'(W);
     end else if (lchk_q) begin
       if (long_ready && bank_free) begin
         take  = 1'b1;
@@ -210,7 +227,7 @@ module tx_sched
       if (found) begin
         take      = 1'b1;
         take_done = 1'b1;
-        pop_n     = e_pos + 1'b1;
+        pop_n     = e_len;
       end else if (32'(win_n) == W) begin
         to_lchk = 1'b1;
       end else begin
@@ -340,6 +357,8 @@ module tx_sched
       ji_q         <= '0;
       nd_q         <= '0;
       lk_q         <= '0;
+      leop_q       <= 1'b0;
+      eop_seen_q   <= 1'b0;
       incomplete_q <= '0;
       pushed_q     <= '0;
       tb_q         <= 1'b0;
@@ -356,6 +375,7 @@ module tx_sched
       if (to_lchk) begin
         lchk_q <= 1'b1;
         lk_q   <= k0;
+        leop_q <= win_end[0];
       end else if (lchk_q && (take || mark_incomplete)) begin
         lchk_q <= 1'b0;
       end
@@ -368,6 +388,7 @@ module tx_sched
           automatic logic [5:0] inl_end = first ? 6'(k0) + 6'd1 : 6'(ri_q);   // window coordinates
           mid_q <= 1'b1;
           ri_q  <= (32'(inl_end) > W) ? 5'(32'(inl_end) - W) : 5'd0;
+          if (first) eop_seen_q <= win_end[0];
           ji_q  <= (first ? 5'd0 : ji_q) + add_inl;
           nd_q  <= (first ? 5'd0 : nd_q) + add_desc;
         end
