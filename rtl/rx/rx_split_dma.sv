@@ -198,7 +198,7 @@ module rx_split_dma
     cpl.pay_buf_id   = (seg_len_q != '0) ? pay_id_q : 16'd0;
     cpl.pay_len      = seg_len_q;
     cpl.hdr_buf_id   = fr_q.split ? hdr_id_q : 16'd0;
-    cpl.hdr_len      = fr_q.hdr_len;
+    cpl.hdr_len      = 8'(fr_q.hdr_len);     // <= PARSE_BYTES (<= 255)
     cpl.rss_hash     = cls.rss_hash;
     cpl.rss_type     = 8'(cls.rss_type);
     cpl.l3_type      = meta.l3_type;
