@@ -14,12 +14,17 @@ from the first beat to the last. Layouts (docs/tx.md):
 - `linear`: the whole frame in host memory, one descriptor per 4 KiB page (one segment up to
   4096 bytes).
 
-With BENCH_COAL="usecs,frames" the queue's completion moderation (TXQ.COAL) is set.
+With BENCH_COAL="usecs,frames" the queue's completion moderation (TXQ.COALESCE) is set.
+Completion latency: for every frame, the cycles from the last R beat of its segment data to
+the cycle CQ.HW_IDX counts its completion (`u_tx.cq_hw_idx`, what a register read or the
+interrupt sees); frames whose data is one read burst (the `inline` and `linear` layouts up
+to 4096 bytes) are measured, and BENCH_ISOLATED=1 adds 16 frames posted one at a time.
 """
 from __future__ import annotations
 
 import json
 import os
+import statistics
 
 import cocotb
 from cocotb.triggers import RisingEdge
@@ -64,6 +69,33 @@ def frame_entries(layout: str, f, size: int, tag: int, host: PagePool,
     return out
 
 
+def latency(layout: str, size: int, data_done: list[int], cpl_seen: list[int],
+            n: int) -> dict | None:
+    """Percentiles of the cycles from each frame's last data beat to its completion counted
+    in CQ.HW_IDX (frames read in one burst only: then the i-th data burst is frame i's)."""
+    if layout == "hdrseg" or size > 4096 + (HDR if layout == "inline" else 0):
+        return None
+    assert len(data_done) >= n and len(cpl_seen) >= n, (len(data_done), len(cpl_seen), n)
+    d = sorted(c - r for r, c in zip(data_done[-n:], cpl_seen[-n:]))
+    return {"p50": d[len(d) // 2], "p90": d[int(len(d) * 0.9)], "p99": d[int(len(d) * 0.99)],
+            "max": d[-1], "mean": round(statistics.fmean(d), 2)}
+
+
+async def isolated(tb: NicTb, ring: TxRing, layout: str, size: int, host: PagePool,
+                   dev: PagePool, data_done: list[int], cpl_seen: list[int]) -> dict | None:
+    """The same latency for 16 frames posted one at a time, the NIC idle in between."""
+    start, cstart = len(data_done), len(cpl_seen)
+    for i in range(16):
+        f = l4_frame(size, False, False, seed=10_000 + i)
+        ring.write_descs(frame_entries(layout, f, size, 1000 + i, host, dev))
+        await ring.doorbell()
+        await tb.delay(4000)
+        ring.poll()
+        await ring.ack()
+        tb.tx_frames()
+    return latency(layout, size, data_done[start:], cpl_seen[cstart:], 16)
+
+
 @cocotb.test()
 async def run_linerate(dut) -> None:
     sizes = [int(s) for s in os.environ["BENCH_SIZES"].split(",")]
@@ -80,9 +112,9 @@ async def run_linerate(dut) -> None:
             await tb.write32(regs.TX_FRAME_LIMIT, 9000)
             n = frames_for(size)
             ring = TxRing(tb, 0, log2=11, cq_log2=10)
-            await ring.start()
-            await tb.write32(ring.reg(regs.TXQ_COAL),
-                             regs.TXQ_COAL_USECS.put(coal[0]) | regs.TXQ_COAL_FRAMES.put(coal[1]))
+            await ring.start(inline_en=layout == "inline")
+            await tb.write32(ring.reg(regs.TXQ_COALESCE),
+                             regs.TXQ_COALESCE_USECS.put(coal[0]) | regs.TXQ_COALESCE_FRAMES.put(coal[1]))
             host = PagePool(tb, n * -(-size // PAGE), device=False)
             dev = PagePool(tb, n * -(-(size - HDR) // PAGE), device=True)
             wires, entries = [], []
@@ -92,11 +124,23 @@ async def run_linerate(dut) -> None:
                 wires.append(f.wire)
             beats, first, last = 0, None, None
             aw = ar = r_stall = 0
+            data_done: list[int] = []           # cycle of each frame's last data R beat
+            cpl_seen: list[int] = []            # cycle CQ.HW_IDX passed each frame
+            cyc = 0
 
             async def count() -> None:
-                nonlocal beats, first, last, aw, ar, r_stall
+                nonlocal beats, first, last, aw, ar, r_stall, cyc
+                hw_prev = 0
                 while True:
                     await RisingEdge(dut.clk)
+                    cyc += 1
+                    if (int(dut.m_axi_rvalid.value) and int(dut.m_axi_rready.value)
+                            and int(dut.m_axi_rlast.value) and int(dut.m_axi_rid.value) == 24):
+                        data_done.append(cyc)
+                    hw = int(dut.u_tx.cq_hw_idx.value) & 0xFFFF
+                    while hw_prev != hw:
+                        cpl_seen.append(cyc)
+                        hw_prev = (hw_prev + 1) & 0xFFFF
                     if dut.m_axis_tx_tvalid.value == 1 and dut.m_axis_tx_tready.value == 1:
                         t = get_sim_time("ns")
                         beats += 1
@@ -117,11 +161,12 @@ async def run_linerate(dut) -> None:
                 sent += tb.tx_frames()
                 ring.poll()
                 await ring.ack()
-            counter.cancel()
+            await tb.delay(2000)                # the last completions
             assert sent == wires, f"{layout} {size} B: {len(sent)} of {n} frames sent, or bytes differ"
             cycles = (last - first) / CLK_NS + 1
             beats_per_frame = -(-size // data_bytes)
             fpc = n / cycles
+            lat = latency(layout, size, data_done, cpl_seen, n)
             results.append({
                 "layout": layout,
                 "frame_bytes": size,
@@ -136,8 +181,13 @@ async def run_linerate(dut) -> None:
                 "ar_per_frame": ar / n,
                 "aw_per_frame": aw / n,
                 "r_stall_cycles": r_stall,
+                "cpl_latency_cycles": lat,
             })
             assert beats == n * beats_per_frame
+            if os.environ.get("BENCH_ISOLATED") == "1" and lat is not None:
+                results[-1]["cpl_latency_isolated_cycles"] = await isolated(
+                    tb, ring, layout, size, host, dev, data_done, cpl_seen)
+            counter.cancel()
             dut._log.info("bench %s %5d B: %s", layout, size, results[-1])
             await tb.write32(ring.reg(regs.TXQ_CTRL), 0)
     with open(out_path, "w") as fh:

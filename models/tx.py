@@ -181,6 +181,8 @@ class ParsedFrame:
     """The raw inline header entries (None: read failed)."""
     inline_len: int
     """Bytes of the inline header (0 without `INLINE`)."""
+    inline_on: bool = False
+    """The first descriptor's `INLINE` is honoured (its `len` may be 0)."""
 
     @property
     def desc_err(self) -> bool:
@@ -192,9 +194,11 @@ class ParsedFrame:
         return raw[:self.inline_len]
 
 
-def parse_frame(entries: Sequence[Entry], max_segs: int = TX_MAX_SEGS) -> ParsedFrame | None:
+def parse_frame(entries: Sequence[Entry], max_segs: int = TX_MAX_SEGS,
+                inline_en: bool = True) -> ParsedFrame | None:
     """The frame at the start of the posted ring entries `entries`, or None when its end is not
-    posted yet (the NIC waits).
+    posted yet (the NIC waits). `inline_en` is the queue's `CTRL.inline_en`: without it
+    `INLINE` and `inline_len` are ignored.
 
     The first entry is a descriptor. With `INLINE` (and `inline_len` > 0) the next
     `ceil(inline_len / 16)` entries are its inline header, whatever their bytes; the entries
@@ -209,7 +213,8 @@ def parse_frame(entries: Sequence[Entry], max_segs: int = TX_MAX_SEGS) -> Parsed
     if first is None:
         return ParsedFrame(1, [None], [], 0)
     d0 = _desc(first)
-    hlen = d0.inline_len if d0.inline else 0
+    honoured = inline_en and d0.inline
+    hlen = d0.inline_len if honoured else 0
     k = inline_entries(hlen)
     if len(entries) < 1 + k:
         return None
@@ -220,7 +225,7 @@ def parse_frame(entries: Sequence[Entry], max_segs: int = TX_MAX_SEGS) -> Parsed
     while True:
         last = descs[-1]
         if last is None or last.eop or len(descs) == max_segs:
-            return ParsedFrame(pos, descs, inline, hlen)
+            return ParsedFrame(pos, descs, inline, hlen, honoured)
         if pos >= len(entries):
             return None
         e = entries[pos]
@@ -228,10 +233,11 @@ def parse_frame(entries: Sequence[Entry], max_segs: int = TX_MAX_SEGS) -> Parsed
         pos += 1
 
 
-def frame_extent(entries: Sequence[Entry], max_segs: int = TX_MAX_SEGS) -> int | None:
+def frame_extent(entries: Sequence[Entry], max_segs: int = TX_MAX_SEGS,
+                 inline_en: bool = True) -> int | None:
     """How many of the posted ring entries `entries` (in ring order) the next frame takes, or
     None when the NIC cannot start it yet (see `parse_frame`)."""
-    f = parse_frame(entries, max_segs)
+    f = parse_frame(entries, max_segs, inline_en)
     return None if f is None else f.entries
 
 
@@ -247,7 +253,7 @@ def frame_length(frame: ParsedFrame) -> int:
 
 def check_frame(entries: Sequence[Entry] | ParsedFrame, frame_limit: int = TX_FRAME_LIMIT_RESET,
                 fifo_bytes: int = TX_FIFO_KIB * 1024,
-                max_segs: int = TX_MAX_SEGS) -> TxStatus:
+                max_segs: int = TX_MAX_SEGS, inline_en: bool = True) -> TxStatus:
     """The status the descriptor rules give the frame made of `entries` (exactly the frame's
     ring entries, as `frame_extent` cut them; None is an entry whose read failed; or the
     `ParsedFrame`), or `OK` when the frame may be read.
@@ -263,7 +269,7 @@ def check_frame(entries: Sequence[Entry] | ParsedFrame, frame_limit: int = TX_FR
     else:
         if not entries:
             raise ValueError('a frame has at least one descriptor')
-        parsed = parse_frame(entries, max_segs)
+        parsed = parse_frame(entries, max_segs, inline_en)
         if parsed is None or parsed.entries != len(entries):
             raise ValueError(f'{len(entries)} entries are not exactly one frame')
         frame = parsed
@@ -271,8 +277,7 @@ def check_frame(entries: Sequence[Entry] | ParsedFrame, frame_limit: int = TX_FR
         return TxStatus.DESC_RD_ERR
     good: list[TxDesc] = [d for d in frame.descs if d is not None]
     first = good[0]
-    first_inline = bool(first.inline)
-    if (any(seg_is_bad(d, first_inline and i == 0) for i, d in enumerate(good))
+    if (any(seg_is_bad(d, frame.inline_on and i == 0) for i, d in enumerate(good))
             or not good[-1].eop):
         return TxStatus.BAD_SEG
     length = frame_length(frame)
@@ -329,6 +334,10 @@ class TxQueueState:
     def __init__(self, index: int) -> None:
         self.index = index
         self._enable = False
+        self.inline_en = False
+        """`CTRL.inline_en`: INLINE is honoured; a failed first descriptor halts the queue."""
+        self.halted = False
+        """`STATUS.halted` (docs/tx.md, "Inline headers")."""
         self.desc_ring = TxRing('DESC_RING')
         self.cq = TxRing('CQ')
         self.irq_armed = False
@@ -339,9 +348,9 @@ class TxQueueState:
         Whether an entry is a descriptor or inline header bytes is decided when its frame is
         parsed (`parse_frame`)."""
         self.coal_usecs = 0
-        """`COAL.usecs` (ethtool `tx-usecs`): stored; see `TxEngine` for what the model does."""
-        self.coal_frames = 0
-        """`COAL.frames` (ethtool `tx-frames`)."""
+        """`COALESCE.usecs` (ethtool `tx-usecs`): stored; see `TxEngine` for what the model does."""
+        self.coal_frames = 1
+        """`COALESCE.frames` (ethtool `tx-frames`), reset 1."""
 
     @property
     def enable(self) -> bool:
@@ -358,6 +367,7 @@ class TxQueueState:
             self.fetch_idx = 0
             self.fetched.clear()
             self.irq_armed = False
+            self.halted = False
 
     @property
     def busy(self) -> bool:
@@ -406,7 +416,7 @@ class TxEngine:
       `CQ.HW_IDX` still advances.
     - Round robin: `rr_next` is the queue looked at first; after a frame of queue `t` it is
       `t + 1` (mod `num_txq`).
-    - Completion moderation (`COAL`): the model finishes every frame it starts within one
+    - Completion moderation (`COALESCE`): the model finishes every frame it starts within one
       call, so rule 4 of docs/tx.md ("no other frame started") writes each batch before the
       call returns: completions appear exactly as without moderation, which is what a
       driver sees of the RTL once the NIC is idle. The registers are stored and read back.
@@ -474,14 +484,14 @@ class TxEngine:
         """Ring entries of the frame queue `queue` can start now, or None (disabled, frame
         not complete, or completion ring full)."""
         q = self.queues[queue]
-        if not q.enable:
+        if not q.enable or q.halted:
             return None
         self.fetch(q)
         if q.cq.cq_free < 1:
             return None
         most = self.max_segs + inline_entries(0xFF)     # a frame's most entries
         head = itertools.islice(q.fetched, most)
-        return frame_extent([e for _, e in head], self.max_segs)
+        return frame_extent([e for _, e in head], self.max_segs, q.inline_en)
 
     # --- one frame ------------------------------------------------------------------------
 
@@ -500,8 +510,10 @@ class TxEngine:
         q = self.queues[queue]
         taken = [q.fetched.popleft() for _ in range(ndesc)]
         desc_idx = taken[0][0]
-        parsed = parse_frame([e for _, e in taken], self.max_segs)
+        parsed = parse_frame([e for _, e in taken], self.max_segs, q.inline_en)
         assert parsed is not None and parsed.entries == ndesc
+        if parsed.descs[0] is None and q.inline_en:
+            q.halted = True
         descs = parsed.descs
         status = check_frame(parsed, self.max_frame_len, self.fifo_bytes, self.max_segs)
         frame: bytes | None = None

@@ -317,7 +317,8 @@ class TxRing:
     def reg(self, off: int) -> int:
         return regs.txq_reg(self.t, off)
 
-    async def start(self) -> None:
+    async def start(self, inline_en: bool = False) -> None:
+        """Zero both rings, program them, enable the queue (with CTRL.inline_en if asked)."""
         tb = self.tb
         tb.host.write(self.base, bytes(16 << self.log2))
         tb.host.write(self.cq_base, bytes(16 << self.cq_log2))
@@ -328,7 +329,8 @@ class TxRing:
             await tb.write32(self.reg(ring + regs.RING_BASE_HI), base >> 32)
             await tb.write32(self.reg(ring + regs.RING_SIZE), log2)
             await tb.write32(self.reg(ring + regs.RING_SW_IDX), 0)
-        await tb.write32(self.reg(regs.TXQ_CTRL), 1)
+        await tb.write32(self.reg(regs.TXQ_CTRL),
+                         regs.TXQ_CTRL_ENABLE.put(1) | regs.TXQ_CTRL_INLINE_EN.put(int(inline_en)))
 
     def entry_addr(self, idx: int) -> int:
         return self.base + 16 * (idx % (1 << self.log2))
@@ -740,8 +742,9 @@ def good_inline_frame(rng: random.Random, plan: QueuePlan, dev: PagePool, size: 
              f.wire)
 
 
-async def bring_up(tb: NicTb, queues: list[int], log2: int = 8) -> list[TxRing]:
+async def bring_up(tb: NicTb, queues: list[int], log2: int = 8,
+                   inline_en: bool = False) -> list[TxRing]:
     rings = [TxRing(tb, t, log2=log2, cq_log2=log2) for t in queues]
     for r in rings:
-        await r.start()
+        await r.start(inline_en)
     return rings

@@ -10,9 +10,10 @@
 // queue, stored by the 16-byte lane of their slot's address (8 lane banks), so a batch of
 // consecutive slots reads out as lane-aligned beats. A queue's batch is written when
 // (registered decision, every cycle):
-//   1. it holds COAL.frames completions (0 and 1 count as 1, above TX_COAL_MAX as it);
+//   1. it holds COALESCE.frames completions (0 and values above TX_COAL_MAX count as
+//      TX_COAL_MAX; 1, the reset value: every completion alone);
 //   2. its next slot would wrap the ring;
-//   3. its first completion has waited COAL.usecs * CLK_MHZ cycles (usecs 0: never);
+//   3. its first completion has waited COALESCE.usecs * CYCLES_PER_US cycles (0: never);
 //   4. every frame the queue has started (`inflight`) has its completion here: nothing
 //      else could join the batch soon.
 // A written batch is one command to axi_dma_wr (AWID 8 + queue, split only at 4 KiB); when
@@ -32,7 +33,7 @@ module tx_cpl_wr
   parameter int unsigned NUM_TXQ   = 4,
   parameter int unsigned FRAMES    = 16,
   parameter int unsigned MAX_BURST = 256,
-  parameter int unsigned CLK_MHZ   = 250    // cycles per microsecond (COAL.usecs)
+  parameter int unsigned CYCLES_PER_US = 250     // cycles per microsecond (COALESCE.usecs)
 ) (
   input  logic                          clk,
   input  logic                          rst,
@@ -87,7 +88,7 @@ module tx_cpl_wr
   initial begin
     if ((1 << ID_W) < 8 + NUM_TXQ) $fatal(1, "tx_cpl_wr: ID_W must hold IDs 8 + queue");
     if (NB != 8) $fatal(1, "tx_cpl_wr: the lane banks assume TX_COAL_MAX = 8");
-    if (CLK_MHZ < 1 || CLK_MHZ > 255) $fatal(1, "tx_cpl_wr: CLK_MHZ must be 1..255");
+    if (CYCLES_PER_US < 1 || CYCLES_PER_US > 255) $fatal(1, "tx_cpl_wr: CYCLES_PER_US must be 1..255");
   end
 
   // ---------------------------------------------------------------- the three queues
@@ -154,11 +155,11 @@ module tx_cpl_wr
   logic [NUM_TXQ-1:0] want;
   always_comb begin
     for (int unsigned t = 0; t < NUM_TXQ; t++) begin
-      automatic logic [3:0]  thr     = (coal_frames[t] <= 8'd1) ? 4'd1 :
-                                       (coal_frames[t] >= 8'(NB)) ? 4'(NB) : 4'(coal_frames[t]);
+      automatic logic [3:0]  thr     = (coal_frames[t] == 8'd0 || coal_frames[t] >= 8'(NB)) ? 4'(NB)
+                                                                                       : 4'(coal_frames[t]);
       automatic logic [15:0] nxt     = first_q[t] + 16'(held_q[t]);
       automatic logic        wraps   = (nxt & ring_mask(cq_log2[t])) == '0;
-      automatic logic [23:0] lim     = 24'(coal_usecs[t]) * 24'(CLK_MHZ);
+      automatic logic [23:0] lim     = 24'(coal_usecs[t]) * 24'(CYCLES_PER_US);
       automatic logic        timeout = coal_usecs[t] != '0 && age_q[t] >= lim;
       automatic logic        alone   = 32'(inflight[t]) == 32'(held_q[t]) + 32'(wr_n_q[t]);
       want[t] = held_q[t] != '0 && (held_q[t] >= thr || wraps || timeout || alone);
@@ -283,6 +284,7 @@ module tx_cpl_wr
     .in_valid,
     .in_ready,
     .in_data,
+    .in_strb   ('1),
     .m_awid, .m_awaddr, .m_awlen, .m_awsize, .m_awburst, .m_awvalid, .m_awready,
     .m_wdata, .m_wstrb, .m_wlast, .m_wvalid, .m_wready,
     .m_bid, .m_bresp, .m_bvalid, .m_bready,

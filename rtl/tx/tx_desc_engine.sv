@@ -30,7 +30,8 @@
 // all cached" question. Beside each window entry the engine keeps two decoded fields, so
 // that the scheduler's per-cycle decision starts from registers: `win_end` (EOP, or the read
 // failed) and `win_k`, the inline entries the entry would own as a frame's first descriptor
-// (`ceil(inline_len / 16)` with INLINE, else 0; 0 when its read failed).
+// (`ceil(inline_len / 16)` with INLINE on a queue with `inline_en`, else 0; 0 when its read
+// failed).
 //
 // hw_idx counts entries consumed (popped). `run` low (queue disabled and not busy) empties the
 // queue's cache and holds its indices at zero; a read still in flight then is waited for and
@@ -57,6 +58,7 @@ module tx_desc_engine
   input  logic                           clk,
   input  logic                           rst,
   input  logic [NUM_TXQ-1:0]             enable,      // may fetch
+  input  logic [NUM_TXQ-1:0]             inline_en,   // CTRL.inline_en: INLINE is honoured
   input  logic [NUM_TXQ-1:0]             run,         // 0: idle, cache empty, indices zero
   input  logic [NUM_TXQ-1:0][63:0]       ring_base,
   input  logic [NUM_TXQ-1:0][3:0]        ring_log2,
@@ -299,9 +301,9 @@ module tx_desc_engine
     automatic tx_desc_t d = tx_desc_t'(e[127:0]);
     return d.eop || e[128];
   endfunction
-  function automatic logic [4:0] entry_k(input logic [128:0] e);
+  function automatic logic [4:0] entry_k(input logic [128:0] e, input logic en);
     automatic tx_desc_t d = tx_desc_t'(e[127:0]);
-    return (d.inline && !e[128]) ? 5'((9'(d.inline_len) + 9'd15) >> 4) : 5'd0;
+    return (en && d.inline && !e[128]) ? 5'((9'(d.inline_len) + 9'd15) >> 4) : 5'd0;
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
 
@@ -310,7 +312,7 @@ module tx_desc_engine
   always_comb begin
     for (int unsigned i = 0; i < W; i++) begin
       rd_end[i] = entry_end(rd_ent[i]);
-      rd_k[i]   = entry_k(rd_ent[i]);
+      rd_k[i]   = entry_k(rd_ent[i], inline_en[rq]);
     end
   end
   assign rq    = load ? RW'(load_q) : RW'(win_q_q);

@@ -28,7 +28,7 @@ module tx_engine
   parameter int unsigned DESC_SLOTS = 64,     // descriptor cache entries per queue
   parameter int unsigned DESC_BATCH = 32,     // entries per descriptor read
   parameter int unsigned MAX_BURST  = 256,
-  parameter int unsigned CLK_MHZ    = 250     // cycles per microsecond (COAL.usecs)
+  parameter int unsigned CYCLES_PER_US = 250  // cycles per microsecond (COALESCE.usecs)
 ) (
   input  logic                          clk,
   input  logic                          rst,
@@ -80,6 +80,7 @@ module tx_engine
   output logic [NUM_TXQ-1:0][15:0]      desc_hw_idx,
   output logic [NUM_TXQ-1:0][15:0]      cq_hw_idx,
   output logic [NUM_TXQ-1:0]            q_busy,
+  output logic [NUM_TXQ-1:0]            q_halted,     // STATUS.halted
   output logic [NUM_TXQ-1:0]            q_wr_err,
   // frame ends (counters)
   output logic                          ev_valid,
@@ -106,7 +107,7 @@ module tx_engine
 
   // ---------------------------------------------------------------- descriptor fetch
   localparam int unsigned QW = (NUM_TXQ > 1) ? $clog2(NUM_TXQ) : 1;
-  logic [NUM_TXQ-1:0]        q_en, run, pushed, cq_room;
+  logic [NUM_TXQ-1:0]        q_en, q_inl, run, pushed, cq_room;
   logic [NUM_TXQ-1:0][PW:0]  count;
   logic [NUM_TXQ-1:0][63:0]  ring_base;
   logic [NUM_TXQ-1:0][3:0]   ring_log2;
@@ -131,6 +132,7 @@ module tx_engine
     .clk,
     .rst,
     .enable      (q_en),
+    .inline_en   (q_inl),
     .run,
     .ring_base,
     .ring_log2,
@@ -176,6 +178,7 @@ module tx_engine
     assign cq_room[t] = ({1'b0, used} <= size) && ({1'b0, used} + 17'(inflight_q[t]) < size);
     assign q_busy[t]  = inflight_q[t] != '0 || wr_busy[t];
     assign q_en[t]    = qcfg[t].enable;
+    assign q_inl[t]   = qcfg[t].inline_en;
     assign run[t]     = q_en[t] || q_busy[t];
   end
 
@@ -201,6 +204,9 @@ module tx_engine
     .rst,
     .max_frame_len,
     .q_enable    (q_en),
+    .q_inline_en (q_inl),
+    .run,
+    .q_halted,
     .cq_room,
     .count,
     .pushed,
@@ -304,7 +310,7 @@ module tx_engine
 
   tx_cpl_wr #(
     .DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .NUM_TXQ(NUM_TXQ), .FRAMES(FRAMES),
-    .MAX_BURST(MAX_BURST), .CLK_MHZ(CLK_MHZ)
+    .MAX_BURST(MAX_BURST), .CYCLES_PER_US(CYCLES_PER_US)
   ) u_cpl (
     .clk,
     .rst,

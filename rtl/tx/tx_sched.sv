@@ -52,6 +52,9 @@ module tx_sched
   input  logic [15:0]                   max_frame_len,   // TX_FRAME_LIMIT
   // per queue
   input  logic [NUM_TXQ-1:0]            q_enable,
+  input  logic [NUM_TXQ-1:0]            q_inline_en,     // CTRL.inline_en
+  input  logic [NUM_TXQ-1:0]            run,             // the queue runs (enabled or busy)
+  output logic [NUM_TXQ-1:0]            q_halted,        // STATUS.halted
   input  logic [NUM_TXQ-1:0]            cq_room,
   input  logic [NUM_TXQ-1:0][PW:0]      count,           // entries cached
   input  logic [NUM_TXQ-1:0]            pushed,          // entries arrived this cycle
@@ -145,6 +148,7 @@ module tx_sched
   logic          eop_seen_q;        // mid frame: only inline entries are left
   logic [NUM_TXQ-1:0] incomplete_q; // head frame known to be incomplete
   logic [NUM_TXQ-1:0] pushed_q;     // entries arrived last cycle
+  logic [NUM_TXQ-1:0] halted_q;     // a first descriptor's read failed (inline_en)
 
   logic          first;             // the window starts with a frame's first descriptor
   logic [4:0]    k0;
@@ -157,7 +161,8 @@ module tx_sched
   assign first     = !mid_q;
   assign k0        = win_k0;
   assign bank_free = !full_q[tb_q];
-  assign can_start = q_enable[win_q] && cq_room[win_q] && !incomplete_q[win_q] && bank_free;
+  assign can_start = q_enable[win_q] && cq_room[win_q] && !incomplete_q[win_q] && !halted_q[win_q]
+                     && bank_free;
 
   // The frame ends at its first descriptor with EOP (or a failed read), or at its
   // MAX_SEGS-th; when that is the first descriptor, after its inline entries. Mid frame with
@@ -244,7 +249,7 @@ module tx_sched
 
   always_comb begin
     for (int unsigned t = 0; t < NUM_TXQ; t++) begin
-      eligible[t] = q_enable[t] && cq_room[t] && count[t] != '0 && !incomplete_q[t];
+      eligible[t] = q_enable[t] && cq_room[t] && count[t] != '0 && !incomplete_q[t] && !halted_q[t];
     end
     pick       = '0;
     pick_found = 1'b0;
@@ -277,7 +282,9 @@ module tx_sched
   logic [4:0]        add_seg, add_inl, add_desc;
   tx_desc_t          d0;
 
-  assign d0 = tx_desc_t'(win[0][127:0]);
+  logic d0_inl;                      // the window's first entry, as a frame's first: INLINE
+  assign d0     = tx_desc_t'(win[0][127:0]);
+  assign d0_inl = d0.inline && q_inline_en[win_q];
 
   always_comb begin
     automatic logic [4:0] ns = first ? 5'd0 : rec_q[tb_q].nseg;
@@ -292,7 +299,7 @@ module tx_sched
       automatic tx_desc_t d = tx_desc_t'(win[i][127:0]);
       /* verilator lint_on UNUSEDSIGNAL */
       automatic logic     e = win[i][128];
-      automatic logic     d0_inline = first && i == 0 && d.inline;
+      automatic logic     d0_inline = first && i == 0 && d.inline && q_inline_en[win_q];
       tk[i]   = take && (WW'(i) < pop_n);
       segw[i] = tk[i] && is_desc[i] && !e && d.len != 16'd0;
       badw[i] = tk[i] && is_desc[i] && !e &&
@@ -322,8 +329,8 @@ module tx_sched
         r.csum_udp   = d0.csum_udp;
         r.csum_start = d0.csum_start;
         r.csum_off   = d0.csum_offset;
-        r.inline_len = (d0.inline && !win[0][128]) ? d0.inline_len : 8'd0;
-        r.len        = (d0.inline && !win[0][128]) ? 20'(d0.inline_len) : 20'd0;
+        r.inline_len = (d0_inl && !win[0][128]) ? d0.inline_len : 8'd0;
+        r.len        = (d0_inl && !win[0][128]) ? 20'(d0.inline_len) : 20'd0;
         r.bad_seg    = 1'b0;
         r.desc_err   = 1'b0;
       end
@@ -361,6 +368,7 @@ module tx_sched
       eop_seen_q   <= 1'b0;
       incomplete_q <= '0;
       pushed_q     <= '0;
+      halted_q     <= '0;
       tb_q         <= 1'b0;
     end else begin
       // New entries may complete a frame; a stopped queue has none. The window shows a queue's
@@ -372,6 +380,9 @@ module tx_sched
       if (mark_incomplete) inc[win_q] = !fresh[win_q];
       incomplete_q <= inc;
       pushed_q     <= pushed;
+      // A frame of one failed first descriptor halts an inline_en queue until it stops.
+      halted_q     <= (halted_q | ((take && first && win[0][128] && q_inline_en[win_q]) ? (NUM_TXQ)'(1) << win_q : '0))
+                      & run;
       if (to_lchk) begin
         lchk_q <= 1'b1;
         lk_q   <= k0;
@@ -560,6 +571,8 @@ module tx_sched
     end
   end
 `endif
+
+  assign q_halted = halted_q;
 
   logic unused;
   assign unused = ^{d0.eop, d0.rsvd_10_4, d0.addr, d0.len};

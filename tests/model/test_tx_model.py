@@ -195,7 +195,8 @@ class Rig:
     BUF_AREA = HOST_BASE + (1 << 20)
 
     def __init__(self, num_txq: int = 4, desc_log2: int = 6, cq_log2: int = 6,
-                 queues: Sequence[int] = (0,)) -> None:
+                 queues: Sequence[int] = (0,), inline_en: bool = False) -> None:
+        self.inline_en = inline_en
         self.host = HostMemory(HOST_BASE, HOST_SIZE)
         self.dev = DeviceMemory(DEV_BASE, DEV_SIZE)
         self.space = DmaAddressSpace([self.host, self.dev])
@@ -229,7 +230,8 @@ class Rig:
             self.wr(t, ring_off + regs.RING_BASE_HI, base >> 32)
             self.wr(t, ring_off + regs.RING_SIZE, log2)
         if enable:
-            self.wr(t, regs.TXQ_CTRL, 1)
+            self.wr(t, regs.TXQ_CTRL, regs.TXQ_CTRL_ENABLE.put(1)
+                    | regs.TXQ_CTRL_INLINE_EN.put(int(self.inline_en)))
 
     # buffers
     def host_buf(self, data: bytes, align: int = 1, skew: int = 0) -> int:
@@ -846,7 +848,7 @@ def test_inline_frame_sent(ipv: int, l4: str, payload: int) -> None:
     """An inline header in the ring, the payload in device memory: the frame on the wire is the
     header followed by the payload, checksummed over both (scapy's checksum), the completion
     counts the inline entries and the frame's full length."""
-    rig = Rig()
+    rig = Rig(inline_en=True)
     rig.nic.mmio_write(regs.TX_FRAME_LIMIT, 9000)
     full = bytes(packet(ipv, l4, pattern(payload, 5)))
     raw, start, off = partial(full, ipv, l4)
@@ -881,7 +883,7 @@ def test_inline_frame_sent(ipv: int, l4: str, payload: int) -> None:
 def test_inline_header_bytes_never_read_as_descriptors() -> None:
     """Header bytes that look like EOP descriptors, a bad inline length, a failed inline entry:
     each frame ends where docs/tx.md says, the next one starts after it."""
-    rig = Rig()
+    rig = Rig(inline_en=True)
     tricky = bytes([0x01] * 16) * 2                  # every byte 10 has EOP set
     good = tcp_frame(20, 1)
     post = [TxDesc(addr=rig.host_buf(good[32:]), len=len(good) - 32, inline=True,
@@ -906,13 +908,51 @@ def test_inline_header_bytes_never_read_as_descriptors() -> None:
 def test_coal_and_offloads_registers() -> None:
     rig = Rig()
     off = rig.nic.mmio_read(regs.TX_OFFLOADS)
-    assert regs.TX_OFFLOADS_INLINE_MAX.get(off) == 128 and regs.TX_OFFLOADS_COAL_MAX.get(off) == 8
-    assert rig.rd(0, regs.TXQ_COAL) == 0
-    rig.wr(0, regs.TXQ_COAL, regs.TXQ_COAL_USECS.put(20) | regs.TXQ_COAL_FRAMES.put(8))
-    assert rig.rd(0, regs.TXQ_COAL) == (20 | 8 << 16)
+    assert regs.TX_OFFLOADS_INLINE_MAX.get(off) == 128
+    assert rig.rd(0, regs.TXQ_COALESCE) == 1 << 16 | 8 << 24        # frames 1, frames_max 8
+    rig.wr(0, regs.TXQ_COALESCE, regs.TXQ_COALESCE_USECS.put(20) | regs.TXQ_COALESCE_FRAMES.put(0)
+           | regs.TXQ_COALESCE_FRAMES_MAX.put(3))                      # frames_max is read-only
+    assert rig.rd(0, regs.TXQ_COALESCE) == (20 | 0 << 16 | 8 << 24)
     # the model finishes every frame it starts: completions appear as without moderation
     frames = [tcp_frame(100, i) for i in range(3)]
     for f in frames:
         rig.post(0, rig.segments(f, [54], dev_from=1, tag=9))
     assert rig.sent == frames
     assert len(rig.completions(0)) == 3
+
+
+def test_inline_ignored_without_inline_en() -> None:
+    """Without CTRL.inline_en, INLINE and inline_len are ignored as the reserved bits they were:
+    the entries after such a descriptor are descriptors again."""
+    rig = Rig()
+    frame = tcp_frame(40, 2)
+    d0 = TxDesc(addr=rig.host_buf(frame), len=len(frame), inline=True, inline_len=48, eop=True,
+                tag=5)
+    rig.post(0, [d0, *rig.segments(frame, [], tag=6)])
+    assert rig.sent == [frame, frame]
+    assert [(c.tag, c.ndesc) for c in rig.completions(0)] == [(5, 1), (6, 1)]
+    assert frame_extent([d0, d()], inline_en=False) == 1
+    assert check_frame([TxDesc(addr=0, len=0, inline=True, inline_len=64, eop=True)],
+                       inline_en=False) == TxStatus.BAD_SEG
+
+
+def test_failed_first_descriptor_halts_an_inline_queue() -> None:
+    """With CTRL.inline_en a frame whose first descriptor could not be read halts the queue
+    (STATUS.halted) until the queue is reset; without it the queue goes on (docs/tx.md)."""
+    for inline_en in (False, True):
+        rig = Rig(inline_en=inline_en)
+        frames = [tcp_frame(100, k) for k in range(3)]
+        descs = [rig.segments(f, [], tag=k)[0] for k, f in enumerate(frames)]
+        rig.write_descs(0, descs)
+        rig.space.add_error_range(rig.ring_base(0, 'desc'), 16)        # entry 0 fails
+        rig.doorbell(0)
+        cpls = rig.completions(0)
+        status = rig.rd(0, regs.TXQ_STATUS)
+        if inline_en:
+            assert [(c.desc_idx, c.status) for c in cpls] == [(0, TxStatus.DESC_RD_ERR)]
+            assert regs.TXQ_STATUS_HALTED.get(status) == 1 and rig.sent == []
+            rig.wr(0, regs.TXQ_CTRL, 0)                                  # the queue's reset
+            assert regs.TXQ_STATUS_HALTED.get(rig.rd(0, regs.TXQ_STATUS)) == 0
+        else:
+            assert [c.status for c in cpls] == [TxStatus.DESC_RD_ERR, TxStatus.OK, TxStatus.OK]
+            assert regs.TXQ_STATUS_HALTED.get(status) == 0 and rig.sent == frames[1:]

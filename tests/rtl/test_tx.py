@@ -215,10 +215,10 @@ async def run_tx_inline(dut) -> None:
     rng = random.Random(cocotb.RANDOM_SEED + 7)
     await tb.reset()
     off = await tb.read32(regs.TX_OFFLOADS)
-    assert regs.TX_OFFLOADS_INLINE_MAX.get(off) == 128 and regs.TX_OFFLOADS_COAL_MAX.get(off) == 8
+    assert regs.TX_OFFLOADS_INLINE_MAX.get(off) == 128
     limit = 9000
     await tb.write32(regs.TX_FRAME_LIMIT, limit)
-    rings = await bring_up(tb, [0, 1, 2, 3], log2=9)
+    rings = await bring_up(tb, [0, 1, 2, 3], log2=9, inline_en=True)
     host = PagePool(tb, 256, device=False)
     dev = PagePool(tb, 1024, device=True)
     plans = [QueuePlan(r) for r in rings]
@@ -275,6 +275,31 @@ async def run_tx_inline(dut) -> None:
     assert inc["TX_ERR_BAD_LEN"] == 1 and inc["TX_ERR_BAD_SEG"] == 1 and inc["TX_ERR_BAD_CSUM"] == 1
     assert inc["TX_DESC_RD_ERR"] == 1
     assert tb.dev.cpu_reads == 0
+    # A failed read of a frame's first descriptor halts the inline_en queue (STATUS.halted):
+    # the entries after it are not taken for descriptors; its reset clears it.
+    tb.space.clear_error_ranges()
+    ring = rings[1]
+    halt = QueuePlan(ring)
+    for k in range(3):
+        good_inline_frame(rng, halt, dev, 200, 0, 700 + k)
+    first = ring.write_descs(halt.descs)
+    block = ring.entry_addr(first) - ring.entry_addr(first) % 128
+    tb.space.add_error_range(block, 128)
+    await ring.doorbell()
+    await tb.delay(3000)
+    cpls = ring.poll()
+    assert [c.status for c in cpls] == [TxStatus.DESC_RD_ERR] * len(cpls) and len(cpls) == 1
+    status = await tb.read32(ring.reg(regs.TXQ_STATUS))
+    assert regs.TXQ_STATUS_HALTED.get(status) == 1 and not tb.tx_frames()
+    await tb.write32(ring.reg(regs.TXQ_CTRL), 0)
+    await tb.delay(200)
+    status = await tb.read32(ring.reg(regs.TXQ_STATUS))
+    assert status == 0, f"STATUS {status:#x} after the queue's reset"
+    tb.space.clear_error_ranges()
+    await ring.start(inline_en=True)
+    again = QueuePlan(ring)
+    good_inline_frame(rng, again, dev, 200, 1, 800)
+    await run_plans(tb, [again], limit)
 
 
 @pytest.mark.rtl

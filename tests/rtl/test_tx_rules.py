@@ -529,8 +529,8 @@ async def run_tx_coal(dut) -> None:
     mon = CqWriteMonitor(dut)
     ring = TxRing(tb, 0, log2=9, cq_log2=5)
     await ring.start()
-    coal = ring.reg(regs.TXQ_COAL)
-    await tb.write32(coal, regs.TXQ_COAL_FRAMES.put(8))
+    coal = ring.reg(regs.TXQ_COALESCE)
+    await tb.write32(coal, regs.TXQ_COALESCE_FRAMES.put(8))
     assert await tb.read32(coal) == 8 << 16
     host = PagePool(tb, 128, device=False)
     dev = PagePool(tb, 512, device=True)
@@ -570,7 +570,7 @@ async def run_tx_coal(dut) -> None:
     await tb.delay(20_000)
     assert await cq_hw(ring) == 41 and ring.poll() == []
     # ... and written at once when usecs allows what it has waited already,
-    await tb.write32(coal, regs.TXQ_COAL_FRAMES.put(8) | regs.TXQ_COAL_USECS.put(2))
+    await tb.write32(coal, regs.TXQ_COALESCE_FRAMES.put(8) | regs.TXQ_COALESCE_USECS.put(2))
     await wait_for(tb, lambda: _eq(cq_hw(ring), 42), "the held completion", limit_ns=1000)
     assert [c.tag for c in ring.poll()] == [200]
     await ring.ack()

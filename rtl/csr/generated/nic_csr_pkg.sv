@@ -53,12 +53,7 @@ package nic_csr_pkg;
     } nic_csr__TX_OFFLOADS__inline_max__in_t;
 
     typedef struct {
-        logic [7:0] next;
-    } nic_csr__TX_OFFLOADS__coal_max__in_t;
-
-    typedef struct {
         nic_csr__TX_OFFLOADS__inline_max__in_t inline_max;
-        nic_csr__TX_OFFLOADS__coal_max__in_t coal_max;
     } nic_csr__TX_OFFLOADS__in_t;
 
     typedef struct {
