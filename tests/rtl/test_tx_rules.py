@@ -531,7 +531,7 @@ async def run_tx_coal(dut) -> None:
     await ring.start()
     coal = ring.reg(regs.TXQ_COALESCE)
     await tb.write32(coal, regs.TXQ_COALESCE_FRAMES.put(8))
-    assert await tb.read32(coal) == 8 << 16
+    assert await tb.read32(coal) == 8 << 16 | 8 << 24          # frames_max 8, read-only
     host = PagePool(tb, 128, device=False)
     dev = PagePool(tb, 512, device=True)
     plan = QueuePlan(ring)
