@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import time
+from collections.abc import Callable
 
 import cocotb
 from cocotb.utils import get_sim_time
@@ -46,7 +47,8 @@ def bulk_frames(frame_bytes: int) -> list[bytes]:
 
 async def bulk_rx(tb, n_frames: int, frame_bytes: int = 1500, fast: bool = False,
                   progress_s: float = 5.0, checker_process: bool = False,
-                  corrupt_frame: int | None = None) -> dict:
+                  corrupt_frame: int | None = None,
+                  on_poll: Callable[[int], None] | None = None) -> dict:
     """Send `n_frames` back-to-back frames through queue 0 and check every one; returns the
     timing. `tb` is a NicTb or a FastNicTb (reset already). `checker_process`: the comparing
     half of the scoreboard runs in a second process (_ProcessChecker) while the simulation
@@ -56,7 +58,8 @@ async def bulk_rx(tb, n_frames: int, frame_bytes: int = 1500, fast: bool = False
     counters `verify`/`record` keep stay in the checker (`sb.delivered*`,
     `sb.*_bytes_to_*` are not filled). `corrupt_frame` (for the tests of the check itself):
     flip the first payload byte of that frame after it landed and before it is checked, so
-    the run must fail."""
+    the run must fail. `on_poll(frames_checked)` is called after every poll (the memory
+    benchmark samples the process's resident size there)."""
     dut = tb.dut
     qcfg = RxQueueConfig(hdr_ring_log2=10, pay_ring_log2=10, cq_log2=11, pay_buf_log2=12,
                          tcp_data_split=True, hds_thresh=0)
@@ -64,7 +67,8 @@ async def bulk_rx(tb, n_frames: int, frame_bytes: int = 1500, fast: bool = False
     await rxq.alloc_rx_rings()
     cfg = PlacementConfig(enable=True, split_en=True, hds_thresh=0, hdr_buf_bytes=qcfg.hdr_buf_bytes,
                           pay_buf_log2=qcfg.pay_buf_log2, parse_bytes=int(dut.PARSE_BYTES.value))
-    sb = RxScoreboard(tb.host, tb.dev, cfg, queue=0, cq_size=rxq.cq_size, cq_base=rxq.cq_base)
+    sb = RxScoreboard(tb.host, tb.dev, cfg, queue=0, cq_size=rxq.cq_size, cq_base=rxq.cq_base,
+                      keep=0)                     # nothing reads the history: memory stays flat
     hdr_base = tb.host.alloc(N_HDR * qcfg.hdr_buf_bytes)
     sb.hdr_bufs = {i: hdr_base + i * qcfg.hdr_buf_bytes for i in range(N_HDR)}
     dmabuf = tb.dev.export_dmabuf(N_PAY * cfg.pay_buf_bytes, chunk_size=64 * 4096)
@@ -136,6 +140,8 @@ async def bulk_rx(tb, n_frames: int, frame_bytes: int = 1500, fast: bool = False
                         checker.result()
             top_up()
             check_s += time.perf_counter() - t
+            if on_poll is not None:
+                on_poll(sb.checked)
             idle_polls = 0 if got else idle_polls + 1
             assert idle_polls < 50, f"no completion for 50 polls: {sb.checked} of {n_frames} checked, {sent} sent"
             now = time.perf_counter()

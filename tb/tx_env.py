@@ -705,7 +705,7 @@ def bulk_tx_frames(tb, rng: random.Random, ring: TxRing, n_distinct: int = 64,
 
 async def bulk_tx(tb, n_frames: int, *, queue: int = 0, log2: int = 10, n_distinct: int = 64,
                   sizes: tuple[int, int] = (60, 128), seed: int = 1, poll_cycles: int = 2048,
-                  progress_s: float = 5.0) -> dict:
+                  progress_s: float = 5.0, on_poll=None) -> dict:
     """Send `n_frames` frames through TX queue `queue` (rings of 2^`log2` entries) and check
     every completion (every field, desc_idx and GEN included, against `spec_outcomes`) and
     every frame on the wire (byte for byte, in order), keeping the descriptor ring as full as
@@ -713,7 +713,7 @@ async def bulk_tx(tb, n_frames: int, *, queue: int = 0, log2: int = 10, n_distin
     is one descriptor write, one completion compare and one frame compare. `tb` (reset
     already) is a NicTb or a FastNicTb. Returns counts (frames, descriptors, OK frames,
     bytes) and the simulated cycles; AssertionError on the first difference or after 50
-    polls without a completion."""
+    polls without a completion. `on_poll(frames_done)` is called after every poll."""
     ring = TxRing(tb, queue, log2=log2, cq_log2=log2)
     await ring.start()
     frames = bulk_tx_frames(tb, random.Random(seed), ring, n_distinct, sizes)
@@ -769,6 +769,8 @@ async def bulk_tx(tb, n_frames: int, *, queue: int = 0, log2: int = 10, n_distin
             assert g == w, (f"TXQ[{queue}]: frame {on_wire} on the wire ({len(g)} B) differs from "
                             f"the expected {len(w)} B: {g[:32].hex()} vs {w[:32].hex()}")
             on_wire += 1
+        if on_poll is not None:
+            on_poll(done)
         idle = 0 if cpls else idle + 1
         assert idle < 50, f"TXQ[{queue}]: no completion for 50 polls: {done} of {n_frames} frames done"
         now = time.perf_counter()
