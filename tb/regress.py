@@ -401,12 +401,19 @@ def main(argv: list[str] | None = None) -> int:
     done.sort(key=lambda j: j.index)
     junit = merge_junit(done)
 
-    # Functional coverage (tb/uvm runs write one JSON each into build/regress/fcov/).
-    fc = fcov.merge_files(sorted((OUT / "fcov").glob("*.json")))
+    # Functional coverage: every pyuvm run writes UCIS XML of its covergroups into
+    # build/regress/fcov/; merged here (pyucis), reported per group, item and bin.
+    xmls = sorted((OUT / "fcov").glob("*.xml"))
     fc_lines: list[str] = []
-    if fc is not None:
-        fcov.write_reports(fc, OUT / "functional_coverage")
-        fc_lines = fcov.summary_lines(fc, str(OUT / "functional_coverage"))
+    fc_summary: dict = {}
+    if xmls:
+        merged = fcov.merge_ucis(xmls, OUT / "functional_coverage.xml")
+        groups = fcov.read_ucis(merged)
+        fcov.write_reports(groups, OUT / "functional_coverage", fcov.SPECS)
+        fc_lines = fcov.summary_lines(groups, len(xmls), str(OUT / "functional_coverage"))
+        fc_summary = {g.name: {"percent": round(g.percent, 2), "hit": g.hit, "total": g.total,
+                               "items": {i.name: round(i.percent, 2) for i in g.items.values()}}
+                      for g in groups.values()}
 
     # Verilator code coverage.
     cov_lines: list[str] = []
@@ -450,6 +457,7 @@ def main(argv: list[str] | None = None) -> int:
         "shard": f"{shard[0]}/{shard[1]}", "bug": args.bug or None, "failed": [
             {"nodeid": j.nodeid, "seed": j.seed, "message": j.message, "rerun": j.rerun(args.bug)} for j in failed],
         "scheduler": args.scheduler or f"LocalCluster({jobs_n})",
+        "functional_coverage": fc_summary,
         "builds": {d: {"rc": r.get("rc"), "seconds": round(r.get("seconds", 0.0), 1), "worker": r.get("worker"),
                        "log": r.get("log")} for d, r in build_res.items()},
         "results": [{"nodeid": j.nodeid, "seed": j.seed, "rc": j.rc, "seconds": round(j.seconds, 1),
