@@ -95,8 +95,11 @@ def make_item(rng: random.Random, prof, pools: dict[str, tx_env.PagePool], tag: 
         descs[-1] = TxDesc(pay_pool.place(data[-d.len:], start, cross=True), d.len, eop=True)
         if d.len < 2:
             fault = "none"
-    elif fault == "zero_len":
-        descs.insert(1, TxDesc(host.place(b"", 0), 0))
+    elif fault == "zero_len":                # (never past TX_MAX_SEGS: one item, one completion)
+        if len(descs) < TX_MAX_SEGS:
+            descs.insert(1, TxDesc(host.place(b"", 0), 0))
+        else:
+            descs[1] = TxDesc(descs[1].addr, 0)
     elif fault == "short":
         n = rng.randint(1, tx_env.MIN_LEN - 1)
         descs = [TxDesc(host.place(data[:n], tx_env.seg_offset(rng, n)), n, eop=True, tag=tag & 0xFFFF)]
