@@ -276,7 +276,7 @@ def run_on_cluster(client, jobs: list[Job], needs: dict[str, list[str]], args: a
     return {d: f.result() for d, f in builds.items()}
 
 
-def merge_junit(jobs: list[Job]) -> Path:
+def merge_junit(jobs: list[Job], since: float = 0.0) -> Path:
     suites = ET.Element("testsuites", name="regress")
     tests = failures = errors = 0
     for job in jobs:
@@ -308,7 +308,9 @@ def merge_junit(jobs: list[Job]) -> Path:
     # The cocotb-level results (one testcase per cocotb test) of the same runs, merged too.
     csuites = ET.Element("testsuites", name="regress-cocotb")
     # Jobs of one test file share seeds (and so run-folder tags): each results file once.
-    files = sorted({f for job in jobs for f in (REPO / "build" / "results").glob(f"*-{job.tag}.xml")})
+    # Only this run's files: an older run of another test with the same seed left its own.
+    files = sorted({f for job in jobs for f in (REPO / "build" / "results").glob(f"*-{job.tag}.xml")
+                    if f.stat().st_mtime >= since})
     for f in files:
         if True:
             for suite in ET.parse(f).getroot().iter("testsuite"):
@@ -349,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["NIC_BUG"] = args.bug
 
     t_start = time.monotonic()
+    t_wall0 = time.time()
     if OUT.exists():
         shutil.rmtree(OUT)
     for d in ("logs", "junit", "fcov"):
@@ -399,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
     for d, r in bad_builds.items():
         print(f"regress: build of {d} failed: see {r.get('log')}", flush=True)
     done.sort(key=lambda j: j.index)
-    junit = merge_junit(done)
+    junit = merge_junit(done, since=t_wall0)
 
     # Functional coverage: every pyuvm run writes UCIS XML of its covergroups into
     # build/regress/fcov/; merged here (pyucis), reported per group, item and bin.
