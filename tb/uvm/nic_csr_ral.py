@@ -441,10 +441,12 @@ class nic_csr__rxq_t__CTRL(uvm_reg):
         super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
         self.enable = uvm_reg_field("enable")
         self.split_en = uvm_reg_field("split_en")
+        self.pay_mpb = uvm_reg_field("pay_mpb")
 
     def build(self) -> None:
         self.enable.configure(self, 1, 0, "RW", False, 0x0, True, True, False)
         self.split_en.configure(self, 1, 1, "RW", False, 0x0, True, True, False)
+        self.pay_mpb.configure(self, 1, 2, "RW", False, 0x0, True, True, False)
 
 
 # Reg - nic_csr::rxq_t::HDS_THRESH
@@ -465,10 +467,12 @@ class nic_csr__rxq_t__BUF_SIZE(uvm_reg):
         super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
         self.hdr_buf_bytes = uvm_reg_field("hdr_buf_bytes")
         self.pay_buf_log2 = uvm_reg_field("pay_buf_log2")
+        self.pay_stride_log2 = uvm_reg_field("pay_stride_log2")
 
     def build(self) -> None:
         self.hdr_buf_bytes.configure(self, 16, 0, "RW", False, 0x100, True, True, False)
         self.pay_buf_log2.configure(self, 4, 16, "RW", False, 0xc, True, True, False)
+        self.pay_stride_log2.configure(self, 4, 20, "RW", False, 0x6, True, True, False)
 
 
 # Reg - nic_csr::rxq_t::IRQ
@@ -493,6 +497,21 @@ class nic_csr__rxq_t__STATUS(uvm_reg):
     def build(self) -> None:
         self.dma_wr_err.configure(self, 1, 0, "W1C", True, 0x0, True, True, False)
         self.busy.configure(self, 1, 1, "RO", True, 0x0, False, True, False)
+
+
+# Reg - nic_csr::rxq_t::COALESCE
+class nic_csr__rxq_t__COALESCE(uvm_reg):
+
+    def __init__(self, name: str = "COALESCE"):
+        super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
+        self.usecs = uvm_reg_field("usecs")
+        self.frames = uvm_reg_field("frames")
+        self.frames_max = uvm_reg_field("frames_max")
+
+    def build(self) -> None:
+        self.usecs.configure(self, 16, 0, "RW", False, 0x0, True, True, False)
+        self.frames.configure(self, 8, 16, "RW", False, 0x1, True, True, False)
+        self.frames_max.configure(self, 8, 24, "RO", True, 0x0, False, True, False)
 
 
 # Reg - nic_csr::ring_t::BASE_LO
@@ -600,6 +619,7 @@ class nic_csr__rxq_t(uvm_reg_block):
         self.BUF_SIZE = nic_csr__rxq_t__BUF_SIZE("BUF_SIZE")
         self.IRQ = nic_csr__rxq_t__IRQ("IRQ")
         self.STATUS = nic_csr__rxq_t__STATUS("STATUS")
+        self.COALESCE = nic_csr__rxq_t__COALESCE("COALESCE")
         self.HDR_RING = nic_csr__ring_t("HDR_RING")
         self.PAY_RING = nic_csr__ring_t("PAY_RING")
         self.CQ = nic_csr__ring_t("CQ")
@@ -632,6 +652,11 @@ class nic_csr__rxq_t(uvm_reg_block):
 
         self.STATUS.build()
         self.get_default_map().add_reg(self.STATUS, 0x10, "RW")
+        self.COALESCE = nic_csr__rxq_t__COALESCE("COALESCE")
+        self.COALESCE.configure(self, None, "")
+
+        self.COALESCE.build()
+        self.get_default_map().add_reg(self.COALESCE, 0x14, "RW")
         self.HDR_RING.configure(self)
         self.HDR_RING.build()
         self.get_default_map().add_submap(self.HDR_RING.get_default_map(), 0x20)
