@@ -95,15 +95,13 @@ class RxScoreboard:
     """Multi-packet buffers not finished yet: (byte offset, length) of each piece written."""
 
     def __post_init__(self) -> None:
-        if self.cfg.pay_mpb:
-            self._mpb = self.cfg.mpb_cursor()
-
-    def __post_init__(self) -> None:
         if self.keep is not None and self.keep < 0:
             raise ValueError(f"keep={self.keep}: a number of frames (0 or more) or None")
         self.delivered = deque(maxlen=self.keep)
         self.delivered_index = deque(maxlen=self.keep)
         self.delivered_payload = deque(maxlen=self.keep)
+        if self.cfg.pay_mpb:
+            self._mpb = self.cfg.mpb_cursor()
 
     # ------------------------------------------------------------------ buffers
     def _canary(self, buf_id: int, hdr: bool) -> None:
