@@ -147,6 +147,7 @@ module rx_split_dma
     logic [16:0]    n_fresh;       // ceil(pay_len / B): buffers when starting fresh
     logic [15:0]    first_len;     // the first piece: min(pay_len, B) (also when it fits)
     logic           first_last;    // the first piece is the last (pay_len <= B)
+    logic [12:0]    first_str;     // strides of the first piece
     logic [12:0]    need;          // ceil(pay_len / S): strides in a multi-packet buffer
     logic [TAP_W-1:0] hdr_words;
     logic           mpb;
@@ -195,6 +196,7 @@ module rx_split_dma
       a_d.n_fresh   = ({1'b0, a_d.pay_len} + (17'd1 << a_d.log2) - 17'd1) >> a_d.log2;
       a_d.first_last = {1'b0, a_d.pay_len} <= (17'd1 << a_d.log2);
       a_d.first_len  = a_d.first_last ? a_d.pay_len : 16'(17'd1 << a_d.log2);
+      a_d.first_str  = 13'(({1'b0, a_d.first_len} + (17'd1 << s) - 17'd1) >> s);
       a_d.need      = 13'(({1'b0, a_d.pay_len} + (17'd1 << s) - 17'd1) >> s);
       a_d.hdr_words = TAP_W'((a_d.hdr_len + 16'(DB - 1)) >> LW);
       a_d.rss_hash  = cls.rss_hash;
@@ -248,6 +250,11 @@ module rx_split_dma
 
   // Per queue: next completion slot (planned), and the multi-packet cursor.
   logic [NUM_RXQ-1:0][15:0]       cq_idx_q;
+  // Room in each completion ring, worked out a cycle ahead (so CQ.SW_IDX is seen one cycle
+  // after it is written), and whether the queue took a slot in the last cycle (not counted in
+  // that room yet).
+  logic [NUM_RXQ-1:0][16:0]       cq_room_q;
+  logic [NUM_RXQ-1:0]             cq_inc_q;
   logic [NUM_RXQ-1:0]             cur_v_q;
   logic [NUM_RXQ-1:0][15:0]       cur_id_q;
   logic [NUM_RXQ-1:0][ADDR_W-1:0] cur_next_q;    // address of the next free stride
@@ -284,7 +291,7 @@ module rx_split_dma
   logic        first;                // the frame waits in B_FIRST
   logic [15:0] seg_len;
   logic        last_piece, has_piece, fits;
-  logic [16:0] n_new, n_cpl, cq_used, cq_room;
+  logic [16:0] n_new, n_cpl;
   logic        drop_queue_off, drop_no_hdr, drop_no_pay, drop_cq_full, drop_any, ready_to_go;
   logic [USW+2:0] nstr;               // strides per buffer (1..256)
 
@@ -299,20 +306,18 @@ module rx_split_dma
   assign last_piece = nx_last_q;
 
   always_comb begin
-    n_new = '0; n_cpl = '0; cq_used = '0; cq_room = '0;
+    n_new = '0; n_cpl = '0;
     drop_queue_off = 1'b0; drop_no_hdr = 1'b0; drop_no_pay = 1'b0; drop_cq_full = 1'b0;
     drop_any = 1'b0; ready_to_go = 1'b0;
     if (first) begin
       n_new          = fits ? 17'd0 : b_q.n_fresh;
       n_cpl          = (b_q.n_fresh == '0) ? 17'd1 : b_q.n_fresh;
-      cq_used        = {1'b0, cq_idx_q[q] - qcfg[q].cq_sw_idx};
-      // A consumer index ahead of the producer (a driver bug) leaves no room rather than wrapping.
-      cq_room        = (cq_used > (17'd1 << qcfg[q].cq_log2)) ? 17'd0 : (17'd1 << qcfg[q].cq_log2) - cq_used;
       drop_queue_off = !b_q.hdr_err && !qcfg[q].enable;
       drop_no_hdr    = !b_q.hdr_err && !drop_queue_off && b_q.split && (hdr_posted[q] == '0);
       drop_no_pay    = !b_q.hdr_err && !drop_queue_off && !drop_no_hdr &&
                        ((n_new > {1'b0, pay_posted[q]}) || (n_new > 17'(CACHE_DEPTH)));
-      drop_cq_full   = !b_q.hdr_err && !drop_queue_off && !drop_no_hdr && !drop_no_pay && (cq_room < n_cpl);
+      drop_cq_full   = !b_q.hdr_err && !drop_queue_off && !drop_no_hdr && !drop_no_pay &&
+                       (cq_room_q[q] < n_cpl + 17'(cq_inc_q[q]));
       drop_any       = b_q.hdr_err || drop_queue_off || drop_no_hdr || drop_no_pay || drop_cq_full;
       ready_to_go    = (!b_q.split || hdr_desc_valid[q]) &&
                        (n_new == '0 || (pay_desc_valid[q] && 17'(pay_cached[q]) >= n_new));
@@ -708,7 +713,7 @@ module rx_split_dma
         nx_last_q <= a_q.first_last;
         nx_has_q  <= a_q.pay_len != '0;
         nx_end_q  <= a_q.hdr_len + a_q.first_len;
-        nx_str_q  <= 13'(({1'b0, a_q.first_len} + (17'd1 << a_q.slog2) - 17'd1) >> a_q.slog2);
+        nx_str_q  <= a_q.first_str;
       end
       for (int i = 0; i < NUM_RXQ; i++) begin
         if (!qcfg[i].enable) begin
@@ -719,7 +724,27 @@ module rx_split_dma
     end
   end
 
+  // Completion-ring room, a cycle ahead; evaluated only while a frame is around (a frame is
+  // at the FIFO head or in stage A for at least a cycle before stage B decides it).
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      cq_room_q <= '0;
+      cq_inc_q  <= '0;
+    end else begin
+      cq_inc_q <= '0;
+      if (step_go && step == ST_PIECE) cq_inc_q[q] <= 1'b1;
+      if (meta_valid || a_valid_q || b_valid_q) begin
+        for (int i = 0; i < NUM_RXQ; i++) begin
+          automatic logic [16:0] used = {1'b0, cq_idx_q[i] - qcfg[i].cq_sw_idx};
+          automatic logic [16:0] size = 17'd1 << qcfg[i].cq_log2;
+          // A consumer index ahead of the producer (a driver bug) leaves no room rather than wrapping.
+          cq_room_q[i] <= (used > size) ? 17'd0 : size - used;
+        end
+      end
+    end
+  end
+
   logic unused;
   assign unused = ^{cls.steered, meta.qinq, meta.ipv4_opts, meta.ipv6_ext, nstr, p_tail, p_lane_end[LW-1:0],
-                    p_str_end[LW-1:0], b_q.first_len, b_q.first_last};
+                    p_str_end[LW-1:0], b_q.first_len, b_q.first_last, b_q.first_str};
 endmodule
