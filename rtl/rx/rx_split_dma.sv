@@ -145,6 +145,9 @@ module rx_split_dma
     logic [15:0]    pay_end;
     logic [15:0]    pay_len;
     logic [16:0]    n_fresh;       // ceil(pay_len / B): buffers when starting fresh
+    logic [15:0]    first_len;     // the first piece: min(pay_len, B) (also when it fits)
+    logic           first_last;    // the first piece is the last (pay_len <= B)
+    logic [12:0]    first_str;     // strides of the first piece
     logic [12:0]    need;          // ceil(pay_len / S): strides in a multi-packet buffer
     logic [TAP_W-1:0] hdr_words;
     logic           mpb;
@@ -191,6 +194,9 @@ module rx_split_dma
       a_d.slog2     = s;
       a_d.mpb       = qcfg[aq].pay_mpb;
       a_d.n_fresh   = ({1'b0, a_d.pay_len} + (17'd1 << a_d.log2) - 17'd1) >> a_d.log2;
+      a_d.first_last = {1'b0, a_d.pay_len} <= (17'd1 << a_d.log2);
+      a_d.first_len  = a_d.first_last ? a_d.pay_len : 16'(17'd1 << a_d.log2);
+      a_d.first_str  = 13'(({1'b0, a_d.first_len} + (17'd1 << s) - 17'd1) >> s);
       a_d.need      = 13'(({1'b0, a_d.pay_len} + (17'd1 << s) - 17'd1) >> s);
       a_d.hdr_words = TAP_W'((a_d.hdr_len + 16'(DB - 1)) >> LW);
       a_d.rss_hash  = cls.rss_hash;
@@ -229,6 +235,11 @@ module rx_split_dma
 
   bstate_e     bst_q;
   logic [15:0] pos_q;                // next payload byte (frame offset)
+  // The next piece, worked out when the frame loads and at each piece step, so the step's
+  // decisions start from registers: its length, whether it is the last, its end, its strides.
+  logic [15:0] nx_len_q, nx_end_q;
+  logic        nx_last_q, nx_has_q;
+  logic [12:0] nx_str_q;
   logic [15:0] hdr_id_q;
   logic        fe_sent_q;            // a range with frame_end was already pushed
 
@@ -239,13 +250,18 @@ module rx_split_dma
 
   // Per queue: next completion slot (planned), and the multi-packet cursor.
   logic [NUM_RXQ-1:0][15:0]       cq_idx_q;
+  // Room in each completion ring, worked out a cycle ahead (so CQ.SW_IDX is seen one cycle
+  // after it is written), and whether the queue took a slot in the last cycle (not counted in
+  // that room yet).
+  logic [NUM_RXQ-1:0][16:0]       cq_room_q;
+  logic [NUM_RXQ-1:0]             cq_inc_q;
   logic [NUM_RXQ-1:0]             cur_v_q;
   logic [NUM_RXQ-1:0][15:0]       cur_id_q;
   logic [NUM_RXQ-1:0][ADDR_W-1:0] cur_next_q;    // address of the next free stride
   logic [NUM_RXQ-1:0][USW+1:0]    cur_used_q;    // strides used (0..256)
 
   // The held payload beat H (its data is in rx_pay_merge).
-  logic              h_v_q;
+  logic              h_v_q, h_cont_q;
   logic [QW-1:0]     h_q_q;
   logic [ADDR_W-1:0] h_start_q;                  // first byte held
   logic [LW:0]       h_end_q;                    // one past the last byte held, mod 2 * DB
@@ -275,7 +291,7 @@ module rx_split_dma
   logic        first;                // the frame waits in B_FIRST
   logic [15:0] seg_len;
   logic        last_piece, has_piece, fits;
-  logic [16:0] n_new, n_cpl, cq_used, cq_room;
+  logic [16:0] n_new, n_cpl;
   logic        drop_queue_off, drop_no_hdr, drop_no_pay, drop_cq_full, drop_any, ready_to_go;
   logic [USW+2:0] nstr;               // strides per buffer (1..256)
 
@@ -284,26 +300,24 @@ module rx_split_dma
   assign nstr  = (USW+3)'(1) << (b_q.log2 - b_q.slog2);
   assign fits  = first && b_q.mpb && b_q.pay_len != '0 && cur_v_q[q] &&
                  ({1'b0, b_q.need} <= 14'(nstr) - 14'(cur_used_q[q]));
-  assign seg_len = (fits || {1'b0, b_q.pay_end - pos_q} <= (17'd1 << b_q.log2)) ? b_q.pay_end - pos_q
-                                                                                : 16'(17'd1 << b_q.log2);
-  assign has_piece  = (b_q.pay_end != pos_q);
-  assign last_piece = (pos_q + seg_len == b_q.pay_end);
+  // A payload that fits the current buffer is at most B long: the same first piece either way.
+  assign seg_len    = nx_len_q;
+  assign has_piece  = nx_has_q;
+  assign last_piece = nx_last_q;
 
   always_comb begin
-    n_new = '0; n_cpl = '0; cq_used = '0; cq_room = '0;
+    n_new = '0; n_cpl = '0;
     drop_queue_off = 1'b0; drop_no_hdr = 1'b0; drop_no_pay = 1'b0; drop_cq_full = 1'b0;
     drop_any = 1'b0; ready_to_go = 1'b0;
     if (first) begin
       n_new          = fits ? 17'd0 : b_q.n_fresh;
       n_cpl          = (b_q.n_fresh == '0) ? 17'd1 : b_q.n_fresh;
-      cq_used        = {1'b0, cq_idx_q[q] - qcfg[q].cq_sw_idx};
-      // A consumer index ahead of the producer (a driver bug) leaves no room rather than wrapping.
-      cq_room        = (cq_used > (17'd1 << qcfg[q].cq_log2)) ? 17'd0 : (17'd1 << qcfg[q].cq_log2) - cq_used;
       drop_queue_off = !b_q.hdr_err && !qcfg[q].enable;
       drop_no_hdr    = !b_q.hdr_err && !drop_queue_off && b_q.split && (hdr_posted[q] == '0);
       drop_no_pay    = !b_q.hdr_err && !drop_queue_off && !drop_no_hdr &&
                        ((n_new > {1'b0, pay_posted[q]}) || (n_new > 17'(CACHE_DEPTH)));
-      drop_cq_full   = !b_q.hdr_err && !drop_queue_off && !drop_no_hdr && !drop_no_pay && (cq_room < n_cpl);
+      drop_cq_full   = !b_q.hdr_err && !drop_queue_off && !drop_no_hdr && !drop_no_pay &&
+                       (cq_room_q[q] < n_cpl + 17'(cq_inc_q[q]));
       drop_any       = b_q.hdr_err || drop_queue_off || drop_no_hdr || drop_no_pay || drop_cq_full;
       ready_to_go    = (!b_q.split || hdr_desc_valid[q]) &&
                        (n_new == '0 || (pay_desc_valid[q] && 17'(pay_cached[q]) >= n_new));
@@ -316,17 +330,25 @@ module rx_split_dma
   logic [15:0]       p_id;
   logic [7:0]        p_off;               // stride offset (pay_off)
   logic              merge, hold, absorb, h_stays;
-  logic [LW:0]       p_tail;              // (p_addr + len) mod DB, 0 when beat-aligned
+  logic [LW:0]       p_tail;              // (lane + len) mod DB, 0 when beat-aligned
+  logic [LW-1:0]     p_lane;              // the piece's first lane (fresh buffers: 0)
   logic [12:0]       p_strides;           // strides the piece takes
+  logic [16:0]       p_lane_end, p_str_end;
 
   assign p_addr    = fits ? cur_next_q[q] : ADDR_W'(pay_desc_addr);
   assign p_id      = fits ? cur_id_q[q] : pay_desc_id;
   assign p_off     = fits ? 8'(cur_used_q[q]) : 8'd0;
   assign p_end     = p_addr + ADDR_W'(seg_len);
-  assign p_tail    = (LW+1)'(p_end[LW-1:0]);
-  assign p_strides = 13'(({1'b0, seg_len} + (17'd1 << b_q.slog2) - 17'd1) >> b_q.slog2);
-  // The piece starts in H's beat: it goes on filling it.
-  assign merge     = h_v_q && fits && (h_q_q == q) && (p_addr[ADDR_W-1:LW] == h_start_q[ADDR_W-1:LW]);
+  // Payload buffers are DMA-width aligned (the descriptor engine skips others): only a piece
+  // in the current buffer starts inside a beat.
+  assign p_lane    = fits ? cur_next_q[q][LW-1:0] : '0;
+  assign p_lane_end = 17'(p_lane) + 17'(seg_len);
+  assign p_tail    = (LW+1)'(p_lane_end[LW-1:0]);
+  assign p_strides = nx_str_q;
+  assign p_str_end = 17'(p_lane) + (17'(p_strides) << b_q.slog2);
+  // The piece starts in H's beat: it goes on filling it (h_cont_q: the queue's next free
+  // stride is in H's beat, noted when H was held).
+  assign merge     = h_v_q && fits && (h_q_q == q) && h_cont_q;
 
   // ---------------------------------------------------------------- completion record and batch
   rx_cpl_t     cpl;
@@ -342,15 +364,17 @@ module rx_split_dma
   assign slot    = cq_idx_q[q] & cq_mask;
   assign cq_addr = qcfg[q].cq_base + {44'd0, slot, 4'd0};
   assign gen     = !cq_idx_q[q][qcfg[q].cq_log2];
+  // At a piece step the open batch, if any, is the frame's queue's: a frame of another queue
+  // closes it first (need_close below). Counts are zero while no batch is open.
   assign bat_other = bat_v_q && (bat_q_q != q);
-  assign b_n     = (bat_v_q && !bat_other) ? bat_n_q + 1'b1 : BNW'(1);
-  assign b_nfr   = ((bat_v_q && !bat_other) ? bat_nfr_q : 8'd0) + 8'(last_piece || !has_piece);
-  assign cl_rec  = (b_n == BNW'(CPL_BATCH)) || (slot == cq_mask) ||
-                   ((last_piece || !has_piece) && qcfg[q].coal_frames != '0 && b_nfr >= qcfg[q].coal_frames);
+  assign b_n     = bat_n_q + 1'b1;
+  assign b_nfr   = bat_nfr_q + 8'(last_piece || !has_piece);
+  assign cl_rec  = (bat_n_q == BNW'(CPL_BATCH - 1)) || (slot == cq_mask) ||
+                   ((last_piece || !has_piece) && qcfg[q].coal_frames != '0 &&
+                    bat_nfr_q >= qcfg[q].coal_frames - 8'd1);
   // Hold a partly filled last beat only when the frame's batch stays open after it.
   assign hold      = b_q.mpb && has_piece && last_piece && (p_tail != '0) && !cl_rec;
-  assign absorb    = hold && ({1'b0, p_addr[LW-1:0]} + (LW+1)'(seg_len) <= (LW+1)'(DB))
-                     && (seg_len <= 16'(DB));
+  assign absorb    = hold && (p_lane_end <= 17'(DB));
   assign h_stays   = absorb && merge;
   assign c_start   = merge ? h_start_q : p_addr;
   // Both ends lie in one payload buffer (at most 32 KiB): the low 17 bits give the length.
@@ -397,8 +421,9 @@ module rx_split_dma
                                   (first && !b_q.hdr_err && qcfg[q].enable && bat_other));
   // Flush H when the next piece will not go on filling it, when a batch closes on its own,
   // when the RX path is idle, or when its queue is off.
-  assign need_flush = h_v_q && (idle || need_close || !qcfg[h_q_q].enable ||
-                                (first && !drop_any && ready_to_go && !merge));
+  // (a frame that will be dropped or waits for descriptors flushes H too: rare, and it keeps
+  // the drop checks off this path)
+  assign need_flush = h_v_q && (idle || need_close || !qcfg[h_q_q].enable || (first && !merge));
 
   // ---------------------------------------------------------------- control
   typedef enum logic [2:0] {
@@ -492,7 +517,7 @@ module rx_split_dma
   always_comb begin
     rng_valid     = want_rng && step_go;
     rng_start     = (step == ST_PIECE && has_piece) ? pos_q : 16'd0;
-    rng_end       = pos_q + seg_len;
+    rng_end       = nx_end_q;
     rng_dst       = p_addr[LW-1:0];
     rng_emit      = (step == ST_PIECE) && has_piece;
     rng_frame_end = (step != ST_PIECE) || last_piece || !has_piece;
@@ -569,6 +594,7 @@ module rx_split_dma
       cq_idx_q  <= '0;
       cur_v_q   <= '0;
       h_v_q     <= 1'b0;
+      h_cont_q  <= 1'b0;
       bat_v_q   <= 1'b0;
       bat_n_q   <= '0;
       bat_nfr_q <= '0;
@@ -594,28 +620,45 @@ module rx_split_dma
       if (step_go) begin
         unique case (step)
           ST_FLUSH: h_v_q <= 1'b0;
-          ST_CLOSE: bat_v_q <= 1'b0;
+          ST_CLOSE: begin
+            bat_v_q   <= 1'b0;
+            bat_n_q   <= '0;
+            bat_nfr_q <= '0;
+          end
           ST_ABORT: ;
           ST_DROP:  ;
           ST_PIECE: begin
             if (bst_q == B_FIRST && b_q.split) hdr_id_q <= hdr_desc_id;
-            pos_q  <= pos_q + seg_len;
+            pos_q  <= nx_end_q;
             sop_q  <= 1'b0;
             bst_q  <= B_SEG;
+            // the next piece: fresh buffers of B bytes, the last one the rest
+            begin
+              automatic logic [15:0] rem  = b_q.pay_end - nx_end_q;
+              automatic logic        lst  = {1'b0, rem} <= (17'd1 << b_q.log2);
+              automatic logic [15:0] len  = lst ? rem : 16'(17'd1 << b_q.log2);
+              nx_len_q  <= len;
+              nx_last_q <= lst;
+              nx_has_q  <= rem != '0;
+              nx_end_q  <= nx_end_q + len;
+              nx_str_q  <= 13'(({1'b0, len} + (17'd1 << b_q.slog2) - 17'd1) >> b_q.slog2);
+            end
             if (rng_valid && rng_frame_end) fe_sent_q <= 1'b1;
             // completion slot and batch
             cq_idx_q[q] <= cq_idx_q[q] + 1'b1;
             if (cl_rec) begin
-              bat_v_q  <= 1'b0;
-              bcmd_v_q <= 1'b1;
-              bcmd_q   <= '{addr: (bat_v_q && !bat_other) ? bat_addr_q : cq_addr, len: 17'({b_n, 4'd0}),
-                            src: SRC_CPL, q: q, ncpl: b_n};
+              bat_v_q   <= 1'b0;
+              bat_n_q   <= '0;
+              bat_nfr_q <= '0;
+              bcmd_v_q  <= 1'b1;
+              bcmd_q    <= '{addr: bat_v_q ? bat_addr_q : cq_addr, len: 17'({b_n, 4'd0}),
+                             src: SRC_CPL, q: q, ncpl: b_n};
             end else begin
               bat_v_q   <= 1'b1;
               bat_q_q   <= q;
               bat_n_q   <= b_n;
               bat_nfr_q <= b_nfr;
-              if (!bat_v_q || bat_other) begin
+              if (!bat_v_q) begin
                 bat_addr_q <= cq_addr;
                 bat_cyc_q  <= '0;
                 bat_us_q   <= '0;
@@ -632,6 +675,8 @@ module rx_split_dma
                 h_v_q     <= 1'b1;
                 h_q_q     <= q;
                 h_end_q   <= p_end[LW:0];
+                // the queue's next free stride (p_addr + strides) is in H's beat
+                h_cont_q  <= (p_lane_end[16:LW] == p_str_end[16:LW]);
                 if (!h_stays) h_start_q <= absorb ? p_addr : {p_end[ADDR_W-1:LW], {LW{1'b0}}};
               end else if (merge) begin
                 h_v_q <= 1'b0;
@@ -664,6 +709,11 @@ module rx_split_dma
         pos_q     <= a_q.hdr_len;
         sop_q     <= 1'b1;
         fe_sent_q <= 1'b0;
+        nx_len_q  <= a_q.first_len;
+        nx_last_q <= a_q.first_last;
+        nx_has_q  <= a_q.pay_len != '0;
+        nx_end_q  <= a_q.hdr_len + a_q.first_len;
+        nx_str_q  <= a_q.first_str;
       end
       for (int i = 0; i < NUM_RXQ; i++) begin
         if (!qcfg[i].enable) begin
@@ -674,6 +724,27 @@ module rx_split_dma
     end
   end
 
+  // Completion-ring room, a cycle ahead; evaluated only while a frame is around (a frame is
+  // at the FIFO head or in stage A for at least a cycle before stage B decides it).
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      cq_room_q <= '0;
+      cq_inc_q  <= '0;
+    end else begin
+      cq_inc_q <= '0;
+      if (step_go && step == ST_PIECE) cq_inc_q[q] <= 1'b1;
+      if (meta_valid || a_valid_q || b_valid_q) begin
+        for (int i = 0; i < NUM_RXQ; i++) begin
+          automatic logic [16:0] used = {1'b0, cq_idx_q[i] - qcfg[i].cq_sw_idx};
+          automatic logic [16:0] size = 17'd1 << qcfg[i].cq_log2;
+          // A consumer index ahead of the producer (a driver bug) leaves no room rather than wrapping.
+          cq_room_q[i] <= (used > size) ? 17'd0 : size - used;
+        end
+      end
+    end
+  end
+
   logic unused;
-  assign unused = ^{cls.steered, meta.qinq, meta.ipv4_opts, meta.ipv6_ext, nstr, p_tail};
+  assign unused = ^{cls.steered, meta.qinq, meta.ipv4_opts, meta.ipv6_ext, nstr, p_tail, p_lane_end[LW-1:0],
+                    p_str_end[LW-1:0], b_q.first_len, b_q.first_last, b_q.first_str};
 endmodule
