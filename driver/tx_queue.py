@@ -86,6 +86,10 @@ class TxQueueConfig:
 
     ring_log2: int = 8
     cq_log2: int | None = None
+    tx_usecs: int = 0
+    """`TXQ.COALESCE.usecs` (ethtool `tx-usecs`): longest wait of a held completion; 0: none."""
+    tx_frames: int = 1
+    """`TXQ.COALESCE.frames` (ethtool `tx-frames`): completions per batch; 1 (reset): each alone."""
 
     @property
     def cq_log2_eff(self) -> int:
@@ -98,6 +102,19 @@ class TxQueueConfig:
         if self.cq_log2_eff < self.ring_log2:
             raise ValueError('the completion ring must have at least as many entries as the '
                              'descriptor ring (it could overflow otherwise)')
+        check_tx_coalesce(self.tx_usecs, self.tx_frames)
+
+
+def check_tx_coalesce(usecs: int, frames: int, frames_max: int | None = None) -> None:
+    """The completion-moderation settings the NIC takes (docs/tx.md, "Completion
+    moderation"): ValueError otherwise. `frames_max` is `TXQ.COALESCE.frames_max` when known."""
+    if not 0 <= usecs <= (1 << regs.TXQ_COALESCE_USECS.width) - 1:
+        raise ValueError(f"tx-usecs {usecs}: 0..{(1 << regs.TXQ_COALESCE_USECS.width) - 1}")
+    top = frames_max if frames_max is not None else (1 << regs.TXQ_COALESCE_FRAMES.width) - 1
+    if not 0 <= frames <= top:
+        raise ValueError(f"tx-frames {frames}: 0..{top}")
+    if usecs == 0 and frames == 0:
+        raise ValueError("tx-usecs and tx-frames both 0 (use tx-frames 1 for no coalescing)")
 
 
 @dataclass
@@ -203,8 +220,18 @@ class TxQueue:
         self._ring = self._cq = None
         return lost
 
+    async def set_coalesce(self, usecs: int, frames: int) -> None:
+        """Completion moderation (`tx-usecs`, `tx-frames`; docs/tx.md, "Completion
+        moderation"); takes effect with the next batch, also while the queue runs. ValueError
+        when out of range."""
+        check_tx_coalesce(usecs, frames)
+        await self.hw.write32(self._reg(regs.TXQ_COALESCE),
+                              regs.TXQ_COALESCE_USECS.put(usecs) | regs.TXQ_COALESCE_FRAMES.put(frames))
+        self.config.tx_usecs, self.config.tx_frames = usecs, frames
+
     async def enable(self) -> None:
         ring, cq = self._need_rings()
+        await self.set_coalesce(self.config.tx_usecs, self.config.tx_frames)
         await self.hw.write32(self._reg(regs.TXQ_CTRL), regs.TXQ_CTRL_ENABLE.put(1))
         self.enabled = True
 
