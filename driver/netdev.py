@@ -560,12 +560,12 @@ class Netdev:
         queues = [self._rxqs[q] for q in rx] if rx_updates else []
         new = [replace(q.coalesce, **rx_updates) for q in queues]
         for c in new:
-            self._check_rx_coalesce(c)
+            self._check_coalesce('rx', c.rx_coalesce_usecs, c.rx_max_coalesced_frames)
         tqs = [self._txqs[q] for q in tx] if tx_req else []
         tx_new = [(tx_req.get(CoalesceAttr.TX_USECS, tq.tx_usecs),
                    tx_req.get(CoalesceAttr.TX_MAX_FRAMES, tq.tx_frames)) for tq in tqs]
         for usecs, frames in tx_new:
-            self._check_tx_coalesce(usecs, frames)
+            self._check_coalesce('tx', usecs, frames)
         for q, c in zip(queues, new):
             if c == q.coalesce:
                 continue
@@ -579,26 +579,17 @@ class Netdev:
             if tq.ring is not None:
                 await tq.ring.set_coalesce(usecs, frames)
 
-    def _check_tx_coalesce(self, usecs: int, frames: int) -> None:
+    def _check_coalesce(self, kind: str, usecs: int, frames: int) -> None:
+        """The driver's checks of `{kind}-usecs` / `{kind}-frames` (EINVAL)."""
+        top = self.rx_frames_max if kind == 'rx' else self.tx_frames_max
         if usecs > COALESCE_USECS_MAX:
-            raise KernelError(errno.EINVAL, f'tx-usecs {usecs}: at most {COALESCE_USECS_MAX}')
-        if frames > self.tx_frames_max:
-            raise KernelError(errno.EINVAL, f'tx-frames {frames}: at most {self.tx_frames_max} '
+            raise KernelError(errno.EINVAL, f'{kind}-usecs {usecs}: at most {COALESCE_USECS_MAX}')
+        if frames > top:
+            raise KernelError(errno.EINVAL, f'{kind}-frames {frames}: at most {top} '
                                             f'(the NIC batches that many completions)')
         if usecs == 0 and frames == 0:
-            raise KernelError(errno.EINVAL, 'tx-usecs and tx-frames both 0 (use tx-frames 1 '
-                                            'for no coalescing)')
-
-    def _check_rx_coalesce(self, c: EthtoolCoalesce) -> None:
-        usecs, frames = c.rx_coalesce_usecs, c.rx_max_coalesced_frames
-        if usecs > COALESCE_USECS_MAX:
-            raise KernelError(errno.EINVAL, f'rx-usecs {usecs}: at most {COALESCE_USECS_MAX}')
-        if frames > self.rx_frames_max:
-            raise KernelError(errno.EINVAL, f'rx-frames {frames}: at most {self.rx_frames_max} '
-                                            f'(the NIC batches that many completions)')
-        if usecs == 0 and frames == 0:
-            raise KernelError(errno.EINVAL, 'rx-usecs and rx-frames both 0 (use rx-frames 1 '
-                                            'for no coalescing)')
+            raise KernelError(errno.EINVAL, f'{kind}-usecs and {kind}-frames both 0 (use '
+                                            f'{kind}-frames 1 for no coalescing)')
 
     def get_priv_flags(self) -> dict[str, bool]:
         """`ethtool --show-priv-flags`."""

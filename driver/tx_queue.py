@@ -31,6 +31,7 @@ from typing import Callable, Sequence
 from driver import regs
 from driver.hw import NicHw
 from driver.ring import Ring, program_ring, wait_not_busy
+from driver.rx_queue import check_coalesce
 from models.formats import (TX_CPL_BYTES, TX_DESC_BYTES, TX_MAX_SEGS, TX_SEG_PAGE, TxCompletion,
                             TxDesc, TxStatus)
 
@@ -102,19 +103,8 @@ class TxQueueConfig:
         if self.cq_log2_eff < self.ring_log2:
             raise ValueError('the completion ring must have at least as many entries as the '
                              'descriptor ring (it could overflow otherwise)')
-        check_tx_coalesce(self.tx_usecs, self.tx_frames)
+        check_coalesce(self.tx_usecs, self.tx_frames, kind='tx')
 
-
-def check_tx_coalesce(usecs: int, frames: int, frames_max: int | None = None) -> None:
-    """The completion-moderation settings the NIC takes (docs/tx.md, "Completion
-    moderation"): ValueError otherwise. `frames_max` is `TXQ.COALESCE.frames_max` when known."""
-    if not 0 <= usecs <= (1 << regs.TXQ_COALESCE_USECS.width) - 1:
-        raise ValueError(f"tx-usecs {usecs}: 0..{(1 << regs.TXQ_COALESCE_USECS.width) - 1}")
-    top = frames_max if frames_max is not None else (1 << regs.TXQ_COALESCE_FRAMES.width) - 1
-    if not 0 <= frames <= top:
-        raise ValueError(f"tx-frames {frames}: 0..{top}")
-    if usecs == 0 and frames == 0:
-        raise ValueError("tx-usecs and tx-frames both 0 (use tx-frames 1 for no coalescing)")
 
 
 @dataclass
@@ -224,7 +214,7 @@ class TxQueue:
         """Completion moderation (`tx-usecs`, `tx-frames`; docs/tx.md, "Completion
         moderation"); takes effect with the next batch, also while the queue runs. ValueError
         when out of range."""
-        check_tx_coalesce(usecs, frames)
+        check_coalesce(usecs, frames, kind='tx')
         await self.hw.write32(self._reg(regs.TXQ_COALESCE),
                               regs.TXQ_COALESCE_USECS.put(usecs) | regs.TXQ_COALESCE_FRAMES.put(frames))
         self.config.tx_usecs, self.config.tx_frames = usecs, frames
