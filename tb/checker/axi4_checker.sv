@@ -216,7 +216,7 @@ module axi4_checker
     end
     if (a.burst != INCR && a.len > 8'd15) begin
       rule = {rule, "LEN"};
-      return $sformatf("a %s burst of %0d beats (at most 16) (%s)", a.burst == WRAP ? "WRAP" : "FIXED", 32'(a.len) + 1,
+      return $sformatf("a %s burst of %0d beats (at most 16) (%s)", pick(a.burst == WRAP, "WRAP", "FIXED"), 32'(a.len) + 1,
                        ax_str(c, a));
     end
     if (a.burst == WRAP && !(a.len == 8'd1 || a.len == 8'd3 || a.len == 8'd7 || a.len == 8'd15)) begin

@@ -95,10 +95,10 @@ module axil_checker
     end
     if (after_rst && (awvalid || wvalid || arvalid))
       violation("AXIL_RESET_VALID", MASTER, where, $sformatf("AWVALID %0d WVALID %0d ARVALID %0d %s", awvalid, wvalid,
-                arvalid, rst ? "in reset" : "in the first cycle after reset"), cycle, now_ns(), now_ns(), GROUP);
+                arvalid, pick(rst, "in reset", "in the first cycle after reset")), cycle, now_ns(), now_ns(), GROUP);
     if (after_rst && (bvalid || rvalid))
       violation("AXIL_RESET_VALID", SLAVE, where, $sformatf("BVALID %0d RVALID %0d %s", bvalid, rvalid,
-                rst ? "in reset" : "in the first cycle after reset"), cycle, now_ns(), now_ns(), GROUP);
+                pick(rst, "in reset", "in the first cycle after reset")), cycle, now_ns(), now_ns(), GROUP);
     if (!rst) begin
       if (aw_drop) violation("AXIL_AW_STABLE", MASTER, where, $sformatf("AWVALID fell before AWREADY (AWADDR 0x%0h)",
                              aw_held[ADDR_W+2:3]), cycle, now_ns(), now_ns() - period_ns, GROUP);

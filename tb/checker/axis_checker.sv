@@ -60,7 +60,7 @@ module axis_checker
 
   always_ff @(posedge clk) begin
     if (after_rst && tvalid)
-      violation({PREFIX, "_RESET_VALID"}, SOURCE, where, rst ? "TVALID high in reset" : "TVALID high in the first cycle after reset",
+      violation({PREFIX, "_RESET_VALID"}, SOURCE, where, pick(rst, "TVALID high in reset", "TVALID high in the first cycle after reset"),
                 cycle, now_ns(), now_ns(), GROUP);
     if (rst) begin
       bytes_q <= '0;
@@ -81,7 +81,7 @@ module axis_checker
                     tkeep, bytes_q), cycle, now_ns(), now_ns(), GROUP);
         if (MAX_FRAME_BYTES != 0 && bytes_q + beat_bytes > MAX_FRAME_BYTES)
           violation({PREFIX, "_FRAME_LEN"}, SOURCE, where, $sformatf("the packet reaches %0d bytes %s, more than %0d",
-                    bytes_q + beat_bytes, tlast ? "at TLAST" : "without TLAST", MAX_FRAME_BYTES), cycle, now_ns(), now_ns(), GROUP);
+                    bytes_q + beat_bytes, pick(tlast, "at TLAST", "without TLAST"), MAX_FRAME_BYTES), cycle, now_ns(), now_ns(), GROUP);
         bytes_q  <= tlast ? 32'd0 : bytes_q + beat_bytes;
         c_beats  <= c_beats + 1;
         c_frames <= c_frames + 64'(tlast);

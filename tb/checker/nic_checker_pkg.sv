@@ -29,6 +29,11 @@ package nic_checker_pkg;
     return longint'($time);
   endfunction
 
+  // `c ? a : b` for strings (a ternary of two string literals pads the shorter one).
+  function automatic string pick(input bit c, input string a, input string b);
+    return c ? a : b;
+  endfunction
+
   // " NAME 0xOLD -> 0xNEW" when a field changed, else "" (for the stability rules).
   function automatic string diff(input string name, input logic [1023:0] was, input logic [1023:0] now);
     return (was == now) ? "" : $sformatf(" %s 0x%0h -> 0x%0h", name, was, now);
@@ -47,8 +52,8 @@ package nic_checker_pkg;
     start = (window_start_ns > WIN_BEFORE_NS) ? window_start_ns - WIN_BEFORE_NS : 0;
     cmd = $sformatf("nicsim waves %s --group %s --start %0d --end %0d", fst, group, start,
                     t_ns + WIN_AFTER_NS);
-    hint = $test$plusargs("nic_checker_tracing") ? ""
-         : " (no FST is written by this run: rerun it with WAVES=1 first)";
+    hint = pick($test$plusargs("nic_checker_tracing") != 0, "",
+                " (no FST is written by this run: rerun it with WAVES=1 first)");
     line = $sformatf("%s broken by the %s at cycle %0d (%0d ns) in %s: %s", rule, who, cycle,
                      t_ns, where, detail);
     violations++;

@@ -27,7 +27,8 @@ module nic_protocol_checker
   parameter int unsigned ID_W          = 5,
   parameter int unsigned MAX_BURST     = 256,
   parameter int unsigned TX_FIFO_BYTES = 16384,
-  parameter int unsigned TX_DATA_ID    = 24
+  parameter int unsigned TX_DATA_ID    = 24,
+  parameter bit          NIC_RULES     = 1      // 0: AXI rules only (the checker's own tests of them)
 ) (
   input logic                    clk,
   input logic                    rst,
@@ -174,23 +175,25 @@ module nic_protocol_checker
   string where;
   initial where = $sformatf("%m");
 
-  always_ff @(posedge clk) begin
-    if (!chk_rst) begin
-      if (!s_axis_rx_tready)
-        violation("NIC_RX_TREADY", NIC, where, "s_axis_rx_tready low out of reset (the RX port never back-pressures the MAC)",
-                  cycle, now_ns(), now_ns(), "rx");
-      if (m_axi_rvalid && m_axi_rid == ID_W'(TX_DATA_ID) && !m_axi_rready)
-        violation("NIC_R_TXDATA_READY", NIC, where, $sformatf("RREADY low for an R beat of TX segment data (RID %0d)", TX_DATA_ID),
-                  cycle, now_ns(), now_ns(), "dma");
-      if (m_axi_arvalid && (m_axi_arburst != 2'b01 || 32'(m_axi_arsize) != LB))
-        violation("NIC_AX_INCR_FULL", NIC, where, $sformatf("ARBURST %0d ARSIZE %0d (ARID %0d ARADDR 0x%0h): the NIC reads INCR bursts of %0d-byte beats",
-                  m_axi_arburst, m_axi_arsize, m_axi_arid, m_axi_araddr, DMA_DATA_W / 8), cycle, now_ns(), now_ns(), "dma");
-      if (m_axi_awvalid && (m_axi_awburst != 2'b01 || 32'(m_axi_awsize) != LB))
-        violation("NIC_AX_INCR_FULL", NIC, where, $sformatf("AWBURST %0d AWSIZE %0d (AWID %0d AWADDR 0x%0h): the NIC writes INCR bursts of %0d-byte beats",
-                  m_axi_awburst, m_axi_awsize, m_axi_awid, m_axi_awaddr, DMA_DATA_W / 8), cycle, now_ns(), now_ns(), "dma");
-      if (m_axi_wvalid && m_axi_wready && m_axi_wstrb == '0)
-        violation("NIC_W_STRB_EMPTY", NIC, where, "a W beat with WSTRB 0 (the NIC's strobes cover exactly the bytes it writes)",
-                  cycle, now_ns(), now_ns(), "dma");
+  if (NIC_RULES) begin : g_nic_rules
+    always_ff @(posedge clk) begin
+      if (!chk_rst) begin
+        if (!s_axis_rx_tready)
+          violation("NIC_RX_TREADY", NIC, where, "s_axis_rx_tready low out of reset (the RX port never back-pressures the MAC)",
+                    cycle, now_ns(), now_ns(), "rx");
+        if (m_axi_rvalid && m_axi_rid == ID_W'(TX_DATA_ID) && !m_axi_rready)
+          violation("NIC_R_TXDATA_READY", NIC, where, $sformatf("RREADY low for an R beat of TX segment data (RID %0d)", TX_DATA_ID),
+                    cycle, now_ns(), now_ns(), "dma");
+        if (m_axi_arvalid && (m_axi_arburst != 2'b01 || 32'(m_axi_arsize) != LB))
+          violation("NIC_AX_INCR_FULL", NIC, where, $sformatf("ARBURST %0d ARSIZE %0d (ARID %0d ARADDR 0x%0h): the NIC reads INCR bursts of %0d-byte beats",
+                    m_axi_arburst, m_axi_arsize, m_axi_arid, m_axi_araddr, DMA_DATA_W / 8), cycle, now_ns(), now_ns(), "dma");
+        if (m_axi_awvalid && (m_axi_awburst != 2'b01 || 32'(m_axi_awsize) != LB))
+          violation("NIC_AX_INCR_FULL", NIC, where, $sformatf("AWBURST %0d AWSIZE %0d (AWID %0d AWADDR 0x%0h): the NIC writes INCR bursts of %0d-byte beats",
+                    m_axi_awburst, m_axi_awsize, m_axi_awid, m_axi_awaddr, DMA_DATA_W / 8), cycle, now_ns(), now_ns(), "dma");
+        if (m_axi_wvalid && m_axi_wready && m_axi_wstrb == '0)
+          violation("NIC_W_STRB_EMPTY", NIC, where, "a W beat with WSTRB 0 (the NIC's strobes cover exactly the bytes it writes)",
+                    cycle, now_ns(), now_ns(), "dma");
+      end
     end
   end
 
@@ -203,13 +206,13 @@ module nic_protocol_checker
   final begin
     string report;
     int fd;
-    $display("nic_checker: %0d cycles checked: m_axi %0d AR, %0d R, %0d AW, %0d W, %0d B; s_axil %0d writes, %0d reads; s_axis_rx %0d beats, %0d frames; m_axis_tx %0d beats, %0d frames; %0d violations",
-             cycle, n_ar, n_r, n_aw, n_w, n_b, n_wr, n_rd, n_rx_beats, n_rx_frames, n_tx_beats, n_tx_frames, violations);
+    $display("nic_checker: %s: %0d cycles checked: m_axi %0d AR, %0d R, %0d AW, %0d W, %0d B; s_axil %0d writes, %0d reads; s_axis_rx %0d beats, %0d frames; m_axis_tx %0d beats, %0d frames; %0d violations",
+             where, cycle, n_ar, n_r, n_aw, n_w, n_b, n_wr, n_rd, n_rx_beats, n_rx_frames, n_tx_beats, n_tx_frames, violations);
     if ($value$plusargs("nic_checker_report=%s", report)) begin
       fd = $fopen(report, "a");
       if (fd != 0) begin
-        $fdisplay(fd, "{\"summary\": {\"instance\": \"%m\", \"cycles\": %0d, \"seen_reset\": %0d, \"ar\": %0d, \"r\": %0d, \"aw\": %0d, \"w\": %0d, \"b\": %0d, \"axil_writes\": %0d, \"axil_reads\": %0d, \"rx_beats\": %0d, \"rx_frames\": %0d, \"tx_beats\": %0d, \"tx_frames\": %0d, \"violations\": %0d}}",
-                  cycle, seen_rst, n_ar, n_r, n_aw, n_w, n_b, n_wr, n_rd, n_rx_beats, n_rx_frames, n_tx_beats, n_tx_frames,
+        $fdisplay(fd, "{\"summary\": {\"instance\": \"%s\", \"cycles\": %0d, \"seen_reset\": %0d, \"ar\": %0d, \"r\": %0d, \"aw\": %0d, \"w\": %0d, \"b\": %0d, \"axil_writes\": %0d, \"axil_reads\": %0d, \"rx_beats\": %0d, \"rx_frames\": %0d, \"tx_beats\": %0d, \"tx_frames\": %0d, \"violations\": %0d}}",
+                  where, cycle, seen_rst, n_ar, n_r, n_aw, n_w, n_b, n_wr, n_rd, n_rx_beats, n_rx_frames, n_tx_beats, n_tx_frames,
                   violations);
         $fclose(fd);
       end
