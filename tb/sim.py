@@ -66,6 +66,9 @@ __all__ = [
     "REPO_ROOT",
     "CHECKER_SOURCES",
     "CHECKER_BIND",
+    "CHECKER_OFF_ARGS",
+    "with_checker",
+    "read_checker_report",
     "BUILD_ROOT",
     "WAIVERS",
     "run_rtl_test",
@@ -82,11 +85,8 @@ BUILD_ROOT = REPO_ROOT / "build"
 WAIVERS = REPO_ROOT / "rtl" / "verilator_waivers.vlt"
 FILE_LIST = REPO_ROOT / "rtl" / "files.f"
 CHECKER_DIR = REPO_ROOT / "tb" / "checker"
-# The protocol checker's modules in compile order, and the file that binds it into nic_top.
-CHECKER_SOURCES = [CHECKER_DIR / f for f in ("nic_checker_pkg.sv", "valid_hold_check.sv", "axi4_checker.sv",
-                                             "axil_checker.sv", "axis_checker.sv", "nic_protocol_checker.sv")]
-CHECKER_BIND = CHECKER_DIR / "nic_checker_bind.sv"
 CHECKER_OFF = "NO_AXI_CHECKER"
+CHECKER_OFF_ARGS = [f"+define+{CHECKER_OFF}"]   # build arguments that leave the checker out
 CHECKER_REPORT = "protocol_checker.jsonl"     # in the run folder
 
 # About twice the speed of the runner's default build (measured, TOOLCHAIN.md). Not
@@ -239,6 +239,12 @@ def rtl_file_list(file_list: str | Path = FILE_LIST) -> list[Path]:
     """The sources listed in rtl/files.f (one path per line, repo-relative; # comments)."""
     lines = Path(file_list).read_text().splitlines()
     return rtl(*(ln.split("#", 1)[0].strip() for ln in lines if ln.split("#", 1)[0].strip()))
+
+
+# The protocol checker's modules in compile order (tb/checker/files.f), and the file that
+# binds it into nic_top.
+CHECKER_BIND = CHECKER_DIR / "nic_checker_bind.sv"
+CHECKER_SOURCES = [p for p in rtl_file_list(CHECKER_DIR / "files.f") if p != CHECKER_BIND]
 
 
 def _rel(path: Path) -> str:
@@ -566,6 +572,9 @@ def run_rtl_test(
             f"({exit_info or 'no exit code'}); seed {seed}; {paths}"
         )
     total, failures = _read_results(results_xml)
+    if broken:   # cocotb only saw the simulator stop: say who stopped it
+        failures = [re.sub(r"cocotb expected it would shut down the simulation, but the simulation ended prematurely.*",
+                           "stopped by the protocol checker (above)", f) for f in failures]
     if failures or exit_info and not total or broken:
         raise AssertionError(
             f"{broken}{where}: {len(failures)} of {total} cocotb tests failed in {test_module} "

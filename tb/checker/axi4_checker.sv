@@ -311,9 +311,15 @@ module axi4_checker
   logic [15:0] b_avail;
   assign pair_now = pair_q != aw_cnt_q && pair_q != wl_cnt_q;
   assign pair_id  = awq_q[pair_q[AP-1:0]].id;
-  assign s_now    = w_rp_q != w_wp_q && s_ptr_q != aw_cnt_q;
-  assign s_aw     = awq_q[s_ptr_q[AP-1:0]];
-  assign s_w      = wq_q[w_rp_q[WP-1:0]];
+  // The W beat checked this cycle, once its burst's AW is known: the oldest one waiting, or the
+  // one handshaken now when none waits (so W after its AW is checked in its own cycle); a beat
+  // not checked now waits in the FIFO.
+  logic        w_waiting, w_push;
+  assign w_waiting = w_rp_q != w_wp_q;
+  assign s_now     = s_ptr_q != aw_cnt_q && (w_waiting || w_fire);
+  assign s_aw      = awq_q[s_ptr_q[AP-1:0]];
+  assign s_w       = w_waiting ? wq_q[w_rp_q[WP-1:0]] : '{strb: wstrb, last: wlast, cycle: 32'(cycle)};
+  assign w_push    = w_fire && !(s_now && !w_waiting);
   assign b_avail  = bpend_q[bid] + 16'(pair_now && pair_id == bid);
 
   function automatic longint unsigned ns_of(input logic [31:0] c);
@@ -414,15 +420,17 @@ module axi4_checker
         awq_q[aw_cnt_q[AP-1:0]] <= '{id: awid, addr: awaddr, len: awlen, size: awsize, burst: awburst};
         aw_cnt_q <= aw_cnt_q + 1;
       end
-      if (w_fire) begin
+      if (w_push) begin
         if (32'(w_wp_q - w_rp_q) == W_DEPTH)
           violation("CHECKER_CAPACITY", "checker", where, $sformatf("more than W_DEPTH %0d W beats ahead of their checks",
                     W_DEPTH), cycle, now_ns(), now_ns(), GROUP);
+        wq_q[w_wp_q[WP-1:0]] <= '{strb: wstrb, last: wlast, cycle: 32'(cycle)};
+        w_wp_q <= w_wp_q + 1'b1;
+      end
+      if (w_fire) begin
         if (!wlast && 32'(w_beats_q) + 1 >= MAX_BURST)
           violation("AXI4_W_LAST", MASTER, where, $sformatf("no WLAST by beat %0d of a W burst (MAX_BURST %0d)",
                     32'(w_beats_q) + 1, MAX_BURST), cycle, now_ns(), now_ns(), GROUP);
-        wq_q[w_wp_q[WP-1:0]] <= '{strb: wstrb, last: wlast, cycle: 32'(cycle)};
-        w_wp_q <= w_wp_q + 1'b1;
         w_beats_q <= wlast ? 9'd0 : w_beats_q + 9'd1;
         if (wlast) wl_cnt_q <= wl_cnt_q + 1;
       end
@@ -437,9 +445,10 @@ module axi4_checker
         if (b_fire && b_avail != 16'd0) bpend_q[bid] <= bpend_q[bid] - 16'd1;
       end
 
-      // --- the W check: the oldest W beat whose AW is known
+      // --- the W check (see s_w)
       if (s_now) begin
         logic [DB-1:0] lanes;
+        if (w_waiting) w_rp_q <= w_rp_q + 1'b1;
         lanes = beat_lanes(s_aw.addr[11:0], s_aw.size, s_aw.burst, s_aw.len, s_beat_q);
         if ((s_w.strb & ~lanes) != '0)
           violation("AXI4_W_STRB", MASTER, where, $sformatf("WSTRB 0x%0h on beat %0d of the burst at AWADDR 0x%0h (AWID %0d, AWLEN %0d, AWSIZE %0d, AWBURST %0d, accepted as burst %0d) sets lanes outside its bytes 0x%0h (W beat accepted at cycle %0d)",
@@ -449,7 +458,6 @@ module axi4_checker
           violation("AXI4_W_LAST", MASTER, where, $sformatf("WLAST %0d on beat %0d of the %0d-beat burst at AWADDR 0x%0h (AWID %0d, AW burst %0d in order; W beat accepted at cycle %0d)",
                     s_w.last, 32'(s_beat_q) + 1, 32'(s_aw.len) + 1, s_aw.addr, s_aw.id, s_ptr_q, s_w.cycle),
                     cycle, now_ns(), ns_of(s_w.cycle), GROUP);
-        w_rp_q <= w_rp_q + 1'b1;
         if (s_w.last) begin
           s_ptr_q  <= s_ptr_q + 1;
           s_beat_q <= '0;

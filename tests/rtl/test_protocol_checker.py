@@ -418,7 +418,8 @@ async def bad_w_last_missing(dut) -> None:
         p.w(FULL, 0)
         await p.step(m_axi_wready=1)
     p.set(m_axi_wvalid=0)
-    await p.expect("AXI4_W_LAST", "WLAST 0 on beat 2 of the 2-beat burst")
+    v = await p.expect("AXI4_W_LAST", "WLAST 0 on beat 2 of the 2-beat burst")
+    assert f"accepted at cycle {v['cycle']})" in v["detail"], f"W after its AW is checked in its own cycle: {v}"
 
 
 @cocotb.test()
