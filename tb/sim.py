@@ -69,6 +69,8 @@ __all__ = [
     "CHECKER_OFF_ARGS",
     "with_checker",
     "read_checker_report",
+    "checker_summary",
+    "checker_summary_text",
     "BUILD_ROOT",
     "WAIVERS",
     "run_rtl_test",
@@ -309,8 +311,19 @@ def _violation_text(v: dict, rerun: str) -> str:
     return text
 
 
-def _summary_text(s: dict) -> str:
-    return (f"protocol checker: {s.get('cycles')} cycles, m_axi {s.get('ar')} AR / {s.get('r')} R / {s.get('aw')} AW / "
+def checker_summary(test_name_for_dirs: str) -> dict | None:
+    """The protocol checker's end-of-run summary of the last run named `test_name_for_dirs`
+    (as given to run_rtl_test), or None when it wrote none."""
+    name = _safe(test_name_for_dirs)
+    tag = os.environ.get("SIM_RUN_TAG", "").strip()
+    if tag:
+        name = f"{name}-{_safe(tag)}"
+    return read_checker_report(BUILD_ROOT / "run" / name / CHECKER_REPORT)[1]
+
+
+def checker_summary_text(s: dict) -> str:
+    """One line of what the checker saw: cycles, handshakes per port, violations."""
+    return (f"{s.get('cycles')} cycles, m_axi {s.get('ar')} AR / {s.get('r')} R / {s.get('aw')} AW / "
             f"{s.get('w')} W / {s.get('b')} B, s_axil {s.get('axil_writes')} writes / {s.get('axil_reads')} reads, "
             f"s_axis_rx {s.get('rx_frames')} frames, m_axis_tx {s.get('tx_frames')} frames: "
             f"{s.get('violations')} violations")
@@ -595,6 +608,6 @@ def run_rtl_test(
             raise AssertionError(
                 f"{where}: all {total} cocotb tests passed, but the protocol checker bound into nic_top "
                 f"wrote no summary to {_rel(report)} (was it compiled in?); seed {seed}; {paths}")
-        print(f"sim: {where}: {_summary_text(summary)}", flush=True)
+        print(f"sim: {where}: protocol checker: {checker_summary_text(summary)}", flush=True)
     print(f"sim: {where}: {total} cocotb tests passed in {elapsed:.1f} s; {paths}", flush=True)
     return results_xml
