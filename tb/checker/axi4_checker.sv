@@ -3,7 +3,8 @@
 // nic_checker_pkg::violation. Rules (IHI 0022 H.c; the families of Arm's AXI protocol checker):
 //
 //   AXI4_AR_STABLE, AXI4_AW_STABLE, AXI4_W_STABLE  (master) VALID stays high until READY, the
-//   AXI4_R_STABLE, AXI4_B_STABLE                   (slave)  payload stays stable (A3.2.1)
+//   AXI4_R_STABLE, AXI4_B_STABLE                   (slave)  payload stays stable (A3.2.1); of
+//                  WDATA only the bytes WSTRB enables (the others carry no data)
 //   AXI4_RESET_VALID  ARVALID, AWVALID, WVALID (master), RVALID, BVALID (slave) low while in
 //                     reset and in the first cycle after it (A3.1.2)
 //   AXI4_X            no X/Z on VALID/READY out of reset, nor on a valid channel's control
@@ -150,8 +151,8 @@ module axi4_checker
   localparam int unsigned WW  = DATA_W + DB + 1;
   localparam int unsigned RW  = ID_W + DATA_W + 3;
   localparam int unsigned BW  = ID_W + 2;
-  logic           ar_drop, ar_change, aw_drop, aw_change, w_drop, w_change;
-  logic           r_drop, r_change, b_drop, b_change;
+  logic           ar_wait, aw_wait, w_wait, r_wait, b_wait;
+  logic           ar_drop, aw_drop, w_drop, r_drop, b_drop;
   logic [AXW-1:0] ar_held_bits, aw_held_bits;
   logic [WW-1:0]  w_held;
   logic [RW-1:0]  r_held;
@@ -161,25 +162,15 @@ module axi4_checker
   assign aw_held = aw_held_bits;
 
   valid_hold_check #(.W(AXW)) u_ar (.clk, .rst, .valid(arvalid), .ready(arready), .payload(ar),
-                                    .drop(ar_drop), .change(ar_change), .held(ar_held_bits));
+                                    .waiting(ar_wait), .drop(ar_drop), .held(ar_held_bits));
   valid_hold_check #(.W(AXW)) u_aw (.clk, .rst, .valid(awvalid), .ready(awready), .payload(aw),
-                                    .drop(aw_drop), .change(aw_change), .held(aw_held_bits));
+                                    .waiting(aw_wait), .drop(aw_drop), .held(aw_held_bits));
   valid_hold_check #(.W(WW)) u_w (.clk, .rst, .valid(wvalid), .ready(wready), .payload({wdata, wstrb, wlast}),
-                                  .drop(w_drop), .change(w_change), .held(w_held));
+                                  .waiting(w_wait), .drop(w_drop), .held(w_held));
   valid_hold_check #(.W(RW)) u_r (.clk, .rst, .valid(rvalid), .ready(rready), .payload({rid, rdata, rresp, rlast}),
-                                  .drop(r_drop), .change(r_change), .held(r_held));
+                                  .waiting(r_wait), .drop(r_drop), .held(r_held));
   valid_hold_check #(.W(BW)) u_b (.clk, .rst, .valid(bvalid), .ready(bready), .payload({bid, bresp}),
-                                  .drop(b_drop), .change(b_change), .held(b_held));
-
-  // A channel's VALID is "new" in its first cycle (not still waiting from the cycle before):
-  // the address rules and the response rules are decided then (the payload is stable after).
-  logic ar_wait_q, aw_wait_q, r_wait_q, b_wait_q;
-  always_ff @(posedge clk) begin
-    ar_wait_q <= !rst && arvalid && !arready;
-    aw_wait_q <= !rst && awvalid && !awready;
-    r_wait_q  <= !rst && rvalid && !rready;
-    b_wait_q  <= !rst && bvalid && !bready;
-  end
+                                  .waiting(b_wait), .drop(b_drop), .held(b_held));
 
   function automatic string ax_diff(input string c, input ax_t was, input ax_t now);
     return {diff({c, "ID"}, 1024'(was.id), 1024'(now.id)), diff({c, "ADDR"}, 1024'(was.addr), 1024'(now.addr)),
@@ -193,54 +184,66 @@ module axi4_checker
                      c, a.id, c, a.addr, c, a.len, 32'(a.len) + 1, c, a.size, c, a.burst, c, a.lock, c, a.cache, c, a.prot);
   endfunction
 
-  // The address rules of one AR or AW: the broken rule's name in `rule` and the details
-  // returned ("" and "" when it is legal).
-  /* verilator lint_off UNUSEDSIGNAL */     // AxLOCK, AxPROT have no rule here
-  function automatic string ax_rules(input string c, input ax_t a, output string rule);
+  // The address rules of one AR or AW: which one it breaks (cheap, every AR and AW), and the
+  // rule's name and details (strings: only for a violation).
+  typedef enum logic [3:0] {AX_OK, AX_SIZE, AX_RESERVED, AX_MAX_BURST, AX_LEN16, AX_WRAP_LEN, AX_WRAP_ALIGN, AX_4K,
+                            AX_CACHE} ax_bad_e;
+
+  /* verilator lint_off UNUSEDSIGNAL */     // AxID, AxLOCK, AxPROT have no rule here
+  function automatic ax_bad_e ax_bad(input ax_t a);
     logic [16:0] last_byte;                 // aligned start within the page + burst bytes - 1
     logic [11:0] nb;
     nb = 12'(1) << a.size;
     last_byte = {5'd0, a.addr[11:0] & ~(nb - 12'd1)} + (17'({1'b0, a.len} + 9'd1) << a.size) - 17'd1;
-    rule = {"AXI4_", c, "_"};
-    if (32'(a.size) > LB) begin
-      rule = {rule, "SIZE"};
-      return $sformatf("%sSIZE %0d is %0d bytes, wider than the %0d-byte bus (%s)", c, a.size, 32'(nb), DB, ax_str(c, a));
-    end
-    if (a.burst == 2'b11) begin
-      rule = {rule, "BURST"};
-      return $sformatf("%sBURST 3 is reserved (%s)", c, ax_str(c, a));
-    end
-    if (32'(a.len) + 1 > MAX_BURST) begin
-      rule = {rule, "LEN"};
-      return $sformatf("%0d beats, more than MAX_BURST %0d (%s)", 32'(a.len) + 1, MAX_BURST, ax_str(c, a));
-    end
-    if (a.burst != INCR && a.len > 8'd15) begin
-      rule = {rule, "LEN"};
-      return $sformatf("a %s burst of %0d beats (at most 16) (%s)", pick(a.burst == WRAP, "WRAP", "FIXED"), 32'(a.len) + 1,
-                       ax_str(c, a));
-    end
-    if (a.burst == WRAP && !(a.len == 8'd1 || a.len == 8'd3 || a.len == 8'd7 || a.len == 8'd15)) begin
-      rule = {rule, "LEN"};
-      return $sformatf("a WRAP burst of %0d beats (2, 4, 8 or 16) (%s)", 32'(a.len) + 1, ax_str(c, a));
-    end
-    if (a.burst == WRAP && (a.addr[11:0] & (nb - 12'd1)) != 12'd0) begin
-      rule = {rule, "BURST"};
-      return $sformatf("a WRAP burst starts at 0x%0h, not aligned to its %0d-byte transfers (%s)", a.addr, 32'(nb),
-                       ax_str(c, a));
-    end
-    if (a.burst == INCR && last_byte > 17'hfff) begin
-      rule = {rule, "4K"};
-      return $sformatf("the burst's bytes 0x%0h..0x%0h cross a 4 KiB boundary (%s)", a.addr,
-                       {a.addr[ADDR_W-1:12], 12'd0} + ADDR_W'(last_byte), ax_str(c, a));
-    end
-    if (!a.cache[1] && a.cache[3:2] != 2'b00) begin
-      rule = {rule, "CACHE"};
-      return $sformatf("%sCACHE 0x%0h: bits 3:2 must be 0 when bit 1 (modifiable) is 0 (%s)", c, a.cache, ax_str(c, a));
-    end
-    rule = "";
-    return "";
+    if (32'(a.size) > LB)                                                   return AX_SIZE;
+    if (a.burst == 2'b11)                                                   return AX_RESERVED;
+    if (32'(a.len) + 1 > MAX_BURST)                                         return AX_MAX_BURST;
+    if (a.burst != INCR && a.len > 8'd15)                                   return AX_LEN16;
+    if (a.burst == WRAP && !(a.len == 8'd1 || a.len == 8'd3 || a.len == 8'd7 || a.len == 8'd15))
+                                                                            return AX_WRAP_LEN;
+    if (a.burst == WRAP && (a.addr[11:0] & (nb - 12'd1)) != 12'd0)          return AX_WRAP_ALIGN;
+    if (a.burst == INCR && last_byte > 17'hfff)                             return AX_4K;
+    if (!a.cache[1] && a.cache[3:2] != 2'b00)                               return AX_CACHE;
+    return AX_OK;
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
+
+  function automatic string ax_rule(input string c, input ax_bad_e bad);
+    case (bad)
+      AX_SIZE:                              return {"AXI4_", c, "_SIZE"};
+      AX_RESERVED, AX_WRAP_ALIGN:           return {"AXI4_", c, "_BURST"};
+      AX_MAX_BURST, AX_LEN16, AX_WRAP_LEN:  return {"AXI4_", c, "_LEN"};
+      AX_4K:                                return {"AXI4_", c, "_4K"};
+      default:                              return {"AXI4_", c, "_CACHE"};
+    endcase
+  endfunction
+
+  function automatic string ax_detail(input string c, input ax_t a, input ax_bad_e bad);
+    logic [16:0] last_byte;
+    logic [11:0] nb;
+    nb = 12'(1) << a.size;
+    last_byte = {5'd0, a.addr[11:0] & ~(nb - 12'd1)} + (17'({1'b0, a.len} + 9'd1) << a.size) - 17'd1;
+    case (bad)
+      AX_SIZE:       return $sformatf("%sSIZE %0d is %0d bytes, wider than the %0d-byte bus (%s)", c, a.size, 32'(nb), DB,
+                                      ax_str(c, a));
+      AX_RESERVED:   return $sformatf("%sBURST 3 is reserved (%s)", c, ax_str(c, a));
+      AX_MAX_BURST:  return $sformatf("%0d beats, more than MAX_BURST %0d (%s)", 32'(a.len) + 1, MAX_BURST, ax_str(c, a));
+      AX_LEN16:      return $sformatf("a %s burst of %0d beats (at most 16) (%s)", pick(a.burst == WRAP, "WRAP", "FIXED"),
+                                      32'(a.len) + 1, ax_str(c, a));
+      AX_WRAP_LEN:   return $sformatf("a WRAP burst of %0d beats (2, 4, 8 or 16) (%s)", 32'(a.len) + 1, ax_str(c, a));
+      AX_WRAP_ALIGN: return $sformatf("a WRAP burst starts at 0x%0h, not aligned to its %0d-byte transfers (%s)", a.addr,
+                                      32'(nb), ax_str(c, a));
+      AX_4K:         return $sformatf("the burst's bytes 0x%0h..0x%0h cross a 4 KiB boundary (%s)", a.addr,
+                                      {a.addr[ADDR_W-1:12], 12'd0} + ADDR_W'(last_byte), ax_str(c, a));
+      default:       return $sformatf("%sCACHE 0x%0h: bits 3:2 must be 0 when bit 1 (modifiable) is 0 (%s)", c, a.cache,
+                                      ax_str(c, a));
+    endcase
+  endfunction
+
+  // Every bit of the bytes whose strobe is set.
+  function automatic logic [DATA_W-1:0] lane_bits(input logic [DB-1:0] strb);
+    for (int i = 0; i < int'(DB); i++) lane_bits[8 * i +: 8] = {8{strb[i]}};
+  endfunction
 
   // The byte lanes beat n of a burst may strobe (IHI 0022 A3.4.1: Lower_Byte_Lane to
   // Upper_Byte_Lane), from the low 12 address bits (lanes only depend on them).
@@ -273,16 +276,14 @@ module axi4_checker
   logic [RP:0] rwp_q   [NID];
   logic [RP:0] rrp_q   [NID];
   logic [7:0]  rbeat_q [NID];
-  logic [7:0]  r_len;
-  logic        r_outstanding;
-  assign r_len         = rlen_q[{rid, rrp_q[rid][RP-1:0]}];
-  assign r_outstanding = rwp_q[rid] != rrp_q[rid];
 
   // ------------------------------------------------------------------ writes
   // The AW ring holds accepted AWs by sequence number: aw_cnt_q counts them, wl_cnt_q counts W
   // bursts ended by WLAST (W may be ahead), pair_q is the next burst to get both (then its
   // response may come: bpend_q[ID] counts such bursts per ID), s_ptr_q the burst whose beats
-  // the W check is at. Each W beat waits in the W FIFO until its burst's AW is known.
+  // the W check is at. A W beat is checked in its own cycle when its burst's AW is known and
+  // no older beat waits; otherwise it waits in the W FIFO, and the oldest waiting beat is
+  // checked (one a cycle) once its AW is known.
   typedef struct packed {
     logic [ID_W-1:0]   id;
     logic [ADDR_W-1:0] addr;
@@ -304,24 +305,6 @@ module axi4_checker
   logic [8:0]  w_beats_q;           // beats of the W burst being handshaken
   logic [7:0]  s_beat_q;            // beat of burst s_ptr_q the W check is at
 
-  logic        pair_now, s_now;
-  logic [ID_W-1:0] pair_id;
-  awq_t        s_aw;
-  wq_t         s_w;
-  logic [15:0] b_avail;
-  assign pair_now = pair_q != aw_cnt_q && pair_q != wl_cnt_q;
-  assign pair_id  = awq_q[pair_q[AP-1:0]].id;
-  // The W beat checked this cycle, once its burst's AW is known: the oldest one waiting, or the
-  // one handshaken now when none waits (so W after its AW is checked in its own cycle); a beat
-  // not checked now waits in the FIFO.
-  logic        w_waiting, w_push;
-  assign w_waiting = w_rp_q != w_wp_q;
-  assign s_now     = s_ptr_q != aw_cnt_q && (w_waiting || w_fire);
-  assign s_aw      = awq_q[s_ptr_q[AP-1:0]];
-  assign s_w       = w_waiting ? wq_q[w_rp_q[WP-1:0]] : '{strb: wstrb, last: wlast, cycle: 32'(cycle)};
-  assign w_push    = w_fire && !(s_now && !w_waiting);
-  assign b_avail  = bpend_q[bid] + 16'(pair_now && pair_id == bid);
-
   function automatic longint unsigned ns_of(input logic [31:0] c);
     return now_ns() - 64'(32'(cycle) - c) * period_ns;
   endfunction
@@ -329,6 +312,9 @@ module axi4_checker
   string where;
   initial where = $sformatf("%m");
 
+  // Everything below is decided inside the branch of the cycle's handshakes, so that a cycle
+  // without them costs a few tests (Verilator evaluates logic outside always_ff branches in
+  // every cycle its inputs change).
   always_ff @(posedge clk) begin
     if (rst) begin
       aw_cnt_q <= '0; wl_cnt_q <= '0; pair_q <= '0; s_ptr_q <= '0; w_wp_q <= '0; w_rp_q <= '0;
@@ -343,7 +329,10 @@ module axi4_checker
         violation("AXI4_RESET_VALID", SLAVE, where, $sformatf("RVALID %0d BVALID %0d in reset", rvalid, bvalid),
                   cycle, now_ns(), now_ns(), GROUP);
     end else begin
-      string msg, rule;
+      automatic logic pair_now = pair_q != aw_cnt_q && pair_q != wl_cnt_q;
+      automatic logic [ID_W-1:0] pair_id = '0;
+      automatic logic w_waiting = w_rp_q != w_wp_q;
+      automatic logic s_now = s_ptr_q != aw_cnt_q && (w_waiting || w_fire);
       if (after_rst && (arvalid || awvalid || wvalid))
         violation("AXI4_RESET_VALID", MASTER, where, $sformatf("ARVALID %0d AWVALID %0d WVALID %0d in the first cycle after reset",
                   arvalid, awvalid, wvalid), cycle, now_ns(), now_ns(), GROUP);
@@ -351,105 +340,110 @@ module axi4_checker
         violation("AXI4_RESET_VALID", SLAVE, where, $sformatf("RVALID %0d BVALID %0d in the first cycle after reset",
                   rvalid, bvalid), cycle, now_ns(), now_ns(), GROUP);
 
-      // --- handshake rules
+      // --- AR: handshake, then the address rules in its first VALID cycle
       if (ar_drop) violation("AXI4_AR_STABLE", MASTER, where, {"ARVALID fell before ARREADY (", ax_str("AR", ar_held), ")"},
                              cycle, now_ns(), now_ns() - period_ns, GROUP);
-      if (ar_change) violation("AXI4_AR_STABLE", MASTER, where, {"AR changed while ARVALID waited for ARREADY:",
-                               ax_diff("AR", ar_held, ar)}, cycle, now_ns(), now_ns() - period_ns, GROUP);
-      if (aw_drop) violation("AXI4_AW_STABLE", MASTER, where, {"AWVALID fell before AWREADY (", ax_str("AW", aw_held), ")"},
-                             cycle, now_ns(), now_ns() - period_ns, GROUP);
-      if (aw_change) violation("AXI4_AW_STABLE", MASTER, where, {"AW changed while AWVALID waited for AWREADY:",
-                               ax_diff("AW", aw_held, aw)}, cycle, now_ns(), now_ns() - period_ns, GROUP);
-      if (w_drop) violation("AXI4_W_STABLE", MASTER, where, $sformatf("WVALID fell before WREADY (WSTRB 0x%0h WLAST %0d)",
-                            w_held[DB:1], w_held[0]), cycle, now_ns(), now_ns() - period_ns, GROUP);
-      if (w_change) violation("AXI4_W_STABLE", MASTER, where, {"W changed while WVALID waited for WREADY:",
-                              diff("WDATA", 1024'(w_held[WW-1:DB+1]), 1024'(wdata)),
-                              diff("WSTRB", 1024'(w_held[DB:1]), 1024'(wstrb)), diff("WLAST", 1024'(w_held[0]), 1024'(wlast))},
-                              cycle, now_ns(), now_ns() - period_ns, GROUP);
-      if (r_drop) violation("AXI4_R_STABLE", SLAVE, where, $sformatf("RVALID fell before RREADY (RID %0d)", r_held[RW-1:RW-ID_W]),
-                            cycle, now_ns(), now_ns() - period_ns, GROUP);
-      if (r_change) violation("AXI4_R_STABLE", SLAVE, where, {"R changed while RVALID waited for RREADY:",
-                              diff("RID", 1024'(r_held[RW-1:RW-ID_W]), 1024'(rid)),
-                              diff("RDATA", 1024'(r_held[RW-ID_W-1:3]), 1024'(rdata)),
-                              diff("RRESP", 1024'(r_held[2:1]), 1024'(rresp)), diff("RLAST", 1024'(r_held[0]), 1024'(rlast))},
-                              cycle, now_ns(), now_ns() - period_ns, GROUP);
-      if (b_drop) violation("AXI4_B_STABLE", SLAVE, where, $sformatf("BVALID fell before BREADY (BID %0d)", b_held[BW-1:2]),
-                            cycle, now_ns(), now_ns() - period_ns, GROUP);
-      if (b_change) violation("AXI4_B_STABLE", SLAVE, where, {"B changed while BVALID waited for BREADY:",
-                              diff("BID", 1024'(b_held[BW-1:2]), 1024'(bid)), diff("BRESP", 1024'(b_held[1:0]), 1024'(bresp))},
-                              cycle, now_ns(), now_ns() - period_ns, GROUP);
-
-      // --- address rules, once per AR / AW (its first VALID cycle)
-      if (arvalid && !ar_wait_q) begin
-        msg = ax_rules("AR", ar, rule);
-        if (rule != "") violation(rule, MASTER, where, msg, cycle, now_ns(), now_ns(), GROUP);
-      end
-      if (awvalid && !aw_wait_q) begin
-        msg = ax_rules("AW", aw, rule);
-        if (rule != "") violation(rule, MASTER, where, msg, cycle, now_ns(), now_ns(), GROUP);
-      end
-
-      // --- reads
-      if (ar_fire) begin
-        if (32'(rwp_q[arid] - rrp_q[arid]) == R_DEPTH)
-          violation("CHECKER_CAPACITY", "checker", where, $sformatf("more than R_DEPTH %0d reads of ARID %0d outstanding",
-                    R_DEPTH, arid), cycle, now_ns(), now_ns(), GROUP);
-        rlen_q[{arid, rwp_q[arid][RP-1:0]}] <= arlen;
-        rwp_q[arid] <= rwp_q[arid] + 1'b1;
-      end
-      if (rvalid && !r_wait_q && !r_outstanding)
-        violation("AXI4_R_UNEXPECTED", SLAVE, where, $sformatf("RVALID with RID %0d, which has no read outstanding", rid),
-                  cycle, now_ns(), now_ns(), GROUP);
-      if (r_fire && r_outstanding) begin
-        if (rlast != (rbeat_q[rid] == r_len))
-          violation("AXI4_R_LAST", SLAVE, where, $sformatf("RLAST %0d on beat %0d of a %0d-beat read of RID %0d", rlast,
-                    32'(rbeat_q[rid]) + 1, 32'(r_len) + 1, rid), cycle, now_ns(), now_ns(), GROUP);
-        if (rlast) begin
-          rbeat_q[rid] <= '0;
-          rrp_q[rid]   <= rrp_q[rid] + 1'b1;
+      if (arvalid) begin
+        if (ar_wait) begin
+          if (ar != ar_held)
+            violation("AXI4_AR_STABLE", MASTER, where, {"AR changed while ARVALID waited for ARREADY:", ax_diff("AR", ar_held, ar)},
+                      cycle, now_ns(), now_ns() - period_ns, GROUP);
         end else begin
-          rbeat_q[rid] <= rbeat_q[rid] + 8'd1;
+          automatic ax_bad_e bad = ax_bad(ar);
+          if (bad != AX_OK) violation(ax_rule("AR", bad), MASTER, where, ax_detail("AR", ar, bad), cycle, now_ns(), now_ns(), GROUP);
+        end
+        if (arready) begin
+          if (32'(rwp_q[arid] - rrp_q[arid]) == R_DEPTH)
+            violation("CHECKER_CAPACITY", "checker", where, $sformatf("more than R_DEPTH %0d reads of ARID %0d outstanding",
+                      R_DEPTH, arid), cycle, now_ns(), now_ns(), GROUP);
+          rlen_q[{arid, rwp_q[arid][RP-1:0]}] <= arlen;
+          rwp_q[arid] <= rwp_q[arid] + 1'b1;
         end
       end
 
-      // --- writes: AW, W beats in, pairing, responses
-      if (aw_fire) begin
-        if (((aw_cnt_q - pair_q) > (aw_cnt_q - s_ptr_q) ? aw_cnt_q - pair_q : aw_cnt_q - s_ptr_q) == AW_DEPTH)
-          violation("CHECKER_CAPACITY", "checker", where, $sformatf("more than AW_DEPTH %0d write bursts tracked", AW_DEPTH),
+      // --- R
+      if (r_drop) violation("AXI4_R_STABLE", SLAVE, where, $sformatf("RVALID fell before RREADY (RID %0d)", r_held[RW-1:RW-ID_W]),
+                            cycle, now_ns(), now_ns() - period_ns, GROUP);
+      if (rvalid) begin
+        automatic logic outstanding = rwp_q[rid] != rrp_q[rid];
+        if (r_wait) begin
+          if ({rid, rdata, rresp, rlast} != r_held)
+            violation("AXI4_R_STABLE", SLAVE, where, {"R changed while RVALID waited for RREADY:",
+                      diff("RID", 1024'(r_held[RW-1:RW-ID_W]), 1024'(rid)), diff("RDATA", 1024'(r_held[RW-ID_W-1:3]), 1024'(rdata)),
+                      diff("RRESP", 1024'(r_held[2:1]), 1024'(rresp)), diff("RLAST", 1024'(r_held[0]), 1024'(rlast))},
+                      cycle, now_ns(), now_ns() - period_ns, GROUP);
+        end else if (!outstanding) begin
+          violation("AXI4_R_UNEXPECTED", SLAVE, where, $sformatf("RVALID with RID %0d, which has no read outstanding", rid),
                     cycle, now_ns(), now_ns(), GROUP);
-        awq_q[aw_cnt_q[AP-1:0]] <= '{id: awid, addr: awaddr, len: awlen, size: awsize, burst: awburst};
-        aw_cnt_q <= aw_cnt_q + 1;
+        end
+        if (rready && outstanding) begin
+          automatic logic [7:0] len = rlen_q[{rid, rrp_q[rid][RP-1:0]}];
+          if (rlast != (rbeat_q[rid] == len))
+            violation("AXI4_R_LAST", SLAVE, where, $sformatf("RLAST %0d on beat %0d of a %0d-beat read of RID %0d", rlast,
+                      32'(rbeat_q[rid]) + 1, 32'(len) + 1, rid), cycle, now_ns(), now_ns(), GROUP);
+          if (rlast) begin
+            rbeat_q[rid] <= '0;
+            rrp_q[rid]   <= rrp_q[rid] + 1'b1;
+          end else begin
+            rbeat_q[rid] <= rbeat_q[rid] + 8'd1;
+          end
+        end
       end
-      if (w_push) begin
-        if (32'(w_wp_q - w_rp_q) == W_DEPTH)
-          violation("CHECKER_CAPACITY", "checker", where, $sformatf("more than W_DEPTH %0d W beats ahead of their checks",
-                    W_DEPTH), cycle, now_ns(), now_ns(), GROUP);
-        wq_q[w_wp_q[WP-1:0]] <= '{strb: wstrb, last: wlast, cycle: 32'(cycle)};
-        w_wp_q <= w_wp_q + 1'b1;
+
+      // --- AW: handshake, address rules, into the ring
+      if (aw_drop) violation("AXI4_AW_STABLE", MASTER, where, {"AWVALID fell before AWREADY (", ax_str("AW", aw_held), ")"},
+                             cycle, now_ns(), now_ns() - period_ns, GROUP);
+      if (awvalid) begin
+        if (aw_wait) begin
+          if (aw != aw_held)
+            violation("AXI4_AW_STABLE", MASTER, where, {"AW changed while AWVALID waited for AWREADY:", ax_diff("AW", aw_held, aw)},
+                      cycle, now_ns(), now_ns() - period_ns, GROUP);
+        end else begin
+          automatic ax_bad_e bad = ax_bad(aw);
+          if (bad != AX_OK) violation(ax_rule("AW", bad), MASTER, where, ax_detail("AW", aw, bad), cycle, now_ns(), now_ns(), GROUP);
+        end
+        if (awready) begin
+          if (((aw_cnt_q - pair_q) > (aw_cnt_q - s_ptr_q) ? aw_cnt_q - pair_q : aw_cnt_q - s_ptr_q) == AW_DEPTH)
+            violation("CHECKER_CAPACITY", "checker", where, $sformatf("more than AW_DEPTH %0d write bursts tracked", AW_DEPTH),
+                      cycle, now_ns(), now_ns(), GROUP);
+          awq_q[aw_cnt_q[AP-1:0]] <= '{id: awid, addr: awaddr, len: awlen, size: awsize, burst: awburst};
+          aw_cnt_q <= aw_cnt_q + 1;
+        end
+      end
+
+      // --- W: handshake, beats in (checked now or queued), bursts counted
+      if (w_drop) violation("AXI4_W_STABLE", MASTER, where, $sformatf("WVALID fell before WREADY (WSTRB 0x%0h WLAST %0d)",
+                            w_held[DB:1], w_held[0]), cycle, now_ns(), now_ns() - period_ns, GROUP);
+      if (wvalid && w_wait) begin
+        // WDATA only on the lanes WSTRB enables (their bytes are the data; Arm's checker also
+        // masks WDATA with the strobes); WSTRB and WLAST entirely
+        if (w_held[DB:0] != {wstrb, wlast} || ((w_held[WW-1:DB+1] ^ wdata) & lane_bits(wstrb)) != '0)
+          violation("AXI4_W_STABLE", MASTER, where, {"W changed while WVALID waited for WREADY:",
+                    diff("WDATA (strobed bytes)", 1024'(w_held[WW-1:DB+1] & lane_bits(wstrb)), 1024'(wdata & lane_bits(wstrb))),
+                    diff("WSTRB", 1024'(w_held[DB:1]), 1024'(wstrb)), diff("WLAST", 1024'(w_held[0]), 1024'(wlast))},
+                    cycle, now_ns(), now_ns() - period_ns, GROUP);
       end
       if (w_fire) begin
+        if (!(s_now && !w_waiting)) begin            // not checked in this cycle: it waits
+          if (32'(w_wp_q - w_rp_q) == W_DEPTH)
+            violation("CHECKER_CAPACITY", "checker", where, $sformatf("more than W_DEPTH %0d W beats ahead of their checks",
+                      W_DEPTH), cycle, now_ns(), now_ns(), GROUP);
+          wq_q[w_wp_q[WP-1:0]] <= '{strb: wstrb, last: wlast, cycle: 32'(cycle)};
+          w_wp_q <= w_wp_q + 1'b1;
+        end
         if (!wlast && 32'(w_beats_q) + 1 >= MAX_BURST)
           violation("AXI4_W_LAST", MASTER, where, $sformatf("no WLAST by beat %0d of a W burst (MAX_BURST %0d)",
                     32'(w_beats_q) + 1, MAX_BURST), cycle, now_ns(), now_ns(), GROUP);
         w_beats_q <= wlast ? 9'd0 : w_beats_q + 9'd1;
         if (wlast) wl_cnt_q <= wl_cnt_q + 1;
       end
-      if (pair_now) pair_q <= pair_q + 1;
-      if (bvalid && !b_wait_q && b_avail == 16'd0)
-        violation("AXI4_B_UNEXPECTED", SLAVE, where, $sformatf("BVALID with BID %0d, which has no write burst whose AW and last W beat have both been accepted and that has had no response (%0d AW, %0d W bursts accepted in all)",
-                  bid, aw_cnt_q, wl_cnt_q), cycle, now_ns(), now_ns(), GROUP);
-      if (pair_now && b_fire && pair_id == bid) begin
-        // one more burst of this ID may be answered, and one is: unchanged
-      end else begin
-        if (pair_now) bpend_q[pair_id] <= bpend_q[pair_id] + 16'd1;
-        if (b_fire && b_avail != 16'd0) bpend_q[bid] <= bpend_q[bid] - 16'd1;
-      end
 
-      // --- the W check (see s_w)
+      // --- the W check (see above): this cycle's beat or the oldest waiting one
       if (s_now) begin
-        logic [DB-1:0] lanes;
+        automatic awq_t s_aw = awq_q[s_ptr_q[AP-1:0]];
+        automatic wq_t  s_w = w_waiting ? wq_q[w_rp_q[WP-1:0]] : '{strb: wstrb, last: wlast, cycle: 32'(cycle)};
+        automatic logic [DB-1:0] lanes = beat_lanes(s_aw.addr[11:0], s_aw.size, s_aw.burst, s_aw.len, s_beat_q);
         if (w_waiting) w_rp_q <= w_rp_q + 1'b1;
-        lanes = beat_lanes(s_aw.addr[11:0], s_aw.size, s_aw.burst, s_aw.len, s_beat_q);
         if ((s_w.strb & ~lanes) != '0)
           violation("AXI4_W_STRB", MASTER, where, $sformatf("WSTRB 0x%0h on beat %0d of the burst at AWADDR 0x%0h (AWID %0d, AWLEN %0d, AWSIZE %0d, AWBURST %0d, accepted as burst %0d) sets lanes outside its bytes 0x%0h (W beat accepted at cycle %0d)",
                     s_w.strb, 32'(s_beat_q) + 1, s_aw.addr, s_aw.id, s_aw.len, s_aw.size, s_aw.burst, s_ptr_q, lanes,
@@ -464,6 +458,32 @@ module axi4_checker
         end else begin
           s_beat_q <= s_beat_q + 8'd1;
         end
+      end
+
+      // --- pairing (a burst with its AW and last W beat both handshaken) and B
+      if (pair_now) begin
+        pair_id = awq_q[pair_q[AP-1:0]].id;
+        pair_q <= pair_q + 1;
+      end
+      if (b_drop) violation("AXI4_B_STABLE", SLAVE, where, $sformatf("BVALID fell before BREADY (BID %0d)", b_held[BW-1:2]),
+                            cycle, now_ns(), now_ns() - period_ns, GROUP);
+      if (bvalid) begin
+        automatic logic [15:0] avail = bpend_q[bid] + 16'(pair_now && pair_id == bid);
+        if (b_wait) begin
+          if ({bid, bresp} != b_held)
+            violation("AXI4_B_STABLE", SLAVE, where, {"B changed while BVALID waited for BREADY:",
+                      diff("BID", 1024'(b_held[BW-1:2]), 1024'(bid)), diff("BRESP", 1024'(b_held[1:0]), 1024'(bresp))},
+                      cycle, now_ns(), now_ns() - period_ns, GROUP);
+        end else if (avail == 16'd0) begin
+          violation("AXI4_B_UNEXPECTED", SLAVE, where, $sformatf("BVALID with BID %0d, which has no write burst whose AW and last W beat have both been accepted and that has had no response (%0d AW, %0d W bursts accepted in all)",
+                    bid, aw_cnt_q, wl_cnt_q), cycle, now_ns(), now_ns(), GROUP);
+        end
+        if (bready && avail != 16'd0) begin
+          if (!(pair_now && pair_id == bid)) bpend_q[bid] <= bpend_q[bid] - 16'd1;   // else: one in, one out
+        end
+        if (pair_now && !(bready && avail != 16'd0 && pair_id == bid)) bpend_q[pair_id] <= bpend_q[pair_id] + 16'd1;
+      end else if (pair_now) begin
+        bpend_q[pair_id] <= bpend_q[pair_id] + 16'd1;
       end
     end
   end

@@ -49,26 +49,25 @@ module axil_checker
   /* verilator tracing_off */
   /* verilator coverage_off */
   localparam int unsigned SW = DATA_W / 8;
-  logic aw_drop, aw_change, w_drop, w_change, ar_drop, ar_change, b_drop, b_change, r_drop, r_change;
+  logic aw_drop, aw_wait, w_drop, w_wait, ar_drop, ar_wait, b_drop, b_wait, r_drop, r_wait;
   logic [ADDR_W+2:0]      aw_held, ar_held;
   logic [DATA_W+SW-1:0]   w_held;
   logic [1:0]             b_held;
   logic [DATA_W+1:0]      r_held;
 
   valid_hold_check #(.W(ADDR_W + 3)) u_aw (.clk, .rst, .valid(awvalid), .ready(awready), .payload({awaddr, awprot}),
-                                           .drop(aw_drop), .change(aw_change), .held(aw_held));
+                                           .waiting(aw_wait), .drop(aw_drop), .held(aw_held));
   valid_hold_check #(.W(DATA_W + SW)) u_w (.clk, .rst, .valid(wvalid), .ready(wready), .payload({wdata, wstrb}),
-                                           .drop(w_drop), .change(w_change), .held(w_held));
+                                           .waiting(w_wait), .drop(w_drop), .held(w_held));
   valid_hold_check #(.W(2)) u_b (.clk, .rst, .valid(bvalid), .ready(bready), .payload(bresp),
-                                 .drop(b_drop), .change(b_change), .held(b_held));
+                                 .waiting(b_wait), .drop(b_drop), .held(b_held));
   valid_hold_check #(.W(ADDR_W + 3)) u_ar (.clk, .rst, .valid(arvalid), .ready(arready), .payload({araddr, arprot}),
-                                           .drop(ar_drop), .change(ar_change), .held(ar_held));
+                                           .waiting(ar_wait), .drop(ar_drop), .held(ar_held));
   valid_hold_check #(.W(DATA_W + 2)) u_r (.clk, .rst, .valid(rvalid), .ready(rready), .payload({rdata, rresp}),
-                                          .drop(r_drop), .change(r_change), .held(r_held));
+                                          .waiting(r_wait), .drop(r_drop), .held(r_held));
 
   // Handshakes since reset (wrapping counters; differences are what count).
   logic [15:0] aw_n_q, w_n_q, b_n_q, ar_n_q, r_n_q;
-  logic        b_wait_q, r_wait_q;
   longint unsigned c_wr, c_rd;
   initial begin
     c_wr = 0; c_rd = 0;
@@ -80,8 +79,6 @@ module axil_checker
   initial where = $sformatf("%m");
 
   always_ff @(posedge clk) begin
-    b_wait_q <= !rst && bvalid && !bready;
-    r_wait_q <= !rst && rvalid && !rready;
     if (rst) begin
       aw_n_q <= '0; w_n_q <= '0; b_n_q <= '0; ar_n_q <= '0; r_n_q <= '0;
     end else begin
@@ -102,29 +99,29 @@ module axil_checker
     if (!rst) begin
       if (aw_drop) violation("AXIL_AW_STABLE", MASTER, where, $sformatf("AWVALID fell before AWREADY (AWADDR 0x%0h)",
                              aw_held[ADDR_W+2:3]), cycle, now_ns(), now_ns() - period_ns, GROUP);
-      if (aw_change) violation("AXIL_AW_STABLE", MASTER, where, {"AW changed while AWVALID waited for AWREADY:",
+      if (aw_wait) if (awvalid && {awaddr, awprot} != aw_held) violation("AXIL_AW_STABLE", MASTER, where, {"AW changed while AWVALID waited for AWREADY:",
                                diff("AWADDR", 1024'(aw_held[ADDR_W+2:3]), 1024'(awaddr)),
                                diff("AWPROT", 1024'(aw_held[2:0]), 1024'(awprot))}, cycle, now_ns(), now_ns() - period_ns, GROUP);
       if (w_drop) violation("AXIL_W_STABLE", MASTER, where, "WVALID fell before WREADY", cycle, now_ns(), now_ns() - period_ns, GROUP);
-      if (w_change) violation("AXIL_W_STABLE", MASTER, where, {"W changed while WVALID waited for WREADY:",
+      if (w_wait) if (wvalid && {wdata, wstrb} != w_held) violation("AXIL_W_STABLE", MASTER, where, {"W changed while WVALID waited for WREADY:",
                               diff("WDATA", 1024'(w_held[DATA_W+SW-1:SW]), 1024'(wdata)),
                               diff("WSTRB", 1024'(w_held[SW-1:0]), 1024'(wstrb))}, cycle, now_ns(), now_ns() - period_ns, GROUP);
       if (ar_drop) violation("AXIL_AR_STABLE", MASTER, where, $sformatf("ARVALID fell before ARREADY (ARADDR 0x%0h)",
                              ar_held[ADDR_W+2:3]), cycle, now_ns(), now_ns() - period_ns, GROUP);
-      if (ar_change) violation("AXIL_AR_STABLE", MASTER, where, {"AR changed while ARVALID waited for ARREADY:",
+      if (ar_wait) if (arvalid && {araddr, arprot} != ar_held) violation("AXIL_AR_STABLE", MASTER, where, {"AR changed while ARVALID waited for ARREADY:",
                                diff("ARADDR", 1024'(ar_held[ADDR_W+2:3]), 1024'(araddr)),
                                diff("ARPROT", 1024'(ar_held[2:0]), 1024'(arprot))}, cycle, now_ns(), now_ns() - period_ns, GROUP);
       if (b_drop) violation("AXIL_B_STABLE", SLAVE, where, "BVALID fell before BREADY", cycle, now_ns(), now_ns() - period_ns, GROUP);
-      if (b_change) violation("AXIL_B_STABLE", SLAVE, where, {"B changed while BVALID waited for BREADY:",
+      if (b_wait) if (bvalid && bresp != b_held) violation("AXIL_B_STABLE", SLAVE, where, {"B changed while BVALID waited for BREADY:",
                               diff("BRESP", 1024'(b_held), 1024'(bresp))}, cycle, now_ns(), now_ns() - period_ns, GROUP);
       if (r_drop) violation("AXIL_R_STABLE", SLAVE, where, "RVALID fell before RREADY", cycle, now_ns(), now_ns() - period_ns, GROUP);
-      if (r_change) violation("AXIL_R_STABLE", SLAVE, where, {"R changed while RVALID waited for RREADY:",
+      if (r_wait) if (rvalid && {rdata, rresp} != r_held) violation("AXIL_R_STABLE", SLAVE, where, {"R changed while RVALID waited for RREADY:",
                               diff("RDATA", 1024'(r_held[DATA_W+1:2]), 1024'(rdata)),
                               diff("RRESP", 1024'(r_held[1:0]), 1024'(rresp))}, cycle, now_ns(), now_ns() - period_ns, GROUP);
-      if (bvalid && !b_wait_q && (aw_n_q == b_n_q || w_n_q == b_n_q))
+      if (bvalid && !b_wait && (aw_n_q == b_n_q || w_n_q == b_n_q))
         violation("AXIL_B_UNEXPECTED", SLAVE, where, $sformatf("BVALID with no write left to answer (%0d AW, %0d W, %0d B handshakes since reset)",
                   aw_n_q, w_n_q, b_n_q), cycle, now_ns(), now_ns(), GROUP);
-      if (rvalid && !r_wait_q && ar_n_q == r_n_q)
+      if (rvalid && !r_wait && ar_n_q == r_n_q)
         violation("AXIL_R_UNEXPECTED", SLAVE, where, $sformatf("RVALID with no read left to answer (%0d AR, %0d R handshakes since reset)",
                   ar_n_q, r_n_q), cycle, now_ns(), now_ns(), GROUP);
     end

@@ -40,20 +40,18 @@ module axis_checker
   /* verilator tracing_off */
   /* verilator coverage_off */
   localparam int unsigned PW = DATA_W + DB + 1 + USER_W;
-  logic          drop, change;
+  logic          drop, waiting;
   logic [PW-1:0] held;
   valid_hold_check #(.W(PW)) u_t (.clk, .rst, .valid(tvalid), .ready(tready), .payload({tdata, tkeep, tlast, tuser}),
-                                  .drop, .change, .held);
+                                  .waiting, .drop, .held);
 
   logic [31:0]     bytes_q;            // bytes of the packet in progress before this beat
-  logic [31:0]     beat_bytes;
   longint unsigned c_beats, c_frames;
   initial begin
     c_beats = 0; c_frames = 0;
   end
   assign n_beats  = c_beats;
   assign n_frames = c_frames;
-  assign beat_bytes = tlast ? $countones(tkeep) : DB;
 
   string where;
   initial where = $sformatf("%m");
@@ -67,12 +65,13 @@ module axis_checker
     end else begin
       if (drop) violation({PREFIX, "_STABLE"}, SOURCE, where, $sformatf("TVALID fell before TREADY (TKEEP 0x%0h TLAST %0d)",
                           held[DB+USER_W:1+USER_W], held[USER_W]), cycle, now_ns(), now_ns() - period_ns, GROUP);
-      if (change) violation({PREFIX, "_STABLE"}, SOURCE, where, {"the beat changed while TVALID waited for TREADY:",
+      if (waiting) if (tvalid && {tdata, tkeep, tlast, tuser} != held) violation({PREFIX, "_STABLE"}, SOURCE, where, {"the beat changed while TVALID waited for TREADY:",
                             diff("TDATA", 1024'(held[PW-1:DB+1+USER_W]), 1024'(tdata)),
                             diff("TKEEP", 1024'(held[DB+USER_W:1+USER_W]), 1024'(tkeep)),
                             diff("TLAST", 1024'(held[USER_W]), 1024'(tlast)),
                             diff("TUSER", 1024'(held[USER_W-1:0]), 1024'(tuser))}, cycle, now_ns(), now_ns() - period_ns, GROUP);
       if (tvalid && tready) begin
+        automatic logic [31:0] beat_bytes = tlast ? $countones(tkeep) : DB;
         if (!tlast && tkeep != '1)
           violation({PREFIX, "_KEEP"}, SOURCE, where, $sformatf("TKEEP 0x%0h on a beat without TLAST (byte %0d of the packet): all lanes must be kept",
                     tkeep, bytes_q), cycle, now_ns(), now_ns(), GROUP);

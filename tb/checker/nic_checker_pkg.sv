@@ -3,8 +3,10 @@
 // A violation prints one line naming the rule, who broke it (master or slave side, NIC or
 // testbench), the cycle and the simulation time, the instance and the IDs, addresses and
 // beats involved, then a ready `nicsim waves` command for a window around it; it appends the
-// same as one JSON line to the report file and stops the simulation with $fatal (cocotb then
-// fails the running test, and tb/sim.py puts the line into the pytest failure).
+// same as one JSON line to the report file and asks for the simulation to stop:
+// nic_protocol_checker ends it with $fatal STOP_DELAY cycles later (so that a waveform being
+// written holds the cycles after the violation too), or at the end of the run if that comes
+// first; cocotb then fails the running test, and tb/sim.py puts the line into the pytest failure.
 //
 // Plusargs (tb/sim.py passes them; all optional):
 //   +nic_checker_report=FILE  JSON lines: every violation, and a summary at the end of the run
@@ -21,7 +23,11 @@ package nic_checker_pkg;
   localparam longint unsigned WIN_BEFORE_NS = 200;
   localparam longint unsigned WIN_AFTER_NS  = 100;
 
-  int unsigned violations = 0;     // reported so far (more than one only when non-fatal)
+  localparam int unsigned STOP_DELAY = 4;   // cycles from the first violation to $fatal
+
+  int unsigned violations = 0;     // reported so far
+  bit          stop_pending = 0;   // a violation was reported (not in non-fatal mode)
+  string       first_violation;    // its line
 
   // The simulation time in ns (the messages and waveform windows use it): every build here has
   // the time unit 1 ns (tb/sim.py TIMESCALE, --timescale 1ns/1ps).
@@ -67,6 +73,9 @@ package nic_checker_pkg;
         $fclose(fd);
       end
     end
-    if (!$test$plusargs("nic_checker_nonfatal")) $fatal(1, "nic_checker: %s", line);
+    if (!$test$plusargs("nic_checker_nonfatal") && !stop_pending) begin
+      stop_pending    = 1;
+      first_violation = line;
+    end
   endtask
 endpackage

@@ -115,10 +115,12 @@ module nic_protocol_checker
   assign chk_rst   = rst || !seen_rst;
   assign after_rst = rst_q;
   always_ff @(posedge clk) begin
-    cycle     <= cycle + 1;
-    period_ns <= now_ns() - last_ns;
-    last_ns   <= now_ns();
-    rst_q     <= rst;
+    cycle <= cycle + 1;
+    if (cycle < 3) begin            // the clock period, from the first edges
+      period_ns <= now_ns() - last_ns;
+      last_ns   <= now_ns();
+    end
+    rst_q <= rst;
     if (rst) seen_rst <= 1'b1;
   end
 
@@ -197,6 +199,17 @@ module nic_protocol_checker
     end
   end
 
+  // ------------------------------------------------------------------ stopping the run
+  // STOP_DELAY cycles after the first violation (nic_checker_pkg), or at the end of the run.
+  int unsigned stop_wait;
+  initial stop_wait = 0;
+  always_ff @(posedge clk) begin
+    if (stop_pending) begin
+      if (stop_wait + 1 >= STOP_DELAY) $fatal(1, "nic_checker: %s", first_violation);
+      stop_wait <= stop_wait + 1;
+    end
+  end
+
   // ------------------------------------------------------------------ start and end of the run
   initial begin
     $display("nic_checker: protocol checker on %m: AXI4 m_axi (%0d-bit data, ID_W %0d, MAX_BURST %0d), AXI4-Lite s_axil, AXI-Stream s_axis_rx and m_axis_tx (%0d-bit)",
@@ -217,6 +230,7 @@ module nic_protocol_checker
         $fclose(fd);
       end
     end
+    if (stop_pending) $fatal(1, "nic_checker: %s", first_violation);
   end
 
   logic unused;

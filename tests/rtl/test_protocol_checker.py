@@ -210,6 +210,13 @@ async def legal_writes(dut) -> None:
     await p.step(m_axi_bready=1)
     p.set(m_axi_bvalid=0)
     await p.clean("AW with W, B stalled")
+    await p.aw_fire(4, 0x4100, 0)                                 # a stalled W's unstrobed bytes may change
+    p.w(0x00FF, 1, data=0x11)
+    await p.step(m_axi_wready=0)
+    await p.step(m_axi_wdata=(0xAB << 64) | 0x11, m_axi_wready=1)
+    p.set(m_axi_wvalid=0)
+    await p.b_fire(4)
+    await p.clean("unstrobed WDATA bytes changing under a stall")
     p.aw(5, 0x5002, 3, size=1)                                    # narrow: 2 bytes a beat from lane 2
     await p.step(m_axi_awready=0)                                 # AW waits a cycle, W goes first
     p.w(0x000C)
@@ -298,7 +305,7 @@ async def bad_w_stable_change(dut) -> None:
     p.w(FULL, 1, data=5)
     await p.step(m_axi_wready=0)
     await p.step(m_axi_wdata=6)
-    await p.expect("AXI4_W_STABLE", "WDATA 0x5 -> 0x6")
+    await p.expect("AXI4_W_STABLE", "WDATA (strobed bytes) 0x5 -> 0x6")
 
 
 @cocotb.test()
