@@ -173,10 +173,10 @@ module axi4_checker
                                   .waiting(b_wait), .drop(b_drop), .held(b_held));
 
   function automatic string ax_diff(input string c, input ax_t was, input ax_t now);
-    return {diff({c, "ID"}, 1024'(was.id), 1024'(now.id)), diff({c, "ADDR"}, 1024'(was.addr), 1024'(now.addr)),
-            diff({c, "LEN"}, 1024'(was.len), 1024'(now.len)), diff({c, "SIZE"}, 1024'(was.size), 1024'(now.size)),
-            diff({c, "BURST"}, 1024'(was.burst), 1024'(now.burst)), diff({c, "LOCK"}, 1024'(was.lock), 1024'(now.lock)),
-            diff({c, "CACHE"}, 1024'(was.cache), 1024'(now.cache)), diff({c, "PROT"}, 1024'(was.prot), 1024'(now.prot))};
+    return {`NIC_DIFF({c, "ID"}, (was.id), (now.id)), `NIC_DIFF({c, "ADDR"}, (was.addr), (now.addr)),
+            `NIC_DIFF({c, "LEN"}, (was.len), (now.len)), `NIC_DIFF({c, "SIZE"}, (was.size), (now.size)),
+            `NIC_DIFF({c, "BURST"}, (was.burst), (now.burst)), `NIC_DIFF({c, "LOCK"}, (was.lock), (now.lock)),
+            `NIC_DIFF({c, "CACHE"}, (was.cache), (now.cache)), `NIC_DIFF({c, "PROT"}, (was.prot), (now.prot))};
   endfunction
 
   function automatic string ax_str(input string c, input ax_t a);
@@ -238,11 +238,6 @@ module axi4_checker
       default:       return $sformatf("%sCACHE 0x%0h: bits 3:2 must be 0 when bit 1 (modifiable) is 0 (%s)", c, a.cache,
                                       ax_str(c, a));
     endcase
-  endfunction
-
-  // Every bit of the bytes whose strobe is set.
-  function automatic logic [DATA_W-1:0] lane_bits(input logic [DB-1:0] strb);
-    for (int i = 0; i < int'(DB); i++) lane_bits[8 * i +: 8] = {8{strb[i]}};
   endfunction
 
   // The byte lanes beat n of a burst may strobe (IHI 0022 A3.4.1: Lower_Byte_Lane to
@@ -369,8 +364,8 @@ module axi4_checker
         if (r_wait) begin
           if ({rid, rdata, rresp, rlast} != r_held)
             violation("AXI4_R_STABLE", SLAVE, where, {"R changed while RVALID waited for RREADY:",
-                      diff("RID", 1024'(r_held[RW-1:RW-ID_W]), 1024'(rid)), diff("RDATA", 1024'(r_held[RW-ID_W-1:3]), 1024'(rdata)),
-                      diff("RRESP", 1024'(r_held[2:1]), 1024'(rresp)), diff("RLAST", 1024'(r_held[0]), 1024'(rlast))},
+                      `NIC_DIFF("RID", (r_held[RW-1:RW-ID_W]), (rid)), `NIC_DIFF("RDATA", (r_held[RW-ID_W-1:3]), (rdata)),
+                      `NIC_DIFF("RRESP", (r_held[2:1]), (rresp)), `NIC_DIFF("RLAST", (r_held[0]), (rlast))},
                       cycle, now_ns(), now_ns() - period_ns, GROUP);
         end else if (!outstanding) begin
           violation("AXI4_R_UNEXPECTED", SLAVE, where, $sformatf("RVALID with RID %0d, which has no read outstanding", rid),
@@ -416,11 +411,16 @@ module axi4_checker
                             w_held[DB:1], w_held[0]), cycle, now_ns(), now_ns() - period_ns, GROUP);
       if (wvalid && w_wait) begin
         // WDATA only on the lanes WSTRB enables (their bytes are the data; Arm's checker also
-        // masks WDATA with the strobes); WSTRB and WLAST entirely
-        if (w_held[DB:0] != {wstrb, wlast} || ((w_held[WW-1:DB+1] ^ wdata) & lane_bits(wstrb)) != '0)
+        // masks WDATA with the strobes); WSTRB and WLAST entirely. A loop over the bytes, only
+        // in a cycle after a stall.
+        automatic int byte_i = -1;
+        for (int i = 0; i < int'(DB); i++)
+          if (byte_i < 0 && wstrb[i] && w_held[DB + 1 + 8 * i +: 8] != wdata[8 * i +: 8]) byte_i = i;
+        if (w_held[DB:0] != {wstrb, wlast} || byte_i >= 0)
           violation("AXI4_W_STABLE", MASTER, where, {"W changed while WVALID waited for WREADY:",
-                    diff("WDATA (strobed bytes)", 1024'(w_held[WW-1:DB+1] & lane_bits(wstrb)), 1024'(wdata & lane_bits(wstrb))),
-                    diff("WSTRB", 1024'(w_held[DB:1]), 1024'(wstrb)), diff("WLAST", 1024'(w_held[0]), 1024'(wlast))},
+                    pick(byte_i < 0, "", $sformatf(" WDATA byte %0d (strobed) 0x%0h -> 0x%0h", byte_i,
+                                                   w_held[DB + 1 + 8 * byte_i +: 8], wdata[8 * byte_i +: 8])),
+                    `NIC_DIFF("WSTRB", (w_held[DB:1]), (wstrb)), `NIC_DIFF("WLAST", (w_held[0]), (wlast))},
                     cycle, now_ns(), now_ns() - period_ns, GROUP);
       end
       if (w_fire) begin
@@ -472,7 +472,7 @@ module axi4_checker
         if (b_wait) begin
           if ({bid, bresp} != b_held)
             violation("AXI4_B_STABLE", SLAVE, where, {"B changed while BVALID waited for BREADY:",
-                      diff("BID", 1024'(b_held[BW-1:2]), 1024'(bid)), diff("BRESP", 1024'(b_held[1:0]), 1024'(bresp))},
+                      `NIC_DIFF("BID", (b_held[BW-1:2]), (bid)), `NIC_DIFF("BRESP", (b_held[1:0]), (bresp))},
                       cycle, now_ns(), now_ns() - period_ns, GROUP);
         end else if (avail == 16'd0) begin
           violation("AXI4_B_UNEXPECTED", SLAVE, where, $sformatf("BVALID with BID %0d, which has no write burst whose AW and last W beat have both been accepted and that has had no response (%0d AW, %0d W bursts accepted in all)",

@@ -100,24 +100,24 @@ module axil_checker
       if (aw_drop) violation("AXIL_AW_STABLE", MASTER, where, $sformatf("AWVALID fell before AWREADY (AWADDR 0x%0h)",
                              aw_held[ADDR_W+2:3]), cycle, now_ns(), now_ns() - period_ns, GROUP);
       if (aw_wait) if (awvalid && {awaddr, awprot} != aw_held) violation("AXIL_AW_STABLE", MASTER, where, {"AW changed while AWVALID waited for AWREADY:",
-                               diff("AWADDR", 1024'(aw_held[ADDR_W+2:3]), 1024'(awaddr)),
-                               diff("AWPROT", 1024'(aw_held[2:0]), 1024'(awprot))}, cycle, now_ns(), now_ns() - period_ns, GROUP);
+                               `NIC_DIFF("AWADDR", (aw_held[ADDR_W+2:3]), (awaddr)),
+                               `NIC_DIFF("AWPROT", (aw_held[2:0]), (awprot))}, cycle, now_ns(), now_ns() - period_ns, GROUP);
       if (w_drop) violation("AXIL_W_STABLE", MASTER, where, "WVALID fell before WREADY", cycle, now_ns(), now_ns() - period_ns, GROUP);
       if (w_wait) if (wvalid && {wdata, wstrb} != w_held) violation("AXIL_W_STABLE", MASTER, where, {"W changed while WVALID waited for WREADY:",
-                              diff("WDATA", 1024'(w_held[DATA_W+SW-1:SW]), 1024'(wdata)),
-                              diff("WSTRB", 1024'(w_held[SW-1:0]), 1024'(wstrb))}, cycle, now_ns(), now_ns() - period_ns, GROUP);
+                              `NIC_DIFF("WDATA", (w_held[DATA_W+SW-1:SW]), (wdata)),
+                              `NIC_DIFF("WSTRB", (w_held[SW-1:0]), (wstrb))}, cycle, now_ns(), now_ns() - period_ns, GROUP);
       if (ar_drop) violation("AXIL_AR_STABLE", MASTER, where, $sformatf("ARVALID fell before ARREADY (ARADDR 0x%0h)",
                              ar_held[ADDR_W+2:3]), cycle, now_ns(), now_ns() - period_ns, GROUP);
       if (ar_wait) if (arvalid && {araddr, arprot} != ar_held) violation("AXIL_AR_STABLE", MASTER, where, {"AR changed while ARVALID waited for ARREADY:",
-                               diff("ARADDR", 1024'(ar_held[ADDR_W+2:3]), 1024'(araddr)),
-                               diff("ARPROT", 1024'(ar_held[2:0]), 1024'(arprot))}, cycle, now_ns(), now_ns() - period_ns, GROUP);
+                               `NIC_DIFF("ARADDR", (ar_held[ADDR_W+2:3]), (araddr)),
+                               `NIC_DIFF("ARPROT", (ar_held[2:0]), (arprot))}, cycle, now_ns(), now_ns() - period_ns, GROUP);
       if (b_drop) violation("AXIL_B_STABLE", SLAVE, where, "BVALID fell before BREADY", cycle, now_ns(), now_ns() - period_ns, GROUP);
       if (b_wait) if (bvalid && bresp != b_held) violation("AXIL_B_STABLE", SLAVE, where, {"B changed while BVALID waited for BREADY:",
-                              diff("BRESP", 1024'(b_held), 1024'(bresp))}, cycle, now_ns(), now_ns() - period_ns, GROUP);
+                              `NIC_DIFF("BRESP", (b_held), (bresp))}, cycle, now_ns(), now_ns() - period_ns, GROUP);
       if (r_drop) violation("AXIL_R_STABLE", SLAVE, where, "RVALID fell before RREADY", cycle, now_ns(), now_ns() - period_ns, GROUP);
       if (r_wait) if (rvalid && {rdata, rresp} != r_held) violation("AXIL_R_STABLE", SLAVE, where, {"R changed while RVALID waited for RREADY:",
-                              diff("RDATA", 1024'(r_held[DATA_W+1:2]), 1024'(rdata)),
-                              diff("RRESP", 1024'(r_held[1:0]), 1024'(rresp))}, cycle, now_ns(), now_ns() - period_ns, GROUP);
+                              `NIC_DIFF("RDATA", (r_held[DATA_W+1:2]), (rdata)),
+                              `NIC_DIFF("RRESP", (r_held[1:0]), (rresp))}, cycle, now_ns(), now_ns() - period_ns, GROUP);
       if (bvalid && !b_wait && (aw_n_q == b_n_q || w_n_q == b_n_q))
         violation("AXIL_B_UNEXPECTED", SLAVE, where, $sformatf("BVALID with no write left to answer (%0d AW, %0d W, %0d B handshakes since reset)",
                   aw_n_q, w_n_q, b_n_q), cycle, now_ns(), now_ns(), GROUP);

@@ -66,10 +66,10 @@ module axis_checker
       if (drop) violation({PREFIX, "_STABLE"}, SOURCE, where, $sformatf("TVALID fell before TREADY (TKEEP 0x%0h TLAST %0d)",
                           held[DB+USER_W:1+USER_W], held[USER_W]), cycle, now_ns(), now_ns() - period_ns, GROUP);
       if (waiting) if (tvalid && {tdata, tkeep, tlast, tuser} != held) violation({PREFIX, "_STABLE"}, SOURCE, where, {"the beat changed while TVALID waited for TREADY:",
-                            diff("TDATA", 1024'(held[PW-1:DB+1+USER_W]), 1024'(tdata)),
-                            diff("TKEEP", 1024'(held[DB+USER_W:1+USER_W]), 1024'(tkeep)),
-                            diff("TLAST", 1024'(held[USER_W]), 1024'(tlast)),
-                            diff("TUSER", 1024'(held[USER_W-1:0]), 1024'(tuser))}, cycle, now_ns(), now_ns() - period_ns, GROUP);
+                            `NIC_DIFF("TDATA", (held[PW-1:DB+1+USER_W]), (tdata)),
+                            `NIC_DIFF("TKEEP", (held[DB+USER_W:1+USER_W]), (tkeep)),
+                            `NIC_DIFF("TLAST", (held[USER_W]), (tlast)),
+                            `NIC_DIFF("TUSER", (held[USER_W-1:0]), (tuser))}, cycle, now_ns(), now_ns() - period_ns, GROUP);
       if (tvalid && tready) begin
         automatic logic [31:0] beat_bytes = tlast ? $countones(tkeep) : DB;
         if (!tlast && tkeep != '1)

@@ -14,6 +14,12 @@
 //   +nic_checker_tracing      FILE is being written by this run
 //   +nic_checker_nonfatal     report and count violations but do not stop (the checker's own
 //                             tests only: they provoke one violation after another)
+// " NAME 0xOLD -> 0xNEW" when a field changed, else "" (the stability rules' messages). A
+// macro, not a function: Verilator inlines functions into the calling process and zeroes their
+// locals on every run of it, which for wide arguments would cost every cycle; this expands to
+// code that runs only where a violation is reported. (Defined here, the checker's first file.)
+`define NIC_DIFF(NAME, WAS, NOW) nic_checker_pkg::pick((WAS) == (NOW), "", $sformatf(" %s 0x%0h -> 0x%0h", NAME, WAS, NOW))
+
 package nic_checker_pkg;
   /* verilator tracing_off */
   /* verilator coverage_off */
@@ -40,10 +46,6 @@ package nic_checker_pkg;
     return c ? a : b;
   endfunction
 
-  // " NAME 0xOLD -> 0xNEW" when a field changed, else "" (for the stability rules).
-  function automatic string diff(input string name, input logic [1023:0] was, input logic [1023:0] now);
-    return (was == now) ? "" : $sformatf(" %s 0x%0h -> 0x%0h", name, was, now);
-  endfunction
 
   // `window_start_ns` is the time of the first cycle that matters (the beat that broke the rule
   // may be older than the cycle the rule could be decided in).

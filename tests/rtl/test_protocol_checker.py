@@ -305,7 +305,7 @@ async def bad_w_stable_change(dut) -> None:
     p.w(FULL, 1, data=5)
     await p.step(m_axi_wready=0)
     await p.step(m_axi_wdata=6)
-    await p.expect("AXI4_W_STABLE", "WDATA (strobed bytes) 0x5 -> 0x6")
+    await p.expect("AXI4_W_STABLE", "WDATA byte 0 (strobed) 0x5 -> 0x6")
 
 
 @cocotb.test()
