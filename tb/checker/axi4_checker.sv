@@ -276,9 +276,11 @@ module axi4_checker
   // The AW ring holds accepted AWs by sequence number: aw_cnt_q counts them, wl_cnt_q counts W
   // bursts ended by WLAST (W may be ahead), pair_q is the next burst to get both (then its
   // response may come: bpend_q[ID] counts such bursts per ID), s_ptr_q the burst whose beats
-  // the W check is at. A W beat is checked in its own cycle when its burst's AW is known and
-  // no older beat waits; otherwise it waits in the W FIFO, and the oldest waiting beat is
-  // checked (one a cycle) once its AW is known.
+  // the W check is at. A burst's AW is known once it is presented (AWVALID: its payload is then
+  // fixed until AWREADY) or in the ring. A W beat is checked in its own cycle when its burst's
+  // AW is known and no older beat waits; otherwise it waits in the W FIFO, and the oldest
+  // waiting beat is checked (one a cycle) once its AW is known. (The W check may finish a burst
+  // whose AW is still waiting: s_ptr_q is then one ahead of aw_cnt_q.)
   typedef struct packed {
     logic [ID_W-1:0]   id;
     logic [ADDR_W-1:0] addr;
@@ -327,7 +329,11 @@ module axi4_checker
       automatic logic pair_now = pair_q != aw_cnt_q && pair_q != wl_cnt_q;
       automatic logic [ID_W-1:0] pair_id = '0;
       automatic logic w_waiting = w_rp_q != w_wp_q;
-      automatic logic s_now = s_ptr_q != aw_cnt_q && (w_waiting || w_fire);
+      // burst s_ptr_q's AW: in the ring once handshaken, or the one presented now (its
+      // payload may not change until AWREADY, so it is the next burst's AW already)
+      automatic logic s_in_ring = $signed(aw_cnt_q - s_ptr_q) > 0;
+      automatic logic s_known = s_in_ring || (awvalid && aw_cnt_q == s_ptr_q);
+      automatic logic s_now = s_known && (w_waiting || w_fire);
       if (after_rst && (arvalid || awvalid || wvalid))
         violation("AXI4_RESET_VALID", MASTER, where, $sformatf("ARVALID %0d AWVALID %0d WVALID %0d in the first cycle after reset",
                   arvalid, awvalid, wvalid), cycle, now_ns(), now_ns(), GROUP);
@@ -398,7 +404,8 @@ module axi4_checker
           if (bad != AX_OK) violation(ax_rule("AW", bad), MASTER, where, ax_detail("AW", aw, bad), cycle, now_ns(), now_ns(), GROUP);
         end
         if (awready) begin
-          if (((aw_cnt_q - pair_q) > (aw_cnt_q - s_ptr_q) ? aw_cnt_q - pair_q : aw_cnt_q - s_ptr_q) == AW_DEPTH)
+          if (((aw_cnt_q - pair_q) > (s_in_ring ? aw_cnt_q - s_ptr_q : 32'd0) ? aw_cnt_q - pair_q
+                                                                              : aw_cnt_q - s_ptr_q) == AW_DEPTH)
             violation("CHECKER_CAPACITY", "checker", where, $sformatf("more than AW_DEPTH %0d write bursts tracked", AW_DEPTH),
                       cycle, now_ns(), now_ns(), GROUP);
           awq_q[aw_cnt_q[AP-1:0]] <= '{id: awid, addr: awaddr, len: awlen, size: awsize, burst: awburst};
@@ -440,7 +447,8 @@ module axi4_checker
 
       // --- the W check (see above): this cycle's beat or the oldest waiting one
       if (s_now) begin
-        automatic awq_t s_aw = awq_q[s_ptr_q[AP-1:0]];
+        automatic awq_t s_aw = s_in_ring ? awq_q[s_ptr_q[AP-1:0]]
+                                         : '{id: awid, addr: awaddr, len: awlen, size: awsize, burst: awburst};
         automatic wq_t  s_w = w_waiting ? wq_q[w_rp_q[WP-1:0]] : '{strb: wstrb, last: wlast, cycle: 32'(cycle)};
         automatic logic [DB-1:0] lanes = beat_lanes(s_aw.addr[11:0], s_aw.size, s_aw.burst, s_aw.len, s_beat_q);
         if (w_waiting) w_rp_q <= w_rp_q + 1'b1;

@@ -234,6 +234,13 @@ async def legal_writes(dut) -> None:
     for i in (5, 9, 6, 8, 7):
         await p.b_fire(i)
     await p.clean("narrow, unaligned, FIXED, WRAP, 4 KiB end")
+    p.aw(11, 0xB008, 1)                                           # a whole burst while its AW waits
+    p.set(m_axi_awready=0)
+    await p.w_burst([0xFF00, FULL])
+    await p.step(m_axi_awready=1)
+    p.set(m_axi_awvalid=0)
+    await p.b_fire(11)
+    await p.clean("W burst under a waiting AW")
     await p.aw_fire(10, 0xA000, 1)                                # a burst cut short by a reset
     await p.reset()
     await p.aw_fire(10, 0xA000, 0)
@@ -415,6 +422,19 @@ async def bad_w_last_early_w_first(dut) -> None:
     await p.clean("W waiting for its AW")
     await p.aw_fire(4, 0x1000, 2)
     await p.expect("AXI4_W_LAST", "WLAST 1 on beat 2 of the 3-beat burst", "AWID 4")
+
+
+@cocotb.test()
+async def bad_w_last_aw_waiting(dut) -> None:
+    """The burst's AW is presented but waits for AWREADY while its W goes, WLAST one beat
+    early: reported in the cycle of that beat, against the waiting AW."""
+    p = await start(dut)
+    p.aw(4, 0x1000, 2)
+    p.set(m_axi_awready=0)
+    await p.w_burst([FULL, FULL])
+    v = await p.expect("AXI4_W_LAST", "WLAST 1 on beat 2 of the 3-beat burst")
+    assert f"accepted at cycle {v['cycle']})" in v["detail"], f"checked in the beat's own cycle: {v}"
+    p.set(m_axi_awvalid=0)
 
 
 @cocotb.test()
