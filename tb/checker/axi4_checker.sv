@@ -418,11 +418,11 @@ module axi4_checker
                             w_held[DB:1], w_held[0]), cycle, now_ns(), now_ns() - period_ns, GROUP);
       if (wvalid && w_wait) begin
         // WDATA only on the lanes WSTRB enables (their bytes are the data; Arm's checker also
-        // masks WDATA with the strobes); WSTRB and WLAST entirely. A loop over the bytes, only
-        // in a cycle after a stall.
+        // masks WDATA with the strobes); WSTRB and WLAST entirely. In a cycle after a stall only.
         automatic int byte_i = -1;
-        for (int i = 0; i < int'(DB); i++)
-          if (byte_i < 0 && wstrb[i] && w_held[DB + 1 + 8 * i +: 8] != wdata[8 * i +: 8]) byte_i = i;
+        if (w_held[WW-1:DB+1] != wdata)                 // (the byte loop only when some byte moved)
+          for (int i = 0; i < int'(DB); i++)
+            if (byte_i < 0 && wstrb[i] && w_held[DB + 1 + 8 * i +: 8] != wdata[8 * i +: 8]) byte_i = i;
         if (w_held[DB:0] != {wstrb, wlast} || byte_i >= 0)
           violation("AXI4_W_STABLE", MASTER, where, {"W changed while WVALID waited for WREADY:",
                     pick(byte_i < 0, "", $sformatf(" WDATA byte %0d (strobed) 0x%0h -> 0x%0h", byte_i,
