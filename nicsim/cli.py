@@ -127,7 +127,15 @@ def summarize(res) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
         ("CPU reads of device memory", str(res.stats["cpu_reads_of_device_memory"])),
         ("devmem tokens returned (dontneed)", str(sum(s["tokens_returned"] for s in res.streams.values()))),
     ]
+    if res.stats.get("protocol_checker"):           # RTL runs: the checker bound into nic_top
+        rows.append(checker_row(res.stats["protocol_checker"]))
     return rows
+
+
+def checker_row(summary: dict) -> tuple[str, str]:
+    """The table row of the AXI protocol checker's end-of-run summary (RTL backend)."""
+    from tb.sim import checker_summary_text
+    return ("AXI protocol checker", checker_summary_text(summary))
 
 
 def print_table(rows: list[tuple[str, str]]) -> None:
@@ -221,6 +229,7 @@ def cmd_live(args: argparse.Namespace) -> int:
         ("Linux TCP checksum errors", str(lx.get("TcpInCsumErrors", "?"))),
         ("ARP / ND answered", f"{res.neigh.get('arp_requests_answered', 0)} / {res.neigh.get('ns_answered', 0)}"),
         ("CPU reads of device memory", str(res.cpu_reads)),
+        *([checker_row(res.protocol_checker)] if res.protocol_checker else []),
         ("wall time", f"{wall:.1f} s" + (" (with the Verilator build, if one was needed)"
                                          if args.backend == "rtl" else "")),
     ]
