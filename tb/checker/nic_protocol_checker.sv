@@ -12,7 +12,7 @@
 // and the NIC's own port contracts, which are not AXI rules (NIC_*):
 //   NIC_RX_TREADY      s_axis_rx_tready is high whenever the NIC is out of reset (architecture.md)
 //   NIC_R_TXDESC_READY R beats of TX descriptor reads (RID TX_DESC_ID + t) are never back-pressured
-//                      (tx.md; TX segment data, RID TX_DATA_ID, may wait a cycle for an inline header)
+//                      (tx.md; TX segment data, RID 24, may wait a cycle for an inline header)
 //   NIC_AX_INCR_FULL   every AR and AW is an INCR burst of full-width beats (architecture.md)
 //   NIC_W_STRB_EMPTY   every W beat writes at least one byte (axi_dma_wr: exact strobes)
 //
@@ -30,7 +30,6 @@ module nic_protocol_checker
   parameter int unsigned TX_FIFO_BYTES = 16384,
   parameter int unsigned NUM_TXQ       = 4,
   parameter int unsigned TX_DESC_ID    = 16,
-  parameter int unsigned TX_DATA_ID    = 24,
   parameter bit          NIC_RULES     = 1      // 0: AXI rules only (the checker's own tests of them)
 ) (
   input logic                    clk,
