@@ -213,8 +213,14 @@ def run_task(t: Task, root: Path, sby_dir: Path) -> Task:
     else:
         t.status = "ERROR"
     if t.status == "ERROR":
-        errs = [ln for ln in text.splitlines() if "ERROR" in ln or "error" in ln]
-        t.message = (errs[-1] if errs else f"sby exited {proc.returncode}") + f" (log: {_rel(log)})"
+        # the front end's own message (file:line: ERROR: ...) says more than SBY's last line
+        design_log = t.workdir / "model" / "design.log"
+        errs = [ln.strip() for ln in design_log.read_text(errors="replace").splitlines()
+                if re.search(r":\d+: ERROR:", ln)] if design_log.is_file() else []
+        if not errs:
+            errs = [re.sub(r"^SBY [\d:]+ \[[^]]*\] ", "", ln) for ln in text.splitlines() if "ERROR:" in ln]
+        t.message = "; ".join(errs[:2]) if errs else f"sby exited {proc.returncode}"
+        t.message += f" (log: {_rel(log)})"
     t.props = _status_rows(t.workdir, t.name) if t.workdir.is_dir() else []
     return t
 

@@ -11,6 +11,7 @@
 //     the head after exactly the entries that were ahead of it, with the data it was pushed
 //     with (a symbolic tracked entry stands for every entry).
 // Environment: none beyond a reset in the first cycle (both handshakes are free inputs).
+/* verilator lint_off UNUSEDSIGNAL */  // ports some checks of a proof only read
 module sync_fifo_props #(
   parameter int unsigned WIDTH = 8,
   parameter int unsigned DEPTH = 4,
@@ -44,15 +45,14 @@ module sync_fifo_props #(
   assign f_flush = rst || clear;
 
   // ------------------------------------------------------------------ the tracked entry
-  // f_pick chooses the entry: a free input in a proof, a pseudo-random bit in simulation.
-  logic f_pick;
-`ifdef FORMAL
-  // left undriven: SymbiYosys turns it into a fresh value every cycle (anyseq)
-`else
+  // f_any_pick chooses the entry: free in a proof (the .sby script makes every f_any_* signal
+  // a fresh value each cycle, $anyseq), a pseudo-random bit in simulation.
+  logic f_any_pick;
+`ifndef FORMAL
   logic [15:0] f_lfsr;
   initial f_lfsr = 16'hace1;
   always_ff @(posedge clk) f_lfsr <= {f_lfsr[14:0], f_lfsr[15] ^ f_lfsr[13] ^ f_lfsr[12] ^ f_lfsr[10]};
-  assign f_pick = f_lfsr[0];
+  assign f_any_pick = f_lfsr[0];
 `endif
   logic             f_tracking;
   logic [WIDTH-1:0] f_data;
@@ -67,7 +67,7 @@ module sync_fifo_props #(
         if (f_ahead == '0) f_tracking <= 1'b0;
         else               f_ahead    <= f_ahead - 1'b1;
       end
-    end else if (f_push && f_pick && f_started) begin
+    end else if (f_push && f_any_pick && f_started) begin
       f_tracking <= 1'b1;
       f_data     <= in_data;
       f_ahead    <= count - (AW + 1)'(f_pop);
