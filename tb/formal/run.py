@@ -331,7 +331,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--long", action="store_true", default=os.environ.get("FORMAL_LONG", "0") not in ("", "0"),
                     help="also the tasks tagged long (deeper BMC, wider configurations); FORMAL_LONG=1")
     ap.add_argument("--bug", default=os.environ.get("BUG", ""), help="prove RTL patched with tests/bugs/NAME.patch")
-    ap.add_argument("--only", default=os.environ.get("FORMAL_ONLY", ""), help="comma-separated blocks (.sby stems)")
+    ap.add_argument("--only", default=os.environ.get("FORMAL_ONLY", ""),
+                    help="comma-separated blocks (.sby stems) or block.task")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="folder for work folders and summary.json (default build/formal, build/formal/bug-NAME)")
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("FORMAL_JOBS", "2") or 2),
                     help="SymbiYosys tasks at a time (default 2; a prove task runs 2 solvers itself)")
     ap.add_argument("--list", action="store_true", help="list the blocks and tasks and exit")
@@ -353,12 +356,13 @@ def main(argv: list[str] | None = None) -> int:
     blocks = sorted({t.block for t in tasks})
     if args.only:
         want = [b.strip() for b in args.only.split(",") if b.strip()]
-        unknown = [b for b in want if b not in blocks]
+        unknown = [b for b in want if b not in blocks and b not in {t.key for t in tasks}]
         if unknown:
-            print(f"make formal: unknown block {', '.join(unknown)} (blocks: {', '.join(blocks)})", file=sys.stderr)
+            print(f"make formal: unknown block or task {', '.join(unknown)} (blocks: {', '.join(blocks)}; "
+                  "tasks: --list)", file=sys.stderr)
             return 2
-        tasks = [t for t in tasks if t.block in want]
-    if not args.long:
+        tasks = [t for t in tasks if t.block in want or t.key in want]
+    if not args.long and not any(t.long and t.key in args.only.split(",") for t in tasks):
         tasks = [t for t in tasks if not t.long]
     if args.list:
         for t in tasks:
@@ -368,6 +372,8 @@ def main(argv: list[str] | None = None) -> int:
     sby_dir = FORMAL
     root = OUT
     if bug:
+        # a patched RTL is for finding the counterexample; reachability covers say nothing there
+        tasks = [t for t in tasks if t.mode != "cover"]
         changed = patched_files(bug)
         if not args.only:
             tasks = [t for t in tasks
@@ -379,6 +385,8 @@ def main(argv: list[str] | None = None) -> int:
         sby_dir = prepare_bug_tree(bug)
         root = OUT / f"bug-{bug}"
         tasks = [Task(**{**t.__dict__, "sby": sby_dir / t.sby.name}) for t in tasks]
+    if args.out is not None:
+        root = args.out.resolve()
     root.mkdir(parents=True, exist_ok=True)
 
     # Longest first (prove before cover before bmc is a rough order of cost).
