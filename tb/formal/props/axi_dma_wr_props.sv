@@ -21,8 +21,9 @@
 //
 // Environment (assumptions = the interface contract; docs/verification.md):
 //   - reset in the first cycle;
-//   - commands: valid held until ready with a stable payload; cmd_len >= 1; the range does not
-//     wrap the address space; with `define F_MAX_LEN (BMC configurations) cmd_len <= F_MAX_LEN;
+//   - commands: valid held until ready with a stable payload; 1 <= cmd_len <= 65536 (the callers'
+//     largest write is a 32 KiB payload buffer; see the note at the assumption); the range does
+//     not wrap the address space; with `define F_MAX_LEN (BMC configurations) cmd_len <= F_MAX_LEN;
 //   - input beats: valid held until ready with stable data;
 //   - the AXI slave: AWREADY, WREADY, BVALID, BID, BRESP free (any order, any delay).
 /* verilator lint_off UNUSEDSIGNAL */  // ports some checks of a proof only read
@@ -60,11 +61,27 @@ module axi_dma_wr_props #(
   input logic                m_bready,
   input logic                b_err,
   input logic [ID_W-1:0]     b_err_id,
-  input logic                idle
+  input logic                idle,
+  input logic                burst_issue,
+  // design state, for the induction invariants: the address side and the burst-note queue
+  input logic                aw_active_q,
+  input logic                aw_pend_q,
+  input logic                aw_first_q,
+  input logic [ID_W-1:0]     aw_id_q,
+  input logic [ADDR_W-1:0]   aw_addr_q,
+  input logic [13:0]         beats_left_q,
+  input logic [$clog2(DATA_W / 8)-1:0] start_lane_q,
+  input logic [$clog2(DATA_W / 8)-1:0] end_lane_q,
+  input logic [8:0]          burst_beats,
+  input logic [8:0]          wbeat_q,
+  input logic [2:0]          wq_count,
+  input logic [1:0]          wq_rd_ptr,
+  input logic [9 + 2 + 2 * $clog2(DATA_W / 8) - 1:0] wq_mem [4]
 );
   localparam int unsigned DB = DATA_W / 8;
   localparam int unsigned LW = $clog2(DB);
-  localparam int unsigned XW = ADDR_W + 1;      // addresses with a carry bit
+  localparam int unsigned XW = ((ADDR_W > 17) ? ADDR_W : 17) + 1;  // address + length, no overflow
+  localparam int unsigned EW = 9 + 2 + 2 * LW;  // a burst note: beats, first, last, start lane, end lane
 
   // ------------------------------------------------------------------ reset, history
   logic f_started, f_past;
@@ -128,7 +145,9 @@ module axi_dma_wr_props #(
   always_comb begin
     if (f_started) begin
       if (cmd_valid) begin
-        assume (cmd_len != '0);
+        // callers write at most a 32 KiB payload buffer; beats_left_q (14 bits) holds
+        // 131064 bytes at 64 bits, the 17-bit cmd_len up to 131071
+        assume (cmd_len != '0 && cmd_len <= 17'h10000);
         assume ({1'b0, cmd_addr} + XW'(cmd_len) <= (XW'(1) << ADDR_W));
 `ifdef F_MAX_LEN
         assume (32'(cmd_len) <= `F_MAX_LEN);
@@ -184,82 +203,64 @@ module axi_dma_wr_props #(
     end
   end
 
-  // ------------------------------------------------------------------ the tracked beat and lane
-  // Beat number f_g of the W stream (counted from reset) and its lane f_l: free constants in a
-  // proof (the .sby script makes f_const_* an $anyconst), pseudo-random in simulation. The AW
-  // burst that covers beat f_g gives its address and command; the checks run once both sides
-  // have been seen, whichever came first.
-  logic [15:0]   f_const_beat, f_g;
-  logic [LW-1:0] f_const_lane, f_l;
-  assign f_g = f_const_beat;
-  assign f_l = f_const_lane;
+  // ------------------------------------------------------------------ the bursts the W beats belong to
+  // A reference queue of the bursts presented on AW (in AW order: the first presentation,
+  // `burst_issue`, gives the order and the payload, which AXI keeps stable until AWREADY), each
+  // with the range of its command. W beats are matched to it in order (AXI4 has no write
+  // interleaving): the head is the burst the next W beat belongs to, whether its AW handshake
+  // has happened or not. Every W beat's WSTRB and WLAST are checked against it.
+  localparam int unsigned NQ = 4;               // bursts presented whose W beats are not all out
+  logic [NQ-1:0][XW-1:0] q_addr, q_lo, q_hi;
+  logic [NQ-1:0][8:0]    q_beats;
+  logic [1:0]            q_rd;
+  logic [2:0]            q_cnt;
+  logic [8:0]            q_wbeat;               // W beats of the head burst already out
+  logic                  f_pend;                // the presented AW is not accepted yet
 
-  logic              f_gw, f_ga;             // its W beat / its AW burst seen (registered)
-  logic              f_g_strb, f_g_last;     // from its W beat
-  logic [XW-1:0]     f_g_addr, f_g_lo, f_g_hi; // from its AW burst: the beat's address, the command's range
-  logic              f_g_is_last;            // ... it is the burst's last beat
-  logic              f_w_now, f_a_now, f_gw_seen, f_ga_seen;
-  logic [15:0]       f_g_off;                // its place in the AW burst that fires now
-  assign f_w_now = f_w && f_wn == f_g;
-  assign f_g_off = f_g - f_an;
-  assign f_a_now = f_aw && f_g_off <= 16'(m_awlen);
-  assign f_gw_seen = f_gw || f_w_now;
-  assign f_ga_seen = f_ga || f_a_now;
-
-`ifndef FORMAL
-  // simulation: after each check, a beat a few beats past both streams, and a random lane
-  logic [31:0] f_lfsr;
-  initial f_lfsr = 32'h1234_5679;
-  always_ff @(posedge clk) f_lfsr <= {f_lfsr[30:0], f_lfsr[31] ^ f_lfsr[21] ^ f_lfsr[1] ^ f_lfsr[0]};
-  logic [15:0]   f_beat_q, f_later;
-  logic [LW-1:0] f_lane_q;
-  assign f_later = ((f_an - f_wn) < 16'h8000) ? f_an : f_wn;
-  always_ff @(posedge clk) begin
-    if (rst || (f_gw_seen && f_ga_seen)) begin
-      f_beat_q <= f_later + 16'(f_lfsr[3:0]) + 16'(f_w) + 16'(f_aw) * (16'(m_awlen) + 16'd1);
-      f_lane_q <= LW'(f_lfsr[31:16]);
-    end
-  end
-  assign f_const_beat = f_beat_q;
-  assign f_const_lane = f_lane_q;
-`endif
-
-  logic          e_strb, e_last;             // the tracked beat's values, registered or now
-  logic [XW-1:0] e_addr, e_lo, e_hi;
-  logic          e_is_last;
+  logic [XW-1:0]  h_addr, h_lo, h_hi, w_addr;   // the head burst, the address of the beat now
+  logic [8:0]     h_beats;
+  logic [DB-1:0]  w_strb_expected;
+  logic           w_last_expected;
   always_comb begin
-    e_strb    = f_gw ? f_g_strb : m_wstrb[f_l];
-    e_last    = f_gw ? f_g_last : m_wlast;
-    e_addr    = f_ga ? f_g_addr : {1'b0, m_awaddr} + XW'(32'(f_g_off) * DB);
-    e_lo      = f_ga ? f_g_lo : {1'b0, f_c_addr};
-    e_hi      = f_ga ? f_g_hi : f_c_end;
-    e_is_last = f_ga ? f_g_is_last : (f_g_off == 16'(m_awlen));
+    h_addr  = q_addr[q_rd];
+    h_beats = q_beats[q_rd];
+    h_lo    = q_lo[q_rd];
+    h_hi    = q_hi[q_rd];
+    w_addr  = h_addr + XW'(32'(q_wbeat) * DB);
+    for (int l = 0; l < DB; l++) w_strb_expected[l] = (w_addr + XW'(l) >= h_lo) && (w_addr + XW'(l) < h_hi);
+    w_last_expected = q_wbeat == h_beats - 9'd1;
   end
 
   always_ff @(posedge clk) begin
-    if (rst || (f_gw_seen && f_ga_seen)) begin
-      f_gw <= 1'b0;
-      f_ga <= 1'b0;
+    if (rst) begin
+      q_rd    <= '0;
+      q_cnt   <= '0;
+      q_wbeat <= '0;
+      f_pend  <= 1'b0;
     end else begin
-      if (f_w_now) begin
-        f_gw     <= 1'b1;
-        f_g_strb <= m_wstrb[f_l];
-        f_g_last <= m_wlast;
+      automatic logic [2:0] cnt = q_cnt;
+      if (f_w) begin
+        if (q_wbeat == h_beats - 9'd1) begin
+          q_wbeat <= '0;
+          q_rd    <= q_rd + 2'd1;
+          cnt     = cnt - 3'd1;
+        end else begin
+          q_wbeat <= q_wbeat + 9'd1;
+        end
       end
-      if (f_a_now) begin
-        f_ga        <= 1'b1;
-        f_g_addr    <= e_addr;
-        f_g_lo      <= {1'b0, f_c_addr};
-        f_g_hi      <= f_c_end;
-        f_g_is_last <= f_g_off == 16'(m_awlen);
+      if (burst_issue) begin
+        q_addr[2'(q_rd + 2'(q_cnt))]  <= {1'b0, m_awaddr};
+        q_beats[2'(q_rd + 2'(q_cnt))] <= {1'b0, m_awlen} + 9'd1;
+        q_lo[2'(q_rd + 2'(q_cnt))]    <= {1'b0, f_c_addr};
+        q_hi[2'(q_rd + 2'(q_cnt))]    <= f_c_end;
+        cnt                           = cnt + 3'd1;
       end
+      q_cnt  <= cnt;
+      f_pend <= m_awvalid && !m_awready;
     end
   end
 
   // ------------------------------------------------------------------ assertions
-  logic [XW-1:0] f_byte;                     // the tracked beat's byte in lane f_l
-  assign f_byte = e_addr + XW'(f_l);
-
   always_comb begin
     if (f_on) begin
       // ---- AW
@@ -273,13 +274,17 @@ module axi_dma_wr_props #(
         a_aw_tiles_command: assert ({1'b0, m_awaddr} == f_c_next && 16'(m_awlen) + 16'd1 <= f_c_left && m_awid == f_c_id);
       end
       if (f_cmd) a_cmd_after_previous_issued: assert (!f_c_valid || f_aw_ends_cmd);
+      // a burst is announced (burst_issue) exactly when its AW is first presented
+      a_issue_is_first_presentation: assert (burst_issue == (m_awvalid && !f_pend));
+      if (burst_issue) a_issue_queue_room: assert (q_cnt < 3'(NQ) || (f_w && w_last_expected));
       // ---- W
+      if (m_wvalid) begin
+        a_w_after_its_aw_presented: assert (q_cnt != '0);
+        a_wlast_on_last_beat: assert (m_wlast == w_last_expected);
+        a_wstrb_only_addressed_bytes: assert (m_wstrb == w_strb_expected);
+      end
       if (f_w) a_w_within_commands: assert (f_wn != f_cn);
       a_w_one_input_beat_each: assert (f_w == f_in && (!m_wvalid || m_wdata == in_data));
-      if (f_gw_seen && f_ga_seen) begin
-        a_wlast_on_last_beat: assert (e_last == e_is_last);
-        a_wstrb_only_addressed_bytes: assert (e_strb == (f_byte >= e_lo && f_byte < e_hi));
-      end
       // ---- responses, idle
       a_bready: assert (m_bready);
       a_b_err: assert (b_err == (m_bvalid && m_bresp[1]) && (!b_err || b_err_id == m_bid));
@@ -294,12 +299,95 @@ module axi_dma_wr_props #(
     end
   end
 
+  // ------------------------------------------------------------------ induction invariants
+  // The design's burst notes (the data side's queue) against the reference queue, entry by entry.
+  logic [NQ-1:0][8:0]    n_beats;
+  logic [NQ-1:0]         n_first, n_last;
+  logic [NQ-1:0][LW-1:0] n_start, n_end;
+  always_comb begin
+    for (int k = 0; k < NQ; k++) begin
+      logic [EW-1:0] e;
+      e          = wq_mem[2'(32'(wq_rd_ptr) + k)];
+      n_beats[k] = e[EW-1 -: 9];
+      n_first[k] = e[2 * LW + 1];
+      n_last[k]  = e[2 * LW];
+      n_start[k] = e[2 * LW - 1 -: LW];
+      n_end[k]   = e[LW - 1:0];
+    end
+  end
+
+  // the beats the queue still holds (for i_w_count)
+  logic [15:0] f_queued;
+  always_comb begin
+    f_queued = '0;
+    for (int k = 0; k < NQ; k++) if (32'(k) < 32'(q_cnt)) f_queued = f_queued + 16'(q_beats[2'(q_rd + 2'(k))]);
+    f_queued = f_queued - 16'(q_wbeat);
+  end
+
+  logic [XW-1:0] f_c_lo_aligned, f_c_hi_aligned;
+  assign f_c_lo_aligned = {1'b0, f_c_addr[ADDR_W-1:LW], {LW{1'b0}}};
+  assign f_c_hi_aligned = ((f_c_end + XW'(DB - 1)) >> LW) << LW;
+
+  always_comb begin
+    if (f_started) begin
+      i_active: assert (aw_active_q == f_c_valid && aw_pend_q == f_pend && (!aw_pend_q || aw_active_q));
+      i_cmd_beats: assert (f_cn - f_an == (f_c_valid ? f_c_left : 16'd0));
+      if (f_c_valid) begin
+        i_cmd_state: assert ({1'b0, aw_addr_q} == f_c_next && 16'(beats_left_q) == f_c_left && aw_id_q == f_c_id &&
+                             start_lane_q == f_c_addr[LW-1:0] && end_lane_q == f_c_end[LW-1:0] &&
+                             aw_first_q == (f_c_next == f_c_lo_aligned));
+        i_cmd_tiles: assert (f_c_left != '0 && f_c_next + XW'(32'(f_c_left) * DB) == f_c_hi_aligned &&
+                             f_c_end > {1'b0, f_c_addr} && f_c_end <= (XW'(1) << ADDR_W) &&
+                             f_c_end - {1'b0, f_c_addr} <= XW'(17'h10000) &&
+                             f_c_next >= f_c_lo_aligned && 32'(f_c_left) <= 32'h3fff);
+      end
+      i_queue: assert (q_cnt == wq_count && q_wbeat == wbeat_q && q_cnt <= 3'(NQ) && (q_cnt != '0 || q_wbeat == '0) &&
+                       wq_rd_ptr == q_rd);
+      // W beats written: those of the bursts presented minus what the queue still holds
+      i_w_count: assert (f_wn == f_an + (f_pend ? 16'(burst_beats) : 16'd0) - f_queued);
+      if (f_pend) i_pend_burst: assert (burst_beats != '0 && {5'd0, burst_beats} <= beats_left_q);
+    end
+  end
+
+  for (genvar gk = 0; gk < NQ; gk++) begin : g_note
+    logic [1:0]    slot;
+    logic          live, newest, burst_last;
+    assign slot       = 2'(q_rd + 2'(gk));
+    assign live       = 32'(gk) < 32'(q_cnt);
+    assign newest     = 32'(gk) + 1 == 32'(q_cnt);
+    assign burst_last = q_addr[slot] + XW'(32'(q_beats[slot]) * DB) >= q_hi[slot];
+    always_comb begin
+      if (f_started && live) begin
+        i_note_matches: assert (n_beats[gk] == q_beats[slot] && n_first[gk] == (q_addr[slot] == ((q_lo[slot] >> LW) << LW)) &&
+                                n_last[gk] == burst_last && n_start[gk] == q_lo[slot][LW-1:0] && n_end[gk] == q_hi[slot][LW-1:0]);
+        i_note_sane: assert (q_beats[slot] != '0 && 32'(q_beats[slot]) <= MAX_BURST && (gk != 0 || q_wbeat < q_beats[slot]) &&
+                             q_addr[slot][LW-1:0] == '0 && q_addr[slot] >= ((q_lo[slot] >> LW) << LW) &&
+                             q_addr[slot] < q_hi[slot] && q_lo[slot] < q_hi[slot] && q_hi[slot] <= (XW'(1) << ADDR_W) &&
+                             q_hi[slot] - q_lo[slot] <= XW'(17'h10000) &&
+                             q_addr[slot] + XW'(32'(q_beats[slot]) * DB) <= ((q_hi[slot] + XW'(DB - 1)) >> LW) << LW);
+        // a burst that is not its command's last ends where the command's next burst begins
+        if (!newest) i_note_next: assert (burst_last || (q_addr[2'(slot + 2'd1)] == q_addr[slot] + XW'(32'(q_beats[slot]) * DB) &&
+                                                         q_lo[2'(slot + 2'd1)] == q_lo[slot] && q_hi[2'(slot + 2'd1)] == q_hi[slot]));
+        // the newest burst, when no AW is pending: its command's last (and the command being
+        // issued, if any, has issued nothing yet), or the command goes on right after it
+        if (newest && !f_pend) begin
+          i_note_newest: assert (burst_last ? (!f_c_valid || f_c_next == f_c_lo_aligned)
+                                            : (f_c_valid && f_c_next == q_addr[slot] + XW'(32'(q_beats[slot]) * DB) &&
+                                               {1'b0, f_c_addr} == q_lo[slot] && f_c_end == q_hi[slot]));
+        end
+        if (newest && f_pend) i_note_pending: assert (q_addr[slot] == {1'b0, aw_addr_q} && q_beats[slot] == burst_beats &&
+                                                     {1'b0, f_c_addr} == q_lo[slot] && f_c_end == q_hi[slot]);
+      end
+    end
+  end
+
   // ------------------------------------------------------------------ covers
   always_comb begin
     if (f_on) begin
       c_two_bursts_at_4k: cover (f_aw && f_c_valid && !f_aw_ends_cmd && m_awaddr[11:LW] == '1);
       c_unaligned_both_ends: cover (f_cmd && cmd_addr[LW-1:0] != '0 && (cmd_addr[LW-1:0] + LW'(cmd_len)) != '0 && cmd_len > 17'(DB));
-      c_tracked_checked: cover (f_gw_seen && f_ga_seen && e_strb && !e_last);
+      c_w_before_aw: cover (f_w && f_pend && !m_awready);
+      c_partial_strobes_both_ends: cover (f_w && m_wlast && m_wstrb != '1 && m_wstrb != '0 && q_wbeat == '0);
       c_w_and_aw_stalled: cover (m_awvalid && !m_awready && m_wvalid && !m_wready);
     end
   end

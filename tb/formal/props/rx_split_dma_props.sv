@@ -37,7 +37,7 @@
 /* verilator lint_off UNUSEDSIGNAL */  // ports and history some checks of a proof only read
 /* verilator lint_off UNUSEDPARAM */   // DATA_W: the design's parameter list, passed whole
 module rx_split_dma_props
-  import nic_pkg::*;
+  import nic_pkg::*, nic_dma_pkg::*;
 #(
   parameter int unsigned DATA_W      = 64,
   parameter int unsigned ADDR_W      = 64,
@@ -139,16 +139,9 @@ module rx_split_dma_props
   assign f_meta_pop = meta_valid && meta_ready;
   assign f_cpl_rec  = cpl_valid && cpl_ready;
 
-  // the completion record's fields (docs/dma-formats.md, nic_pkg::pack_cpl)
-  logic [15:0] c_pay_id, c_pay_len, c_hdr_id, c_hdr_len;
-  logic [7:0]  c_flags;
-  logic [6:0]  c_queue;
-  logic        c_gen;
-  assign {c_gen, c_queue, c_flags} = cpl_data[127:112];
-  assign c_hdr_len = cpl_data[63:48];
-  assign c_hdr_id  = cpl_data[47:32];
-  assign c_pay_len = cpl_data[31:16];
-  assign c_pay_id  = cpl_data[15:0];
+  // the completion record (docs/dma-formats.md; the struct generated from rtl/formats/dma_formats.toml)
+  rx_cpl_t c;
+  assign c = cpl_data;
 
   // ------------------------------------------------------------------ models
   // Per queue: completions planned since it was enabled.
@@ -268,18 +261,18 @@ module rx_split_dma_props
         a_cpl_record_with_write: assert (f_cpl_rec);
         a_cpl_queue_enabled: assert (qcfg[cmd_queue].enable);
         a_cpl_slot_free: assert ({1'b0, f_cq[cmd_queue] - qcfg[cmd_queue].cq_sw_idx} < f_cq_size);
-        a_cpl_slot_addr: assert (64'(cmd_addr) == f_cq_slot_addr && cmd_len == 17'(CPL_BYTES));
-        a_cpl_gen_bit: assert (c_gen == !f_cq[cmd_queue][qcfg[cmd_queue].cq_log2]);
-        a_cpl_queue_field: assert (c_queue == 7'(cmd_queue));
+        a_cpl_slot_addr: assert (64'(cmd_addr) == f_cq_slot_addr && cmd_len == 17'(RX_CPL_BYTES));
+        a_cpl_gen_bit: assert (c.gen == !f_cq[cmd_queue][qcfg[cmd_queue].cq_log2]);
+        a_cpl_queue_field: assert (c.queue == 7'(cmd_queue));
         // ---- completion after its data, same queue
-        a_cpl_after_its_piece: assert (c_flags[CPL_PAY_VALID] == f_piece &&
-                                       (!f_piece || (c_pay_len == f_piece_len && c_pay_id == f_piece_id)) &&
-                                       (f_piece || c_pay_len == '0));
-        a_cpl_after_its_header: assert (c_flags[CPL_SPLIT] == f_hdr_done && c_flags[CPL_HDR_VALID] == f_hdr_done &&
-                                        (!f_hdr_done || (c_hdr_len == f_hdr_len && c_hdr_id == f_hdr_id)) &&
-                                        (f_hdr_done || c_hdr_len == '0));
-        a_cpl_sop_first: assert (c_flags[CPL_SOP] == (f_cpls == '0));
-        a_cpl_eop_last: assert (c_flags[CPL_EOP] == (f_meta_pop && ev_frame));
+        a_cpl_after_its_piece: assert (c.pay_valid == f_piece &&
+                                       (!f_piece || (c.pay_len == f_piece_len && c.pay_buf_id == f_piece_id)) &&
+                                       (f_piece || c.pay_len == '0));
+        a_cpl_after_its_header: assert (c.split == f_hdr_done && c.hdr_valid == f_hdr_done &&
+                                        (!f_hdr_done || (c.hdr_len == f_hdr_len && c.hdr_buf_id == f_hdr_id)) &&
+                                        (f_hdr_done || c.hdr_len == '0));
+        a_cpl_sop_first: assert (c.sop == (f_cpls == '0));
+        a_cpl_eop_last: assert (c.eop == (f_meta_pop && ev_frame));
       end
       if (f_cpl_rec) a_cpl_record_only_with_write: assert (f_cpl_cmd);
       // ---- ranges tile the frame
@@ -360,7 +353,7 @@ module rx_split_dma_props
       c_cq_wraps: cover (f_cpl_cmd && f_cq[cmd_queue] == 16'd2 && qcfg[cmd_queue].cq_log2 == 4'd1);
       c_queue_off_mid_frame: cover (f_meta_pop && ev_drop_queue_off && f_any);
       c_cq_full_drop: cover (f_meta_pop && ev_drop_cq_full);
-      c_empty_payload: cover (f_cpl_cmd && !c_flags[CPL_PAY_VALID] && c_flags[CPL_SPLIT]);
+      c_empty_payload: cover (f_cpl_cmd && !c.pay_valid && c.split);
     end
   end
 endmodule
