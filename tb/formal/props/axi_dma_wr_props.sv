@@ -1,7 +1,8 @@
 // Properties of rtl/common/axi_dma_wr.sv: "write these bytes at this address" commands to AXI4
 // INCR bursts. Bound by axi_dma_wr_bind.sv; proved by tb/formal/axi_dma_wr.sby.
 //
-// Proved (see the .sby file for which configurations by k-induction and which by BMC):
+// Proved by k-induction (tb/formal/axi_dma_wr.sby): with `define F_NO_W_SIDE the address side's
+// rules for every command length; without it every property below, for cmd_len <= F_MAX_LEN:
 //   - AXI master rules: AWVALID and WVALID held until READY with a stable payload; AWLEN + 1
 //     within MAX_BURST; no burst crosses a 4 KiB boundary; AWSIZE the full bus width, INCR,
 //     AWADDR aligned to it; WLAST exactly on the last beat of the burst the beat belongs to;
@@ -23,7 +24,7 @@
 //   - reset in the first cycle;
 //   - commands: valid held until ready with a stable payload; 1 <= cmd_len <= 65536 (the callers'
 //     largest write is a 32 KiB payload buffer; see the note at the assumption); the range does
-//     not wrap the address space; with `define F_MAX_LEN (BMC configurations) cmd_len <= F_MAX_LEN;
+//     not wrap the address space; with `define F_MAX_LEN, cmd_len <= F_MAX_LEN;
 //   - input beats: valid held until ready with stable data;
 //   - the AXI slave: AWREADY, WREADY, BVALID, BID, BRESP free (any order, any delay).
 /* verilator lint_off UNUSEDSIGNAL */  // ports some checks of a proof only read
@@ -173,6 +174,7 @@ module axi_dma_wr_props #(
   logic [XW-1:0]     f_c_next;           // where its next burst must start
   logic [15:0]       f_c_left;           // its beats not yet announced
   logic [ID_W-1:0]   f_c_id;
+  logic [15:0]       f_c_total;          // its beats
   logic [15:0]       f_an, f_wn, f_cn;   // beats announced on AW, written on W, of accepted commands
   logic              f_aw_ends_cmd;
   assign f_aw_ends_cmd = f_aw && f_c_valid && 16'(m_awlen) + 16'd1 == f_c_left;
@@ -198,6 +200,7 @@ module axi_dma_wr_props #(
         f_c_next  <= {1'b0, cmd_addr[ADDR_W-1:LW], {LW{1'b0}}};
         f_c_left  <= cmd_beats(cmd_addr, cmd_len);
         f_c_id    <= cmd_id;
+        f_c_total <= cmd_beats(cmd_addr, cmd_len);
         f_cn      <= f_cn + cmd_beats(cmd_addr, cmd_len);
       end
     end
@@ -205,30 +208,38 @@ module axi_dma_wr_props #(
 
   // ------------------------------------------------------------------ the bursts the W beats belong to
   // A reference queue of the bursts presented on AW (in AW order: the first presentation,
-  // `burst_issue`, gives the order and the payload, which AXI keeps stable until AWREADY), each
-  // with the range of its command. W beats are matched to it in order (AXI4 has no write
+  // `burst_issue`, gives the order and the payload, which AXI keeps stable until AWREADY): for
+  // each, where it starts among its command's beats, its beats, the command's beats and the
+  // command's first and end byte lanes. W beats are matched to it in order (AXI4 has no write
   // interleaving): the head is the burst the next W beat belongs to, whether its AW handshake
-  // has happened or not. Every W beat's WSTRB and WLAST are checked against it.
+  // has happened or not. The AW side's checks (a_aw_tiles_command) prove that beat j of a
+  // command is at its address rounded down plus j bus words; so the W beat that is beat j of
+  // its command must enable exactly the lanes inside [addr, addr + len): all of them but
+  // those below the first lane on beat 0 and those from the end lane on the last beat.
   localparam int unsigned NQ = 4;               // bursts presented whose W beats are not all out
-  logic [NQ-1:0][XW-1:0] q_addr, q_lo, q_hi;
+`ifdef F_MAX_LEN
+  localparam int unsigned BCW = $clog2((`F_MAX_LEN + 2 * DB - 1) / DB + 1) + 1;  // a command's beats, bounded
+`else
+  localparam int unsigned BCW = 16;
+`endif
+  logic [NQ-1:0][BCW-1:0] q_off, q_total;
   logic [NQ-1:0][8:0]    q_beats;
+  logic [NQ-1:0][LW-1:0] q_lol, q_hil;
   logic [1:0]            q_rd;
   logic [2:0]            q_cnt;
   logic [8:0]            q_wbeat;               // W beats of the head burst already out
   logic                  f_pend;                // the presented AW is not accepted yet
 
-  logic [XW-1:0]  h_addr, h_lo, h_hi, w_addr;   // the head burst, the address of the beat now
-  logic [8:0]     h_beats;
+  logic [BCW-1:0] w_j;                          // the W beat now: its place among its command's beats
   logic [DB-1:0]  w_strb_expected;
   logic           w_last_expected;
   always_comb begin
-    h_addr  = q_addr[q_rd];
-    h_beats = q_beats[q_rd];
-    h_lo    = q_lo[q_rd];
-    h_hi    = q_hi[q_rd];
-    w_addr  = h_addr + XW'(32'(q_wbeat) * DB);
-    for (int l = 0; l < DB; l++) w_strb_expected[l] = (w_addr + XW'(l) >= h_lo) && (w_addr + XW'(l) < h_hi);
-    w_last_expected = q_wbeat == h_beats - 9'd1;
+    w_j = q_off[q_rd] + BCW'(q_wbeat);
+    for (int l = 0; l < DB; l++) begin
+      w_strb_expected[l] = (w_j != '0 || LW'(l) >= q_lol[q_rd]) &&
+                           (w_j != q_total[q_rd] - BCW'(1) || q_hil[q_rd] == '0 || LW'(l) < q_hil[q_rd]);
+    end
+    w_last_expected = q_wbeat == q_beats[q_rd] - 9'd1;
   end
 
   always_ff @(posedge clk) begin
@@ -240,7 +251,7 @@ module axi_dma_wr_props #(
     end else begin
       automatic logic [2:0] cnt = q_cnt;
       if (f_w) begin
-        if (q_wbeat == h_beats - 9'd1) begin
+        if (w_last_expected) begin
           q_wbeat <= '0;
           q_rd    <= q_rd + 2'd1;
           cnt     = cnt - 3'd1;
@@ -249,10 +260,11 @@ module axi_dma_wr_props #(
         end
       end
       if (burst_issue) begin
-        q_addr[2'(q_rd + 2'(q_cnt))]  <= {1'b0, m_awaddr};
+        q_off[2'(q_rd + 2'(q_cnt))]   <= BCW'(f_c_total - f_c_left);
         q_beats[2'(q_rd + 2'(q_cnt))] <= {1'b0, m_awlen} + 9'd1;
-        q_lo[2'(q_rd + 2'(q_cnt))]    <= {1'b0, f_c_addr};
-        q_hi[2'(q_rd + 2'(q_cnt))]    <= f_c_end;
+        q_total[2'(q_rd + 2'(q_cnt))] <= BCW'(f_c_total);
+        q_lol[2'(q_rd + 2'(q_cnt))]   <= f_c_addr[LW-1:0];
+        q_hil[2'(q_rd + 2'(q_cnt))]   <= f_c_end[LW-1:0];
         cnt                           = cnt + 3'd1;
       end
       q_cnt  <= cnt;
@@ -276,43 +288,50 @@ module axi_dma_wr_props #(
       if (f_cmd) a_cmd_after_previous_issued: assert (!f_c_valid || f_aw_ends_cmd);
       // a burst is announced (burst_issue) exactly when its AW is first presented
       a_issue_is_first_presentation: assert (burst_issue == (m_awvalid && !f_pend));
+`ifndef F_NO_W_SIDE
       if (burst_issue) a_issue_queue_room: assert (q_cnt < 3'(NQ) || (f_w && w_last_expected));
+`endif
       // ---- W
+`ifndef F_NO_W_SIDE
       if (m_wvalid) begin
         a_w_after_its_aw_presented: assert (q_cnt != '0);
         a_wlast_on_last_beat: assert (m_wlast == w_last_expected);
         a_wstrb_only_addressed_bytes: assert (m_wstrb == w_strb_expected);
       end
       if (f_w) a_w_within_commands: assert (f_wn != f_cn);
+`endif
       a_w_one_input_beat_each: assert (f_w == f_in && (!m_wvalid || m_wdata == in_data));
       // ---- responses, idle
       a_bready: assert (m_bready);
       a_b_err: assert (b_err == (m_bvalid && m_bresp[1]) && (!b_err || b_err_id == m_bid));
+`ifndef F_NO_W_SIDE
       a_idle_iff_nothing_pending: assert (idle == (!f_c_valid && f_wn == f_cn));
+`endif
     end
     if (f_past) begin
       if (p_awvalid && !p_awready) begin
         a_aw_held: assert (m_awvalid && m_awaddr == p_awaddr && m_awlen == p_awlen && m_awid == p_awid &&
                            m_awsize == p_awsize && m_awburst == p_awburst);
       end
+`ifndef F_NO_W_SIDE
       if (p_wvalid && !p_wready) a_w_held: assert (m_wvalid && m_wdata == p_wdata && m_wstrb == p_wstrb && m_wlast == p_wlast);
+`endif
     end
   end
 
   // ------------------------------------------------------------------ induction invariants
-  // The design's burst notes (the data side's queue) against the reference queue, entry by entry.
+  // The design's burst notes (the data side's queue) against the reference queue, slot by slot
+  // (the two queues' read pointers are equal: i_queue).
   logic [NQ-1:0][8:0]    n_beats;
   logic [NQ-1:0]         n_first, n_last;
   logic [NQ-1:0][LW-1:0] n_start, n_end;
   always_comb begin
     for (int k = 0; k < NQ; k++) begin
-      logic [EW-1:0] e;
-      e          = wq_mem[2'(32'(wq_rd_ptr) + k)];
-      n_beats[k] = e[EW-1 -: 9];
-      n_first[k] = e[2 * LW + 1];
-      n_last[k]  = e[2 * LW];
-      n_start[k] = e[2 * LW - 1 -: LW];
-      n_end[k]   = e[LW - 1:0];
+      n_beats[k] = wq_mem[k][EW-1 -: 9];
+      n_first[k] = wq_mem[k][2 * LW + 1];
+      n_last[k]  = wq_mem[k][2 * LW];
+      n_start[k] = wq_mem[k][2 * LW - 1 -: LW];
+      n_end[k]   = wq_mem[k][LW - 1:0];
     end
   end
 
@@ -328,10 +347,13 @@ module axi_dma_wr_props #(
   assign f_c_lo_aligned = {1'b0, f_c_addr[ADDR_W-1:LW], {LW{1'b0}}};
   assign f_c_hi_aligned = ((f_c_end + XW'(DB - 1)) >> LW) << LW;
 
+// ------------------------------------------------------------------ induction invariants: counters and state
   always_comb begin
     if (f_started) begin
       i_active: assert (aw_active_q == f_c_valid && aw_pend_q == f_pend && (!aw_pend_q || aw_active_q));
       i_cmd_beats: assert (f_cn - f_an == (f_c_valid ? f_c_left : 16'd0));
+      if (f_c_valid) i_cmd_total: assert (f_c_total == cmd_beats(f_c_addr, 17'(f_c_end - {1'b0, f_c_addr})) &&
+                                          f_c_left <= f_c_total && (f_c_total - f_c_left) * 16'(DB) == 16'(f_c_next - f_c_lo_aligned));
       if (f_c_valid) begin
         i_cmd_state: assert ({1'b0, aw_addr_q} == f_c_next && 16'(beats_left_q) == f_c_left && aw_id_q == f_c_id &&
                              start_lane_q == f_c_addr[LW-1:0] && end_lane_q == f_c_end[LW-1:0] &&
@@ -341,46 +363,60 @@ module axi_dma_wr_props #(
                              f_c_end - {1'b0, f_c_addr} <= XW'(17'h10000) &&
                              f_c_next >= f_c_lo_aligned && 32'(f_c_left) <= 32'h3fff);
       end
+`ifndef F_NO_W_SIDE
       i_queue: assert (q_cnt == wq_count && q_wbeat == wbeat_q && q_cnt <= 3'(NQ) && (q_cnt != '0 || q_wbeat == '0) &&
                        wq_rd_ptr == q_rd);
       // W beats written: those of the bursts presented minus what the queue still holds
       i_w_count: assert (f_wn == f_an + (f_pend ? 16'(burst_beats) : 16'd0) - f_queued);
+`endif
       if (f_pend) i_pend_burst: assert (burst_beats != '0 && {5'd0, burst_beats} <= beats_left_q);
+`ifdef F_MAX_LEN
+      if (f_c_valid) i_cmd_max_len: assert (32'(f_c_end - {1'b0, f_c_addr}) <= `F_MAX_LEN);
+`endif
     end
   end
 
-  for (genvar gk = 0; gk < NQ; gk++) begin : g_note
-    logic [1:0]    slot;
-    logic          live, newest, burst_last;
-    assign slot       = 2'(q_rd + 2'(gk));
-    assign live       = 32'(gk) < 32'(q_cnt);
-    assign newest     = 32'(gk) + 1 == 32'(q_cnt);
-    assign burst_last = q_addr[slot] + XW'(32'(q_beats[slot]) * DB) >= q_hi[slot];
+// The notes' invariants: the data side's queue against the reference queue, slot by slot.
+`ifndef F_NO_W_SIDE
+  for (genvar gs = 0; gs < NQ; gs++) begin : g_slot
+    localparam logic [1:0] S = 2'(gs), N = 2'(gs + 1);   // this slot, the next
+    logic [1:0] pos;                                     // its place from the head
+    logic       live, head, newest, cmd_last;
+    assign pos      = S - q_rd;
+    assign live     = {1'b0, pos} < q_cnt;
+    assign head     = pos == 2'd0;
+    assign newest   = {1'b0, pos} + 3'd1 == q_cnt;
+    assign cmd_last = 32'(q_off[S]) + 32'(q_beats[S]) == 32'(q_total[S]);
     always_comb begin
       if (f_started && live) begin
-        i_note_matches: assert (n_beats[gk] == q_beats[slot] && n_first[gk] == (q_addr[slot] == ((q_lo[slot] >> LW) << LW)) &&
-                                n_last[gk] == burst_last && n_start[gk] == q_lo[slot][LW-1:0] && n_end[gk] == q_hi[slot][LW-1:0]);
-        i_note_sane: assert (q_beats[slot] != '0 && 32'(q_beats[slot]) <= MAX_BURST && (gk != 0 || q_wbeat < q_beats[slot]) &&
-                             q_addr[slot][LW-1:0] == '0 && q_addr[slot] >= ((q_lo[slot] >> LW) << LW) &&
-                             q_addr[slot] < q_hi[slot] && q_lo[slot] < q_hi[slot] && q_hi[slot] <= (XW'(1) << ADDR_W) &&
-                             q_hi[slot] - q_lo[slot] <= XW'(17'h10000) &&
-                             q_addr[slot] + XW'(32'(q_beats[slot]) * DB) <= ((q_hi[slot] + XW'(DB - 1)) >> LW) << LW);
-        // a burst that is not its command's last ends where the command's next burst begins
-        if (!newest) i_note_next: assert (burst_last || (q_addr[2'(slot + 2'd1)] == q_addr[slot] + XW'(32'(q_beats[slot]) * DB) &&
-                                                         q_lo[2'(slot + 2'd1)] == q_lo[slot] && q_hi[2'(slot + 2'd1)] == q_hi[slot]));
+        i_note_matches: assert (n_beats[S] == q_beats[S] && n_first[S] == (q_off[S] == '0) && n_last[S] == cmd_last &&
+                                n_start[S] == q_lol[S] && n_end[S] == q_hil[S]);
+        i_note_sane: assert (q_beats[S] != '0 && 32'(q_beats[S]) <= MAX_BURST && (!head || q_wbeat < q_beats[S]) &&
+                             32'(q_off[S]) + 32'(q_beats[S]) <= 32'(q_total[S]) && 32'(q_total[S]) <= 32'h2001);
+        // a burst that is not its command's last is followed by the command's next
+        if (!newest && !cmd_last) begin
+          i_note_next: assert (32'(q_off[N]) == 32'(q_off[S]) + 32'(q_beats[S]) && q_total[N] == q_total[S] &&
+                               q_lol[N] == q_lol[S] && q_hil[N] == q_hil[S]);
+        end
+        if (!newest && cmd_last) i_note_next_cmd: assert (q_off[N] == '0);
         // the newest burst, when no AW is pending: its command's last (and the command being
         // issued, if any, has issued nothing yet), or the command goes on right after it
         if (newest && !f_pend) begin
-          i_note_newest: assert (burst_last ? (!f_c_valid || f_c_next == f_c_lo_aligned)
-                                            : (f_c_valid && f_c_next == q_addr[slot] + XW'(32'(q_beats[slot]) * DB) &&
-                                               {1'b0, f_c_addr} == q_lo[slot] && f_c_end == q_hi[slot]));
+          i_note_newest: assert (cmd_last ? (!f_c_valid || f_c_left == f_c_total)
+                                          : (f_c_valid && 32'(f_c_total - f_c_left) == 32'(q_off[S]) + 32'(q_beats[S]) &&
+                                             32'(f_c_total) == 32'(q_total[S]) && f_c_addr[LW-1:0] == q_lol[S] &&
+                                             f_c_end[LW-1:0] == q_hil[S]));
         end
-        if (newest && f_pend) i_note_pending: assert (q_addr[slot] == {1'b0, aw_addr_q} && q_beats[slot] == burst_beats &&
-                                                     {1'b0, f_c_addr} == q_lo[slot] && f_c_end == q_hi[slot]);
+        if (newest && f_pend) begin
+          i_note_pending: assert (32'(q_off[S]) == 32'(f_c_total - f_c_left) && q_beats[S] == burst_beats &&
+                                  32'(f_c_total) == 32'(q_total[S]) &&
+                                  f_c_addr[LW-1:0] == q_lol[S] && f_c_end[LW-1:0] == q_hil[S]);
+        end
       end
     end
   end
 
+`endif
   // ------------------------------------------------------------------ covers
   always_comb begin
     if (f_on) begin
