@@ -17,6 +17,10 @@ from enum import IntEnum
 
 RING_ENTRY_BYTES = 16
 """Every ring entry, descriptor or completion, is 16 bytes (dma-formats.md, Rings)."""
+RX_MPB_MIN_STRIDE_LOG2 = 4
+"""Multi-packet payload buffers: the smallest stride is 16 bytes (rx-rules.md, "Multi-packet payload buffers")."""
+RX_MPB_MAX_STRIDES = 256
+"""Multi-packet payload buffers: a buffer holds at most this many strides (the completion's one-byte `pay_off`)."""
 TX_MAX_SEGS = 16
 """`TX_CAPS.max_segs` of this NIC: descriptors per frame."""
 TX_MIN_FRAME_LEN = 60
@@ -172,7 +176,7 @@ GEN_BIT = 0x80
 MAX_VLAN_TAGS = 2
 MAX_QUEUE = 127
 
-_RX_CPL_STRUCT = struct.Struct('<HHHHIBBBB')
+_RX_CPL_STRUCT = struct.Struct('<HHHBBIBBBB')
 assert _RX_CPL_STRUCT.size == CPL_BYTES
 
 
@@ -180,12 +184,14 @@ assert _RX_CPL_STRUCT.size == CPL_BYTES
 class RxCompletion:
     """RX completion (dma-formats.md, "RX completion"). One per payload buffer a frame used (one
     with `pay_valid=False` for an empty payload); every completion of a frame repeats the
-    frame's header fields, `sop`/`eop` mark the first and the last."""
+    frame's header fields, `sop`/`eop` mark the first and the last. `pay_off` is where the
+    piece starts in a multi-packet payload buffer, in strides."""
 
     pay_buf_id: int = 0
     pay_len: int = 0
     hdr_buf_id: int = 0
     hdr_len: int = 0
+    pay_off: int = 0
     rss_hash: int = 0
     rss_type: int = 0
     l3_type: L3Type = L3Type.NONE
@@ -219,7 +225,8 @@ class RxCompletion:
         _check_uint('RxCompletion.pay_buf_id', self.pay_buf_id, 16)
         _check_uint('RxCompletion.pay_len', self.pay_len, 16)
         _check_uint('RxCompletion.hdr_buf_id', self.hdr_buf_id, 16)
-        _check_uint('RxCompletion.hdr_len', self.hdr_len, 16)
+        _check_uint('RxCompletion.hdr_len', self.hdr_len, 8)
+        _check_uint('RxCompletion.pay_off', self.pay_off, 8)
         _check_uint('RxCompletion.rss_hash', self.rss_hash, 32)
         _check_uint('RxCompletion.rss_type', self.rss_type, 8)
         try:
@@ -249,15 +256,15 @@ class RxCompletion:
         """The 16 bytes of the ring entry."""
         self.validate()
         return _RX_CPL_STRUCT.pack(self.pay_buf_id, self.pay_len, self.hdr_buf_id, self.hdr_len,
-                                   self.rss_hash, self.rss_type, self.parse_byte, self.flags,
-                                   (self.queue | (self.gen << 7)))
+                                   self.pay_off, self.rss_hash, self.rss_type, self.parse_byte,
+                                   self.flags, (self.queue | (self.gen << 7)))
 
     @classmethod
     def unpack(cls, data: bytes, strict: bool = False) -> RxCompletion:
         """Decode 16 bytes. Reserved bits are ignored, as the NIC ignores them, unless
         `strict`; an undefined enum value always raises `ValueError`."""
         _check_len('RxCompletion', data, CPL_BYTES)
-        (pay_buf_id, pay_len, hdr_buf_id, hdr_len, rss_hash, rss_type, g13, g14,
+        (pay_buf_id, pay_len, hdr_buf_id, hdr_len, pay_off, rss_hash, rss_type, g13, g14,
          g15) = _RX_CPL_STRUCT.unpack(bytes(data))
         l3_type = g13 & 0x3
         if l3_type >= 3:
@@ -276,6 +283,7 @@ class RxCompletion:
             pay_len=pay_len,
             hdr_buf_id=hdr_buf_id,
             hdr_len=hdr_len,
+            pay_off=pay_off,
             rss_hash=rss_hash,
             rss_type=rss_type,
             l3_type=_L3_TYPE_VALUES[l3_type],

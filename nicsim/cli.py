@@ -65,7 +65,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
          f" (DATA_W={args.data_width}" + (f", {args.testbench} testbench)" if args.backend == "rtl" else ")"))
     cfg = ReplayConfig(rss_key=args.rss_key, rss_equal=args.rss_equal, steer=args.steer or [],
                        devmem_queues=args.devmem_queues or [], mtu=args.mtu, pad=not args.no_pad,
-                       dump_streams=str(Path(args.dump_streams).resolve()) if args.dump_streams else None)
+                       dump_streams=str(Path(args.dump_streams).resolve()) if args.dump_streams else None,
+                       rx_mpb=args.rx_mpb)
     from nicsim.engine import validate
     try:
         validate(cfg)
@@ -274,6 +275,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="bind a dma-buf (device memory) to these queues, e.g. 7 or 6,7 or 4-7")
     r.add_argument("--mtu", type=int, default=1500, help="MTU (frame limit = MTU + 22); default 1500")
     r.add_argument("--no-pad", action="store_true", help="do not pad frames under 60 bytes as a MAC would")
+    r.add_argument("--rx-mpb", action="store_true",
+                   help="multi-packet payload buffers and completion batches on (ethtool --set-priv-flags "
+                        "rx-mpb on, -C rx-frames max)")
     r.add_argument("--report", metavar="FILE.jsonl", help="one JSON object per input frame")
     r.add_argument("--dump-streams", metavar="DIR", help="TCP streams received on devmem queues, one .bin each")
     r.add_argument("--waves", metavar="FILE.fst", help="record an FST waveform (rtl only)")

@@ -55,6 +55,10 @@ package nic_pkg;
     logic [63:0] cq_base;        // CQ.BASE_HI/LO
     logic [3:0]  cq_log2;        // CQ.SIZE
     logic [15:0] cq_sw_idx;      // CQ.SW_IDX
+    logic        pay_mpb;        // CTRL.pay_mpb
+    logic [3:0]  pay_stride_log2;// BUF_SIZE.pay_stride_log2 (as written; the planner clamps it)
+    logic [15:0] coal_usecs;     // COALESCE.usecs
+    logic [7:0]  coal_frames;    // COALESCE.frames
   } rxq_cfg_t;
 
   // ---------------------------------------------------------------- TX (docs/tx.md)

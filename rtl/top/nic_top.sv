@@ -33,7 +33,9 @@ module nic_top
   parameter int unsigned META_DEPTH  = 64,     // frames the FIFO may hold at once
   parameter int unsigned PARSE_BYTES = 128,
   parameter int unsigned DESC_CACHE  = 16,     // prefetched descriptors per ring
-  parameter int unsigned MAX_BURST   = 256     // AXI burst length limit, beats
+  parameter int unsigned MAX_BURST   = 256,    // AXI burst length limit, beats
+  parameter int unsigned CPL_BATCH   = 16,     // RX completions one batch holds (COALESCE.frames_max)
+  parameter int unsigned CYCLES_PER_US = 250   // clock cycles per microsecond (COALESCE.usecs)
 ) (
   input  logic                    clk,
   input  logic                    rst,
@@ -157,9 +159,10 @@ module nic_top
   // Per-queue configuration: RXQ[] and TXQ[] are the CSR block's external blocks RXQ_BLOCK and
   // TXQ_BLOCK, held by rxq_regs / txq_regs (instantiated below, after the signals they show).
   localparam int unsigned QMAP = 8;                // RXQ[8] and TXQ[8] in nic_csr.rdl
-  logic [NUM_RXQ-1:0]       q_enable, q_split_en, q_irq_arm;
-  logic [NUM_RXQ-1:0][15:0] q_hds_thresh, q_hdr_buf_bytes;
-  logic [NUM_RXQ-1:0][3:0]  q_pay_buf_log2;
+  logic [NUM_RXQ-1:0]       q_enable, q_split_en, q_irq_arm, q_pay_mpb;
+  logic [NUM_RXQ-1:0][15:0] q_hds_thresh, q_hdr_buf_bytes, q_coal_usecs;
+  logic [NUM_RXQ-1:0][3:0]  q_pay_buf_log2, q_pay_stride_log2;
+  logic [NUM_RXQ-1:0][7:0]  q_coal_frames;
   logic [NUM_RXQ-1:0][63:0] hdr_ring_base, pay_ring_base, cq_base;
   logic [NUM_RXQ-1:0][3:0]  hdr_ring_log2, pay_ring_log2, cq_log2;
   logic [NUM_RXQ-1:0][15:0] hdr_sw_idx, pay_sw_idx, cq_sw_idx;
@@ -170,7 +173,9 @@ module nic_top
   for (genvar q = 0; q < NUM_RXQ; q++) begin : g_qcfg
     assign qcfg[q] = '{enable: q_enable[q], split_en: q_split_en[q], hds_thresh: q_hds_thresh[q],
                        hdr_buf_bytes: q_hdr_buf_bytes[q], pay_buf_log2: q_pay_buf_log2[q],
-                       cq_base: cq_base[q], cq_log2: cq_log2[q], cq_sw_idx: cq_sw_idx[q]};
+                       cq_base: cq_base[q], cq_log2: cq_log2[q], cq_sw_idx: cq_sw_idx[q],
+                       pay_mpb: q_pay_mpb[q], pay_stride_log2: q_pay_stride_log2[q],
+                       coal_usecs: q_coal_usecs[q], coal_frames: q_coal_frames[q]};
   end
 
   // Events counted by the register block.
@@ -213,7 +218,7 @@ module nic_top
   logic        rss_rd_ack, rss_wr_ack, steer_rd_ack, steer_wr_ack;
   logic [31:0] rxq_csr_rd_data, txq_csr_rd_data, rss_csr_rd_data, steer_csr_rd_data;
 
-  rxq_regs #(.NUM_RXQ(NUM_RXQ), .MAP_Q(QMAP)) u_rxq_regs (
+  rxq_regs #(.NUM_RXQ(NUM_RXQ), .MAP_Q(QMAP), .CPL_BATCH(CPL_BATCH)) u_rxq_regs (
     .clk,
     .rst,
     .csr_req       (hwif_out.RXQ_BLOCK.req),
@@ -230,6 +235,10 @@ module nic_top
     .irq_fire      (irq_fire),
     .enable        (q_enable),
     .split_en      (q_split_en),
+    .pay_mpb       (q_pay_mpb),
+    .pay_stride_log2 (q_pay_stride_log2),
+    .coal_usecs    (q_coal_usecs),
+    .coal_frames   (q_coal_frames),
     .irq_arm       (q_irq_arm),
     .hds_thresh    (q_hds_thresh),
     .hdr_buf_bytes (q_hdr_buf_bytes),
@@ -619,7 +628,8 @@ module nic_top
   // ---------------------------------------------------------------- DMA
   rx_dma #(
     .DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .NUM_RXQ(NUM_RXQ), .PARSE_BYTES(PARSE_BYTES),
-    .CACHE_DEPTH(DESC_CACHE), .MAX_BURST(MAX_BURST)
+    .CACHE_DEPTH(DESC_CACHE), .MAX_BURST(MAX_BURST), .CPL_BATCH(CPL_BATCH),
+    .CYCLES_PER_US(CYCLES_PER_US)
   ) u_dma (
     .clk,
     .rst,

@@ -176,6 +176,7 @@ module tx_cpl_wr
     .in_valid,
     .in_ready,
     .in_data,
+    .in_strb   ('1),
     .m_awid, .m_awaddr, .m_awlen, .m_awsize, .m_awburst, .m_awvalid, .m_awready,
     .m_wdata, .m_wstrb, .m_wlast, .m_wvalid, .m_wready,
     .m_bid, .m_bresp, .m_bvalid, .m_bready,

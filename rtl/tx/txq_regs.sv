@@ -40,7 +40,7 @@ module txq_regs #(
   output logic [NUM_TXQ-1:0][3:0]   cq_log2,
   output logic [NUM_TXQ-1:0][15:0]  cq_sw_idx
 );
-  logic [NUM_TXQ-1:0][31:0]      ctrl, word1, word2;
+  logic [NUM_TXQ-1:0][31:0]      ctrl, word1, word2, word5;
   logic [1:0][NUM_TXQ-1:0][63:0] rbase;
   logic [1:0][NUM_TXQ-1:0][3:0]  rlog2;
   logic [1:0][NUM_TXQ-1:0][15:0] rsw;
@@ -62,6 +62,7 @@ module txq_regs #(
     .ctrl,
     .word1,
     .word2,
+    .word5,
     .irq_arm,
     .ring_base   (rbase),
     .ring_log2   (rlog2),
@@ -79,8 +80,8 @@ module txq_regs #(
   assign cq_log2   = rlog2[1];
   assign cq_sw_idx = rsw[1];
 
-  // Bits outside the fields (and the unused words 0x04, 0x08) are held at zero by queue_regs.
+  // Bits outside the fields (and the unused words 0x04, 0x08, 0x14) are held at zero by queue_regs.
   logic unused;
-  assign unused = ^{ctrl, word1, word2};
+  assign unused = ^{ctrl, word1, word2, word5};
 
 endmodule

@@ -45,7 +45,9 @@
 #define RX_CPL_HDR_BUF_ID_OFF 4
 #define RX_CPL_HDR_BUF_ID_LEN 2
 #define RX_CPL_HDR_LEN_OFF 6
-#define RX_CPL_HDR_LEN_LEN 2
+#define RX_CPL_HDR_LEN_LEN 1
+#define RX_CPL_PAY_OFF_OFF 7
+#define RX_CPL_PAY_OFF_LEN 1
 #define RX_CPL_RSS_HASH_OFF 8
 #define RX_CPL_RSS_HASH_LEN 4
 #define RX_CPL_RSS_TYPE_OFF 12

@@ -67,6 +67,7 @@ class Task:
     params: str                  # the -G parameters of its read_slang line
     long: bool
     sby: Path
+    stale: bool = False          # tagged stale: the properties no longer fit the RTL; not run
     order: int = 0               # position in the .sby files, for the report
     # results
     status: str = "NOT RUN"      # PASS | FAIL | UNKNOWN | ERROR | TIMEOUT | NOT RUN
@@ -139,7 +140,7 @@ def discover(sby_dir: Path) -> list[Task]:
         tasks.append(Task(block=sby.stem, name=name, mode=mode.group(1) if mode else "?",
                           depth=int(depth.group(1)) if depth else 20,
                           params=" ".join(p for p in (params, defines) if p),
-                          long="long" in tags, sby=sby, order=len(tasks)))
+                          long="long" in tags, stale="stale" in tags, sby=sby, order=len(tasks)))
     return tasks
 
 
@@ -279,7 +280,7 @@ def _fmt_s(s: float) -> str:
     return f"{s:.0f} s" if s >= 10 else f"{s:.1f} s"
 
 
-def report(tasks: list[Task], root: Path, bug: str, wall: float) -> bool:
+def report(tasks: list[Task], root: Path, bug: str, wall: float, stale: list[Task]) -> bool:
     ok = True
     blocks: dict[str, list[Task]] = {}
     for t in tasks:
@@ -334,6 +335,9 @@ def report(tasks: list[Task], root: Path, bug: str, wall: float) -> bool:
                     say(f"formal: {word}: {t.key}: {row['short']} ({row['location']}): {how}")
             if t.status != "PASS" and not any(prop_result(t, r)[0] in ("FAIL", "UNPROVED") for r in t.props):
                 say(f"formal: {t.status}: {t.key}: {t.message or 'see ' + _rel(root / (t.block + '_' + t.name + '.log'))}")
+    if stale:
+        summary["not_run_stale"] = [t.key for t in stale]
+        say(f"formal: NOT RUN (tagged stale, not proved): {', '.join(t.key for t in stale)}")
     summary["ok"] = ok
     (root / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     say(f"formal: {'PASS' if ok else 'FAIL'}; results in {_rel(root / 'summary.json')}")
@@ -399,8 +403,18 @@ def main(argv: list[str] | None = None) -> int:
         tasks = [t for t in tasks if not t.long]
     if args.list:
         for t in tasks:
-            print(f"{t.key:<32} {t.kind:<11} depth {t.depth:<4} {'long ' if t.long else ''}{t.params}")
+            print(f"{t.key:<32} {t.kind:<11} depth {t.depth:<4} {'long ' if t.long else ''}"
+                  f"{'STALE (not run) ' if t.stale else ''}{t.params}")
         return 0
+    # Tasks tagged stale (their .sby file says why) are listed as not run, never as passed;
+    # naming one in --only runs it anyway.
+    stale = [t for t in tasks if t.stale and t.key not in args.only.split(",")]
+    tasks = [t for t in tasks if t not in stale]
+    for t in stale:
+        say(f"formal: NOT RUN (stale): {t.key}: see the comment at the top of {_rel(t.sby)}")
+    if not tasks:
+        print("make formal: every selected task is tagged stale", file=sys.stderr)
+        return 1
 
     sby_dir = FORMAL
     root = OUT
@@ -415,7 +429,12 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"make formal: BUG={bug}: the patch changes {', '.join(sorted(changed))}, "
                       "which no formal block reads", file=sys.stderr)
                 return 2
-        sby_dir = prepare_bug_tree(bug)
+        try:
+            sby_dir = prepare_bug_tree(bug)
+        except subprocess.CalledProcessError:
+            print(f"make formal: BUG={bug}: tests/bugs/{bug}.patch does not apply to rtl/ "
+                  "(the RTL moved since the patch was made: refresh it)", file=sys.stderr)
+            return 2
         root = OUT / f"bug-{bug}"
         tasks = [Task(**{**t.__dict__, "sby": sby_dir / t.sby.name}) for t in tasks]
     if args.out is not None:
@@ -460,7 +479,7 @@ def main(argv: list[str] | None = None) -> int:
     # Report in .sby / task order.
     tasks.sort(key=lambda t: t.order)
     say("")
-    ok = report(tasks, root, bug, time.monotonic() - t0)
+    ok = report(tasks, root, bug, time.monotonic() - t0, stale)
     return 0 if ok else 1
 
 

@@ -24,15 +24,14 @@ OUT = REPO / "build" / "formal" / "test"
 
 ALL_TASKS = {f"{sby.stem}.{name}": tags for sby in sorted(FORMAL.glob("*.sby"))
              for name, tags in _task_lines(sby)}
-TASKS = [key for key, tags in ALL_TASKS.items() if "quick" in tags]
+TASKS = [key for key, tags in ALL_TASKS.items() if "quick" in tags and "stale" not in tags]
 
 # Bug patches that break a protocol rule, and the property whose counterexample must show it.
 PROTOCOL_BUGS = {
     "wlast_early": "a_wlast_on_last_beat",
     "burst_4k_cross": "a_aw_no_4k_cross",
-    # not a bus rule, a buffer bound: the header one byte longer than the split offset
-    # overflows a header buffer exactly as long as the headers
-    "split_off_by_one": "a_hdr_write_fits",
+    # split_off_by_one (a header buffer overflow, a_hdr_write_fits) returns with rx_split_dma's
+    # properties, tagged stale since main's two-stage planner (tb/formal/rx_split_dma.sby)
 }
 
 
@@ -48,6 +47,17 @@ def test_there_are_formal_tasks() -> None:
     blocks = {t.split(".")[0] for t in ALL_TASKS}
     assert {"sync_fifo", "desc_engine", "rx_split_dma", "axi_wr_mux", "axi_dma_wr"} <= blocks, blocks
     assert TASKS, "no task is tagged quick: make test would run no proof"
+
+
+def test_stale_tasks_are_not_reported_as_proved() -> None:
+    stale = [key for key, tags in ALL_TASKS.items() if "stale" in tags]
+    if not stale:
+        return
+    res = subprocess.run([sys.executable, "-m", "tb.formal.run", "--list"], cwd=REPO, capture_output=True,
+                         text=True, check=True)
+    for key in stale:
+        (line,) = [ln for ln in res.stdout.splitlines() if ln.startswith(key + " ")]
+        assert "STALE (not run)" in line, line
 
 
 @pytest.mark.parametrize("task", TASKS)
@@ -66,6 +76,10 @@ def test_formal_task(task: str) -> None:
 def test_formal_catches_protocol_bug(bug: str) -> None:
     patch = BUGS / f"{bug}.patch"
     assert patch.is_file(), f"{patch.relative_to(REPO)} is missing"
+    applies = subprocess.run(["patch", "-p1", "--dry-run", "-s", "-d", str(REPO), "-i", str(patch)],
+                             capture_output=True, text=True)
+    assert applies.returncode == 0, (f"{patch.relative_to(REPO)} no longer applies to rtl/ (refresh it where "
+                                     f"it is owned):\n{applies.stdout}{applies.stderr}")
     rc, summary, text = _run("--bug", bug, out=OUT / f"bug-{bug}")
     assert rc == 1, f"make formal BUG={bug} should fail (exit 1), got {rc}:\n{text[-6000:]}"
     failed = {p["name"].rsplit(".", 1)[-1]: p for b in summary["blocks"].values() for t in b["tasks"]

@@ -81,6 +81,14 @@ def test_cpl_layout_all_fields() -> None:
     assert RxCompletion.unpack(expected) == c
 
 
+def test_cpl_hdr_len_and_pay_off_bytes() -> None:
+    """hdr_len is byte 6 alone, pay_off (multi-packet buffers, in strides) byte 7."""
+    raw = RxCompletion(hdr_len=255, pay_off=0xA7).pack()
+    assert raw == bytes(6) + bytes([0xFF, 0xA7]) + bytes(8)
+    got = RxCompletion.unpack(bytes(6) + bytes([54, 3]) + bytes(8))
+    assert (got.hdr_len, got.pay_off) == (54, 3)
+
+
 @pytest.mark.parametrize('flag, bit', [
     ('sop', 0), ('eop', 1), ('split', 2), ('hdr_valid', 3), ('pay_valid', 4),
     ('hdr_overflow', 5)])
@@ -107,7 +115,8 @@ def test_cpl_defaults_are_zero() -> None:
     (dict(pay_buf_id=0x10000), 'pay_buf_id'),
     (dict(pay_len=0x10000), 'pay_len'),
     (dict(hdr_buf_id=-1), 'hdr_buf_id'),
-    (dict(hdr_len=1 << 16), 'hdr_len'),
+    (dict(hdr_len=256), 'hdr_len'),
+    (dict(pay_off=256), 'pay_off'),
     (dict(rss_hash=1 << 32), 'rss_hash'),
     (dict(rss_type=256), 'rss_type'),
     (dict(l3_type=3), 'l3_type'),

@@ -874,7 +874,8 @@ def test_mmio_identity_and_reset_values() -> None:
     assert nic.mmio_read(regs.VERSION) == 0x0000_0002
     assert nic.mmio_read(regs.CAPS) == 32 | (16 << 8) | (2 << 16) | (128 << 24)
     assert nic.mmio_read(regs.RX_FRAME_LIMIT) == 0x5F2
-    assert nic.mmio_read(regs.rxq_reg(1, regs.RXQ_BUF_SIZE)) == 0x100 | (12 << 16)
+    assert nic.mmio_read(regs.rxq_reg(1, regs.RXQ_BUF_SIZE)) == 0x100 | (12 << 16) | (6 << 20)
+    assert nic.mmio_read(regs.rxq_reg(1, regs.RXQ_COALESCE)) == (1 << 16) | (16 << 24)
     assert nic.mmio_read(regs.rxq_reg(1, regs.RXQ_CTRL)) == 0
     assert nic.mmio_read(regs.rxq_reg(2, regs.RXQ_BUF_SIZE)) == 0, 'queue 2 not implemented'
     assert nic.mmio_read(0x0FFC) == 0

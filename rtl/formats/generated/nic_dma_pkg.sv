@@ -46,11 +46,17 @@ package nic_dma_pkg;
   } tx_status_e;
 
   // Every ring entry, descriptor or completion, is 16 bytes (dma-formats.md, Rings).
-  localparam int unsigned RING_ENTRY_BYTES = 16;
+  localparam int unsigned RING_ENTRY_BYTES       = 16;
+  // Multi-packet payload buffers: the smallest stride is 16 bytes (rx-rules.md, "Multi-packet
+  // payload buffers").
+  localparam int unsigned RX_MPB_MIN_STRIDE_LOG2 = 4;
+  // Multi-packet payload buffers: a buffer holds at most this many strides (the completion's
+  // one-byte `pay_off`).
+  localparam int unsigned RX_MPB_MAX_STRIDES     = 256;
   // `TX_CAPS.max_segs` of this NIC: descriptors per frame.
-  localparam int unsigned TX_MAX_SEGS      = 16;
+  localparam int unsigned TX_MAX_SEGS            = 16;
   // Frames shorter than this are refused with BAD_LEN, never padded (tx.md, "Bad input").
-  localparam int unsigned TX_MIN_FRAME_LEN = 60;
+  localparam int unsigned TX_MIN_FRAME_LEN       = 60;
 
   // ---------------------------------------------------------------- RX buffer descriptor (16 bytes)
   localparam int unsigned RX_DESC_BYTES = 16;
@@ -101,11 +107,15 @@ package nic_dma_pkg;
     logic [7:0]  rss_type;
     // bytes 8-11: the 32-bit Toeplitz hash (0 when `rss_type` is 0)
     logic [31:0] rss_hash;
-    // bytes 6-7: bytes written into the header buffer, starting at offset 0 (0 when not split)
-    logic [15:0] hdr_len;
+    // byte 7: where the piece starts in the payload buffer, in strides of
+    // `2^BUF_SIZE.pay_stride_log2` bytes (multi-packet payload buffers); 0 otherwise
+    logic [7:0]  pay_off;
+    // byte 6: bytes written into the header buffer, starting at offset 0 (0 when not split)
+    logic [7:0]  hdr_len;
     // bytes 4-5: `buf_id` of the header buffer (valid when `HDR_VALID`)
     logic [15:0] hdr_buf_id;
-    // bytes 2-3: bytes written into that payload buffer, starting at its offset 0
+    // bytes 2-3: bytes written into that payload buffer, starting at byte `pay_off *
+    // 2^pay_stride_log2` of it (offset 0 without multi-packet buffers)
     logic [15:0] pay_len;
     // bytes 0-1: `buf_id` of the payload buffer this completion describes (valid when `PAY_VALID`)
     logic [15:0] pay_buf_id;

@@ -9,10 +9,11 @@
 //   - bursts tile each command: in command order, the bursts of a command start at its address
 //     rounded down to the bus width and follow each other without gap or overlap until the
 //     command's last byte, with the command's AXI ID;
-//   - bytes: every W beat's strobe lane is set exactly when the byte it addresses lies in the
-//     command's [addr, addr + len) (a symbolic beat number and a symbolic lane stand for every
-//     beat and lane); with the tiling above, every byte of [addr, addr + len) is written exactly
-//     once and no other byte is written;
+//   - bytes: every W beat's strobe is exactly the lanes whose byte lies in the command's
+//     [addr, addr + len), ANDed with the source's in_strb for that beat (all ones but for a
+//     source that packs several payloads into a beat); with the tiling above, no byte outside
+//     [addr, addr + len) is ever written and none twice, and with in_strb all ones every byte
+//     of it exactly once;
 //   - data: one input beat per W beat (WDATA is the input beat), never more W beats than the
 //     accepted commands hold;
 //   - responses: b_err exactly for SLVERR/DECERR, with the BID; `idle` exactly when nothing
@@ -25,7 +26,7 @@
 //   - commands: valid held until ready with a stable payload; 1 <= cmd_len <= 65536 (the callers'
 //     largest write is a 32 KiB payload buffer; see the note at the assumption); the range does
 //     not wrap the address space; with `define F_MAX_LEN, cmd_len <= F_MAX_LEN;
-//   - input beats: valid held until ready with stable data;
+//   - input beats: valid held until ready with stable data and in_strb;
 //   - the AXI slave: AWREADY, WREADY, BVALID, BID, BRESP free (any order, any delay).
 /* verilator lint_off UNUSEDSIGNAL */  // ports some checks of a proof only read
 module axi_dma_wr_props #(
@@ -44,6 +45,7 @@ module axi_dma_wr_props #(
   input logic                in_valid,
   input logic                in_ready,
   input logic [DATA_W-1:0]   in_data,
+  input logic [DATA_W/8-1:0] in_strb,
   input logic [ID_W-1:0]     m_awid,
   input logic [ADDR_W-1:0]   m_awaddr,
   input logic [7:0]          m_awlen,
@@ -102,6 +104,7 @@ module axi_dma_wr_props #(
   logic [16:0]         p_cmd_len;
   logic [ID_W-1:0]     p_cmd_id;
   logic [DATA_W-1:0]   p_in_data;
+  logic [DATA_W/8-1:0] p_in_strb;
   logic                p_awvalid, p_awready, p_wvalid, p_wready;
   logic [ID_W-1:0]     p_awid;
   logic [ADDR_W-1:0]   p_awaddr;
@@ -121,6 +124,7 @@ module axi_dma_wr_props #(
     p_in_valid  <= in_valid;
     p_in_ready  <= in_ready;
     p_in_data   <= in_data;
+    p_in_strb   <= in_strb;
     p_awvalid   <= m_awvalid;
     p_awready   <= m_awready;
     p_awid      <= m_awid;
@@ -157,7 +161,7 @@ module axi_dma_wr_props #(
     end
     if (f_past) begin
       if (p_cmd_valid && !p_cmd_ready) assume (cmd_valid && cmd_addr == p_cmd_addr && cmd_len == p_cmd_len && cmd_id == p_cmd_id);
-      if (p_in_valid && !p_in_ready) assume (in_valid && in_data == p_in_data);
+      if (p_in_valid && !p_in_ready) assume (in_valid && in_data == p_in_data && in_strb == p_in_strb);
     end
   end
 `endif
@@ -296,7 +300,8 @@ module axi_dma_wr_props #(
       if (m_wvalid) begin
         a_w_after_its_aw_presented: assert (q_cnt != '0);
         a_wlast_on_last_beat: assert (m_wlast == w_last_expected);
-        a_wstrb_only_addressed_bytes: assert (m_wstrb == w_strb_expected);
+        // the source's lanes (in_strb) within the region, none outside it
+        a_wstrb_only_addressed_bytes: assert (m_wstrb == (w_strb_expected & in_strb));
       end
       if (f_w) a_w_within_commands: assert (f_wn != f_cn);
 `endif
