@@ -7,7 +7,9 @@ Each tb/formal/<block>.sby proves the property modules of tb/formal/props/ bound
 `bind`) into one RTL block; its tasks are the configurations (parameters) and proof kinds:
 `prove` (k-induction: a proof for every reachable state), `bmc` (bounded: no failure within the
 task's depth from reset) and `cover` (reachability of the covers that show the assumptions
-leave the interesting behaviour possible). Tasks tagged `long` run only with --long
+leave the interesting behaviour possible). Tasks tagged `long` run only with --long;
+tasks tagged `bug` (a BMC from reset, for a counterexample deeper than a k-induction's base
+case) only with --bug; tasks tagged `stale` are listed as not run
 (FORMAL_LONG=1, `make regress` runs them).
 
 Printed: per task a line as it ends, then per block every property with its result, proof kind
@@ -68,6 +70,7 @@ class Task:
     long: bool
     sby: Path
     stale: bool = False          # tagged stale: the properties no longer fit the RTL; not run
+    bug_only: bool = False       # tagged bug: a BMC from reset that only BUG= runs
     order: int = 0               # position in the .sby files, for the report
     # results
     status: str = "NOT RUN"      # PASS | FAIL | UNKNOWN | ERROR | TIMEOUT | NOT RUN
@@ -140,7 +143,8 @@ def discover(sby_dir: Path) -> list[Task]:
         tasks.append(Task(block=sby.stem, name=name, mode=mode.group(1) if mode else "?",
                           depth=int(depth.group(1)) if depth else 20,
                           params=" ".join(p for p in (params, defines) if p),
-                          long="long" in tags, stale="stale" in tags, sby=sby, order=len(tasks)))
+                          long="long" in tags, stale="stale" in tags,
+                          bug_only="bug" in tags, sby=sby, order=len(tasks)))
     return tasks
 
 
@@ -401,6 +405,8 @@ def main(argv: list[str] | None = None) -> int:
         tasks = [t for t in tasks if t.block in want or t.key in want]
     if not args.long and not any(t.long and t.key in args.only.split(",") for t in tasks):
         tasks = [t for t in tasks if not t.long]
+    if not args.bug.strip():
+        tasks = [t for t in tasks if not t.bug_only]
     if args.list:
         for t in tasks:
             print(f"{t.key:<32} {t.kind:<11} depth {t.depth:<4} {'long ' if t.long else ''}"
