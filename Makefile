@@ -26,14 +26,18 @@ SHARD       ?= 1/1
 COVERAGE    ?= 1
 BUG         ?=
 REGRESS_K   ?=
+FORMAL_LONG ?= 0
+FORMAL_ONLY ?=
+FORMAL_JOBS ?= 2
 REGRESS_SCHEDULER ?=
 
-.PHONY: help setup test lint regs formats demo waves bench regress clean
+.PHONY: help setup test lint regs formats demo waves bench regress formal clean
 
 help: ## list the targets (default)
 	@echo "devmem-nic: make TARGET [VAR=value]"
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z_-]*:.*## / {printf "  %-9s %s\n", $$1, $$2}' $(firstword $(MAKEFILE_LIST))
 	@echo "variables: LINT_TOP=$(LINT_TOP) JOBS=$(JOBS) PYTEST_ARGS='$(PYTEST_ARGS)' TEST=<pytest -k expression>"
+	@echo "formal:    FORMAL_LONG=$(FORMAL_LONG) (1: also tasks tagged long) FORMAL_ONLY=<blocks> FORMAL_JOBS=$(FORMAL_JOBS) BUG=<name of tests/bugs/*.patch> (docs/verification.md)"
 	@echo "regress:   REGRESS_SEEDS=$(REGRESS_SEEDS) SHARD=$(SHARD) COVERAGE=$(COVERAGE) (0|1|toggle) BUG=<name of tests/bugs/*.patch> REGRESS_K=<pytest -k>"
 	@echo "           JOBS=<LocalCluster workers> REGRESS_SCHEDULER=tcp://HOST:PORT (an existing Dask cluster; docs/verification.md)"
 
@@ -89,6 +93,11 @@ bench: setup ## benchmarks -> build/bench/bench.json + plots: RX/TX line rate, D
 regress: setup ## every RTL test x REGRESS_SEEDS seeds on Dask (LocalCluster or REGRESS_SCHEDULER): JUnit, coverage, summary in build/regress/
 	@REGRESS_SEEDS="$(REGRESS_SEEDS)" SHARD="$(SHARD)" JOBS="$(JOBS)" COVERAGE="$(COVERAGE)" BUG="$(BUG)" \
 	REGRESS_K="$(REGRESS_K)" REGRESS_SCHEDULER="$(REGRESS_SCHEDULER)" $(VENV_PY) -m tb.regress
+
+# make formal [FORMAL_LONG=1] [FORMAL_ONLY=axi_dma_wr,sync_fifo] [FORMAL_JOBS=2] [BUG=<tests/bugs/NAME.patch>]
+formal: setup ## SymbiYosys proofs (tb/formal/*.sby): every property with its result, kind and depth; BUG= must fail
+	@FORMAL_LONG="$(FORMAL_LONG)" FORMAL_ONLY="$(FORMAL_ONLY)" FORMAL_JOBS="$(FORMAL_JOBS)" BUG="$(BUG)" \
+	$(VENV_PY) -m tb.formal.run
 
 clean: ## remove build/ (simulator builds, results, waves)
 	rm -rf build
