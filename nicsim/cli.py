@@ -2,7 +2,8 @@
 
   nicsim demo                  the devmem story on the RTL, with a report (docs/nicsim.md)
   nicsim replay CAPTURE.pcap   replay a capture through the driver on the RTL or the model
-  nicsim waves FILE.fst        render named signal groups of a waveform to PNG or SVG (or --gtkw: a GTKWave layout)
+  nicsim waves FILE.fst        render named signal groups of a waveform to PNG or SVG, DMA bursts decoded
+                               (--transactions: list them; --gtkw: a GTKWave layout)
   nicsim live                  the driver's TCP against the Linux stack in a namespace (root)
 """
 from __future__ import annotations
@@ -144,9 +145,14 @@ def print_summary(res, wall: float) -> None:  # type: ignore[no-untyped-def]
 
 # ------------------------------------------------------------------------------------ waves
 def cmd_waves(args: argparse.Namespace) -> int:
-    from nicsim.waves import WaveError, render, write_gtkw
+    from nicsim.waves import WaveError, render, transactions, write_gtkw
     try:
-        if args.gtkw:
+        if args.transactions:
+            text, out = transactions(args.file, args.output, start=args.start, end=args.end)
+            if out is None:
+                sys.stdout.write(text)
+                return 0
+        elif args.gtkw:
             out = write_gtkw(args.file, args.gtkw, groups=args.group, extra=args.signal)
         else:
             out = render(args.file, args.output, groups=args.group, start=args.start, end=args.end,
@@ -311,6 +317,9 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--window", type=float, default=None, help="window width in ns around --frame (default: from just before the frame to 600 ns after its last beat)")
     w.add_argument("--gtkw", metavar="FILE.gtkw", default=None,
                    help="write a GTKWave save file of the groups (default: all) instead of a picture")
+    w.add_argument("--transactions", action="store_true",
+                   help="list every AXI transaction of the DMA master (time, kind, queue, memory, address, "
+                        "bytes) instead of a picture: text on stdout, or to -o FILE (.csv: CSV)")
     w.set_defaults(func=cmd_waves)
     return ap
 

@@ -38,7 +38,7 @@ def build_traffic(frames_per_flow: int, devmem_bytes: int, seed: int) -> tuple[l
     # this client saw (the replay engine gives our passive socket the ISS the client's
     # handshake ACK acknowledges, as a TCP_REPAIR socket would take it).
     server_iss = rng.getrandbits(32)
-    dm_frames = [devmem.syn(), devmem.handshake_ack(server_iss)] + devmem.next_frames(1 << 30)
+    dm_frames = [devmem.syn(), devmem.handshake_ack(server_iss)] + devmem.all_frames()
     flows = [Flow(proto="tcp" if i % 2 == 0 else "udp", ipv6=i >= 4, sport=41000 + 97 * i,
                   dport=6000 + i) for i in range(8)]
     other = []
@@ -169,18 +169,30 @@ def write_report(out_dir: Path, res, rows, waves: str | None) -> Path:  # type: 
     fig.savefig(out_dir / "drops.png", dpi=100)
     plt.close(fig)
 
-    snap = None
+    snap, bursts = None, []
     if waves and Path(waves).is_file():
-        from nicsim.waves import render
-        first_dm = next((r["frame"] for r in recs if r["payload_in"] == "device"), 0)
-        snap = render(waves, out_dir / "waves.png", groups=["rx", "dma"], frame=first_dm)
+        from nicsim.waves import WaveError, frame_dma_window, render
+        try:
+            # zoomed on the bursts of the first devmem frame: header to host, payload to the
+            # GPU, completion, as the decoded DMA rows label them
+            t0, t1, bursts = frame_dma_window(waves, DEVMEM_QUEUE)
+            snap = render(waves, out_dir / "waves.png", groups=["dma"], start=t0, end=t1,
+                          caption=f"the DMA of the first frame whose payload went to device memory "
+                                  f"(RX queue {DEVMEM_QUEUE})")
+        except WaveError as e:
+            print(f"demo: no waveform picture: {e}")
     md = ["# nicsim demo: RSS and a steered devmem flow", "", "| | |", "|---|---|"]
     md += [f"| {k} | {v} |" for k, v in rows]
     md += ["", "![frames per queue](queues.png)", "", "![bytes per memory](memory.png)", "",
            "![drops by reason](drops.png)", ""]
     if snap:
-        md += ["Waveform around the first frame whose payload went to device memory:", "",
-               "![waveform](waves.png)", ""]
+        md += [f"The DMA of the first frame whose payload went to device memory (RX queue "
+               f"{DEVMEM_QUEUE}), decoded from `demo.fst` (`nicsim waves demo.fst --start "
+               f"{bursts[0].time_ns - 40:.0f} --end {max(b.end_ns or b.time_ns for b in bursts) + 40:.0f}`; "
+               f"every transaction: `nicsim waves demo.fst --transactions`):", "",
+               "| time (ns) | burst | memory | address | bytes |", "|---|---|---|---|---|"]
+        md += [f"| {b.time_ns:.0f} | {b.kind} | {b.memory} | `0x{b.addr:x}` | {b.nbytes} |" for b in bursts]
+        md += ["", "![waveform](waves.png)", ""]
     md += ["Per-frame records: `records.jsonl` (the `nicsim replay --report` format).", ""]
     path = out_dir / "report.md"
     path.write_text("\n".join(md))

@@ -310,7 +310,7 @@ async def replay(env: Any, frames: list[bytes | None], cfg: ReplayConfig,
                        payload_len=fr.payload_len, split=fr.split,
                        payload_in=("device" if q in bound else "host") if fr.payload_len else None)
             h = _headers(wire)
-            if h and h.protocol == IPPROTO_TCP and fr.payload_len:
+            if h and h.protocol == IPPROTO_TCP:   # a connection's frames, even without payload
                 conn_queues.setdefault(conn_name(h.family, h.saddr, h.sport, h.daddr, h.dport),
                                        set()).add(q)
             drain()

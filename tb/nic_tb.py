@@ -18,15 +18,13 @@ from cocotb.triggers import ClockCycles, Timer
 from cocotbext.axi import (AxiBus, AxiLiteBus, AxiLiteMaster, AxiSlave, AxiStreamBus,
                            AxiStreamFrame, AxiStreamSink, AxiStreamSource)
 
+from models.address_map import DEV_BASE, DEV_SIZE, HOST_BASE, HOST_SIZE
 from models.bus import DmaAddressSpace, DmaError
 from models.device_memory import DeviceMemory
 from models.host_memory import HostMemory
 
 CLK_NS = 4                      # 250 MHz
-HOST_BASE = 0x0000_0001_0000_0000
-HOST_SIZE = 64 << 20
-DEV_BASE = 0x0000_0040_0000_0000     # a GPU BAR window
-DEV_SIZE = 64 << 20
+__all__ = ["CLK_NS", "DEV_BASE", "DEV_SIZE", "HOST_BASE", "HOST_SIZE", "NicTb", "TrafficProfile"]
 
 
 @dataclass
