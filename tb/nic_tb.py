@@ -22,6 +22,7 @@ from models.address_map import DEV_BASE, DEV_SIZE, HOST_BASE, HOST_SIZE
 from models.bus import DmaAddressSpace, DmaError
 from models.device_memory import DeviceMemory
 from models.host_memory import HostMemory
+from tb.watchdog import Watchdog, flushed, not_reset
 
 CLK_NS = 4                      # 250 MHz
 __all__ = ["CLK_NS", "DEV_BASE", "DEV_SIZE", "HOST_BASE", "HOST_SIZE", "NicTb", "TrafficProfile"]
@@ -79,7 +80,8 @@ class NicTb:
         self.rng = random.Random(seed)
         self.data_bytes = len(dut.s_axis_rx_tdata) // 8
         self.dma_bytes = len(dut.m_axi_wdata) // 8
-        cocotb.start_soon(Clock(dut.clk, CLK_NS, unit="ns").start())
+        self.clock = Clock(dut.clk, CLK_NS, unit="ns")
+        self.clock.start()
 
         self.host = HostMemory(HOST_BASE, HOST_SIZE)
         self.dev = DeviceMemory(DEV_BASE, DEV_SIZE)
@@ -99,6 +101,9 @@ class NicTb:
         """With `loopback`: every frame that went from m_axis_tx back into s_axis_rx."""
         if loopback:
             cocotb.start_soon(self._loopback())
+        self.watchdog = Watchdog(dut)
+        """Fails the test when a CSR access waits too long (tb/watchdog.py); runs from reset()."""
+        self._reset_done = False
 
     async def _loopback(self) -> None:
         """A loopback cable: each frame the NIC sends on m_axis_tx is queued, whole and in
@@ -133,13 +138,32 @@ class NicTb:
         await ClockCycles(self.dut.clk, 8)
         self.dut.rst.value = 0
         await ClockCycles(self.dut.clk, 4)
+        self._reset_done = True
+        self.watchdog.start()
 
     # ------------------------------------------------------------------ NicHw for the driver
     async def read32(self, addr: int) -> int:
-        return await self.axil.read_dword(addr)
+        if not self._reset_done:
+            raise not_reset("read32", addr)
+        token = self.watchdog.begin("read32", addr)
+        try:
+            resp = await self.axil.read(addr, 4)
+        finally:
+            self.watchdog.end(token)
+        if resp is None:      # cocotbext-axi flushed it: reset rose while it waited
+            raise flushed("read32", addr)
+        return int.from_bytes(resp.data, "little")
 
     async def write32(self, addr: int, value: int) -> None:
-        await self.axil.write_dword(addr, value)
+        if not self._reset_done:
+            raise not_reset("write32", addr)
+        token = self.watchdog.begin("write32", addr)
+        try:
+            resp = await self.axil.write(addr, value.to_bytes(4, "little"))
+        finally:
+            self.watchdog.end(token)
+        if resp is None:
+            raise flushed("write32", addr)
 
     async def delay(self, ns: int) -> None:
         await Timer(ns, unit="ns")

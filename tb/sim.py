@@ -23,7 +23,10 @@ What it takes care of:
   `COCOTB_RANDOM_SEED=<seed> pytest ...` (an explicit `seed=` argument wins over that).
 - A failing cocotb test raises AssertionError naming the failed cocotb tests, their
   messages, the seed, the paths and the one command that reruns that pytest test with the
-  same seed and waves on, instead of the runner's bare `SystemExit: 1`.
+  same seed and waves on, instead of the runner's bare `SystemExit: 1`. The simulation gets
+  `NIC_WAVES_FILE` (where its waveform goes) and `NIC_WAVES_ON`, so the scoreboards' and
+  checkers' messages carry the failing frame's time and a `nicsim waves` command for its
+  window (tb/failure.py).
 - rtl/verilator_waivers.vlt is always passed, waiving -Wall noise in generated code only.
   Verilator's default warnings stay on and fatal in simulation builds: RTL must be
   lint-clean (`make lint` checks it with -Wall).
@@ -446,7 +449,10 @@ def run_rtl_test(
         built = time.monotonic() - t0
         print(f"sim: {where}: built in {built:.1f} s in {_rel(build_dir)}", flush=True)
 
-        sim_env = {"COCOTB_RANDOM_SEED": str(seed), **(extra_env or {})}
+        # where this run's waveform goes and whether it is recorded: failure messages print a
+        # ready `nicsim waves FILE --start .. --end ..` (tb/failure.py)
+        sim_env = {"COCOTB_RANDOM_SEED": str(seed), "NIC_WAVES_FILE": _rel(wave_file),
+                   "NIC_WAVES_ON": "1" if waves else "0", **(extra_env or {})}
         t0 = time.monotonic()
         exit_info = ""
         with _environ(sim_env):

@@ -29,6 +29,7 @@ from models.formats import TX_MIN_FRAME_LEN as MIN_LEN
 from models.formats import TX_SEG_PAGE as PAGE
 from models.formats import TxCompletion, TxDesc, TxStatus
 from models.tx import STATUS_COUNTER, TX_COUNTER_NAMES, check_frame, frame_extent, l4_checksum
+from tb.failure import field_diff, sim_ns, waves_command
 
 
 # ------------------------------------------------------------------------------------------
@@ -354,8 +355,10 @@ def match_sent(sent: list[bytes], pending: dict[int, list[bytes]]) -> None:
                 if lst and len(lst[0]) == len(f):
                     bad = [i for i in range(len(f)) if f[i] != lst[0][i]]
                     diff += f" q{q}: {len(bad)} bytes differ, first at {bad[:8]}"
+            now = sim_ns()
             raise AssertionError(f"sent frame {k} ({len(f)} B, {f[:16].hex()}) is no queue's next "
-                                 f"frame; heads {heads};{diff}")
+                                 f"frame (seen at {now} ns); heads {heads};{diff}"
+                                 + (f"\n  waves: {waves_command(now - 2000, now)}" if now is not None else ""))
 
 
 # ------------------------------------------------------------------------------------------
@@ -387,11 +390,15 @@ class AxiChecker:
         self.writes = 0
         self.splits = 0          # TX data bursts of exactly MAX_BURST beats (a split segment)
         self.cycle = 0
+        self.first_error_ns: float | None = None
         self.task = cocotb.start_soon(self._run())
 
     def _err(self, msg: str) -> None:
         if len(self.errors) < 20:
-            self.errors.append(f"cycle {self.cycle}: {msg}")
+            now = sim_ns()
+            if not self.errors:
+                self.first_error_ns = now
+            self.errors.append(f"cycle {self.cycle}" + (f" ({now:.0f} ns)" if now is not None else "") + f": {msg}")
 
     def _addr_rules(self, ch: str, addr: int, length: int, size: int, burst: int) -> None:
         beats = length + 1
@@ -513,7 +520,9 @@ class AxiChecker:
         self.task.cancel()
         self.dut._log.info("AXI checker: %d reads (%d TX data bursts of MAX_BURST beats), %d writes, "
                            "%d violations", self.reads, self.splits, self.writes, len(self.errors))
-        assert not self.errors, "AXI rule violations:\n  " + "\n  ".join(self.errors)
+        assert not self.errors, "AXI rule violations:\n  " + "\n  ".join(self.errors) + (
+            f"\n  waves of the first: {waves_command(self.first_error_ns, self.first_error_ns)}"
+            if self.first_error_ns is not None else "")
 
 
 class IrqMonitor:
@@ -585,6 +594,7 @@ async def run_plans(tb: NicTb, plans: list[QueuePlan], limit: int, max_wait_us: 
     consumed = {p.ring.t: 0 for p in plans}
     size = {p.ring.t: 1 << p.ring.log2 for p in plans}
     waited = 0
+    since = sim_ns()          # the last progress: a failure's window starts there
     while True:
         for p in plans:
             t = p.ring.t
@@ -607,9 +617,12 @@ async def run_plans(tb: NicTb, plans: list[QueuePlan], limit: int, max_wait_us: 
             t = p.ring.t
             cpls = p.ring.poll()
             for c in cpls:
-                assert got_n[t] < len(exp[t]), f"queue {t}: unexpected completion {c}"
+                now = sim_ns()
+                tail = (f" (between {since:.0f} and {now:.0f} ns)\n  waves: {waves_command(since, now)}"
+                        if now is not None and since is not None else "")
+                assert got_n[t] < len(exp[t]), f"queue {t}: unexpected completion {c}{tail}"
                 want = exp[t][got_n[t]].cpl
-                assert c == want, f"queue {t} completion {got_n[t]}: got {c}, want {want}"
+                assert c == want, f"queue {t} completion {got_n[t]} differs: {field_diff(c, want)}{tail}"
                 got_n[t] += 1
                 consumed[t] += c.ndesc
                 progress = True
@@ -620,10 +633,14 @@ async def run_plans(tb: NicTb, plans: list[QueuePlan], limit: int, max_wait_us: 
             break
         if progress:
             waited = 0
-        assert waited < max_wait_us * 1000, (
-            f"no progress for {max_wait_us} us: completions {got_n} of "
-            f"{ {t: len(v) for t, v in exp.items()} }, frames still to send "
-            f"{ {t: len(v) for t, v in pending.items()} }")
+            since = sim_ns()
+        if waited >= max_wait_us * 1000:
+            now = sim_ns()
+            raise AssertionError(
+                f"no progress for {max_wait_us} us of simulated time (since {since} ns): waited for "
+                f"completions {got_n} of { {t: len(v) for t, v in exp.items()} } and frames still to send "
+                f"{ {t: len(v) for t, v in pending.items()} }"
+                + (f"\n  waves: {waves_command(since, now)}" if now is not None else ""))
     await tb.delay(200)
     assert not tb.tx_frames(), "extra frames on m_axis_tx"
     axi.stop()

@@ -24,6 +24,7 @@ from models.device_memory import DmaBuf
 from models.host_memory import PAGE_SIZE
 from tb.frames import pattern
 from tb.scenario.env import DriverEnv
+from tb.failure import sim_ns, waves_command
 from tb.scenario.peer import TcpPeer
 
 CMSG_BYTES = CMSG_SPACE(24)
@@ -32,6 +33,18 @@ FRAME_COUNTERS = ('RX_FRAMES', 'RX_DROP_RUNT', 'RX_DROP_FCS', 'RX_DROP_OVERSIZE'
                   'RX_DROP_NO_PAY_BUF', 'RX_DROP_CQ_FULL')
 SETTLE_POLLS = 5000
 SETTLE_NS = 200
+
+
+def _waited(t0: float | None) -> str:
+    now = sim_ns()
+    if t0 is None or now is None:
+        return f'{SETTLE_POLLS} polls'
+    return f'{(now - t0) / 1000:.0f} us of simulated time ({SETTLE_POLLS} polls)'
+
+
+def _waves(t0: float | None) -> str:
+    now = sim_ns()
+    return f'\n  waves: {waves_command(t0, now)}' if t0 is not None and now is not None else ''
 
 
 class Unsupported(Exception):
@@ -114,12 +127,14 @@ class Rig:
 
     async def settle(self) -> None:
         """Wait until the NIC has counted every frame sent (delivered or dropped)."""
+        t0 = sim_ns()
         for _ in range(SETTLE_POLLS):
             if await self.frames_seen() - self.seen_base >= self.frames_sent:
                 return
             await self.env.hw.delay(SETTLE_NS)
         raise AssertionError(f'NIC saw {await self.frames_seen() - self.seen_base} of '
-                             f'{self.frames_sent} frames')
+                             f'{self.frames_sent} frames: waited {_waited(t0)} for its frame counters '
+                             f'(RX_FRAMES and the RX_DROP_* counters) to count every frame sent' + _waves(t0))
 
     def frames_polled(self) -> int:
         """Frames the driver took off the completion rings (delivered or dropped at stop)."""
@@ -132,6 +147,7 @@ class Rig:
         empty; frames handled."""
         await self.settle()
         total = 0
+        t0 = sim_ns()
         for _ in range(SETTLE_POLLS):
             n = await self.netdev.poll()
             total += n
@@ -140,7 +156,9 @@ class Rig:
             if self.frames_polled() >= await self.hw('RX_FRAMES') - self.delivered_base:
                 return total + await self.tx_sync()
             await self.env.hw.delay(SETTLE_NS)
-        raise AssertionError('completions missing: the NIC counted more frames than it wrote')
+        raise AssertionError(f'completions missing: the NIC counted '
+                             f'{await self.hw("RX_FRAMES") - self.delivered_base} frames, the driver polled '
+                             f'{self.frames_polled()}: waited {_waited(t0)} for their completions' + _waves(t0))
 
     def tx_outstanding(self) -> int:
         """Frames the driver handed to its TX queues (ring or qdisc) and has not seen
@@ -156,6 +174,7 @@ class Rig:
             return 0
         wire = getattr(self.env, 'tx_frames', None)
         total = 0
+        t0 = sim_ns()
         for _ in range(SETTLE_POLLS):
             if self.tx_outstanding():
                 n = await self.netdev.poll()
@@ -168,7 +187,8 @@ class Rig:
                     return total
             await self.env.hw.delay(SETTLE_NS)
         raise AssertionError(f'TX not done: {self.tx_outstanding()} frames outstanding, '
-                             f'{len(wire or []) - self.wire_base} on the wire')
+                             f'{len(wire or []) - self.wire_base} on the wire: waited {_waited(t0)} for '
+                             f'their TX completions and for TX_FRAMES frames on the wire' + _waves(t0))
 
     async def hw(self, name: str) -> int:
         return (await self.netdev.hw_stats())[name]
