@@ -5,6 +5,7 @@
   nicsim waves FILE.fst        render named signal groups of a waveform to PNG or SVG, DMA bursts decoded
                                (--transactions: list them; --gtkw: a GTKWave layout)
   nicsim live                  the driver's TCP against the Linux stack in a namespace (root)
+  nicsim scenario FILE.py      run your own driver scenarios (tb/scenario API) on the model or the RTL
 """
 from __future__ import annotations
 
@@ -235,6 +236,44 @@ def cmd_live(args: argparse.Namespace) -> int:
     return 0 if res.ok else 1
 
 
+def cmd_scenario(args: argparse.Namespace) -> int:
+    from tb.scenario.runner import ScenarioFileError, load, run_model, run_rtl
+    if args.backend == "model" and (args.waves or args.testbench != "fast"):
+        print("nicsim scenario: --waves and --testbench need --backend rtl", file=sys.stderr)
+        return 2
+    try:
+        names = [n for n, _ in load(args.file)]
+    except ScenarioFileError as e:
+        print(f"nicsim scenario: {e}", file=sys.stderr)
+        return 2
+    unknown = [n for n in args.only or [] if n not in names]
+    if unknown:
+        print(f"nicsim scenario: {args.file} has no scenario {', '.join(unknown)} (it has: "
+              f"{', '.join(names)})", file=sys.stderr)
+        return 2
+    _say(f"scenario: {args.file}: {len(names)} scenario(s) on the {args.backend} (DATA_W={args.data_width}"
+         + (f", {args.testbench} testbench" if args.backend == "rtl" else "") + ")")
+    t0 = time.monotonic()
+    if args.backend == "model":
+        res = run_model(args.file, args.data_width, seed=args.seed or 0, only=args.only)
+    else:
+        if args.only:
+            print("nicsim scenario: --only needs --backend model (on the RTL every scenario of the "
+                  "file runs)", file=sys.stderr)
+            return 2
+        try:
+            res = run_rtl(args.file, args.data_width, seed=args.seed, testbench=args.testbench,
+                          waves=args.waves, name=f"nicsim-scenario-{Path(args.file).stem}")
+        except AssertionError as e:            # the build or the simulator failed
+            print(f"nicsim scenario: {str(e).splitlines()[0]}", file=sys.stderr)
+            return 1
+    for o in res:
+        _say(f"  {'PASS' if o.ok else 'FAIL'}  {o.name}  ({o.seconds:.1f} s)" + ("" if o.ok else f"\n        {o.error}"))
+    bad = sum(not o.ok for o in res)
+    _say(f"scenario: {len(res) - bad} passed, {bad} failed in {time.monotonic() - t0:.1f} s")
+    return 1 if bad else 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from nicsim.demo import main as demo_main
     return demo_main(args)
@@ -304,6 +343,17 @@ def build_parser() -> argparse.ArgumentParser:
                     help="rtl: the driver's rto_min in simulated microseconds (default 200; initial RTO 5x)")
     lv.add_argument("--sim-seed", type=int, default=None, help="rtl: cocotb random seed")
     lv.set_defaults(func=cmd_live)
+
+    sc = sub.add_parser("scenario", help="run the driver scenarios of a Python file on the model or the RTL")
+    sc.add_argument("file", help="a .py file with `async def scenario...(env)` functions (docs/scenarios.md)")
+    sc.add_argument("--backend", choices=["model", "rtl"], default="model")
+    _add_testbench(sc)
+    sc.add_argument("--data-width", type=int, default=64, choices=[64, 128, 256, 512],
+                    help="MAC width in bits (DMA is twice that); default 64")
+    sc.add_argument("--seed", type=int, default=None, help="the environments' seed (rtl: cocotb's)")
+    sc.add_argument("--waves", action="store_true", help="rtl: record build/waves/nicsim-scenario-<file>.fst")
+    sc.add_argument("--only", action="append", metavar="NAME", help="model: run only this scenario (repeatable)")
+    sc.set_defaults(func=cmd_scenario)
 
     w = sub.add_parser("waves", help="render signal groups of an FST waveform to PNG or SVG")
     w.add_argument("file", help="FST file (from --waves, make waves or WAVES=1)")
