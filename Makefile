@@ -19,18 +19,19 @@ LINT_FLAGS  ?=
 JOBS        ?= auto
 PYTEST_ARGS ?=
 TEST        ?=
+MODULE      ?=
 REGRESS_SEEDS ?= 3
 SHARD       ?= 1/1
 COVERAGE    ?= 1
 BUG         ?=
 REGRESS_K   ?=
 
-.PHONY: help setup test lint regs formats demo waves bench regress clean
+.PHONY: help setup test test-rtl lint regs formats demo waves bench regress clean
 
 help: ## list the targets (default)
 	@echo "devmem-nic: make TARGET [VAR=value]"
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z_-]*:.*## / {printf "  %-9s %s\n", $$1, $$2}' $(firstword $(MAKEFILE_LIST))
-	@echo "variables: LINT_TOP=$(LINT_TOP) JOBS=$(JOBS) PYTEST_ARGS='$(PYTEST_ARGS)' TEST=<pytest -k expression>"
+	@echo "variables: LINT_TOP=$(LINT_TOP) JOBS=$(JOBS) PYTEST_ARGS='$(PYTEST_ARGS)' TEST=<pytest -k expression> MODULE=<rtl module>"
 	@echo "regress:   REGRESS_SEEDS=$(REGRESS_SEEDS) SHARD=$(SHARD) COVERAGE=$(COVERAGE) (0|1|toggle) BUG=<name of tests/bugs/*.patch> REGRESS_K=<pytest -k> (docs/verification.md)"
 
 setup: ## install apt packages, .venv and pinned Python deps if missing or changed (idempotent)
@@ -40,6 +41,10 @@ setup: ## install apt packages, .venv and pinned Python deps if missing or chang
 test: setup ## run the whole pytest suite in tests/ in parallel (JOBS=auto, PYTEST_ARGS=...)
 	@rc=0; $(VENV_PY) -m pytest -n $(JOBS) $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "test: no tests were collected"; rc=0; fi; exit $$rc
+
+test-rtl: setup ## run the tests that cover RTL module MODULE=name (derived from the tests' own builds; MODULE=list: the map)
+	@[ -n "$(MODULE)" ] || { echo "test-rtl: say which module, e.g. make test-rtl MODULE=rx_split_dma (MODULE=list: the map)"; exit 2; }
+	@JOBS="$(JOBS)" $(VENV_PY) -m tb.rtl_map "$(MODULE)" -- $(PYTEST_ARGS)
 
 lint: setup ## Verilator -Wall lint of rtl/files.f with the waivers (LINT_TOP=nic_top, LINT_SRCS=...)
 	@. scripts/env.sh; \

@@ -31,6 +31,10 @@ What it takes care of:
   Verilator's default warnings stay on and fatal in simulation builds: RTL must be
   lint-clean (`make lint` checks it with -Wall).
 
+With `NIC_RTL_MAP_ONLY=1` a call only records the running pytest test's top level and
+sources for the module -> test map (tb/rtl_map.py, `make test-rtl MODULE=name`) and skips
+the test (no build, no simulation).
+
 Regression hooks (environment variables, used by tb/regress.py; unset = the behaviour above):
 - `SIM_RUN_TAG=<tag>`: appended to the test's run/results/waves names, so several seeds of
   one test can run at once.
@@ -54,6 +58,7 @@ import os
 import random
 import re
 import shutil
+import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -371,6 +376,18 @@ def run_rtl_test(
         seed = int(env_seed) if env_seed else random.SystemRandom().randrange(1, 2**31)
 
     src_paths = rtl(*sources)
+    # The module -> test map (tb/rtl_map.py) is what the tests build: a map-only run notes
+    # this test's design and skips it.
+    if os.environ.get("NIC_RTL_MAP_ONLY") == "1":
+        from tb import rtl_map
+        nodeid = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
+        if nodeid:
+            rtl_map.record(nodeid, toplevel, src_paths)
+        msg = f"{rtl_map.MAP_ONLY_ENV}=1: design recorded, not built"
+        if "_pytest" in sys.modules:
+            import pytest
+            pytest.skip(msg)
+        raise SystemExit(msg)    # a tool the test started (nicsim live): it ends here
     tag = os.environ.get("SIM_RUN_TAG", "").strip()
     if tag:
         name = f"{name}-{_safe(tag)}"
