@@ -37,10 +37,11 @@ help: ## list the targets (default)
 setup: ## install apt packages, .venv and pinned Python deps if missing or changed (idempotent)
 	@scripts/setup.sh
 
-# pytest exits 5 when it collected no test; that is reported but not treated as a failure.
+# pytest exits 5 when it collected no test: a selection (PYTEST_ARGS="-k nosuch") that
+# matches nothing is a failure, not a silent pass.
 test: setup ## run the whole pytest suite in tests/ in parallel (JOBS=auto, PYTEST_ARGS=...)
 	@rc=0; $(VENV_PY) -m pytest -n $(JOBS) $(PYTEST_ARGS) || rc=$$?; \
-	if [ $$rc -eq 5 ]; then echo "test: no tests were collected"; rc=0; fi; exit $$rc
+	if [ $$rc -eq 5 ]; then echo "test: no test matched$(if $(PYTEST_ARGS), PYTEST_ARGS='$(PYTEST_ARGS)',) (pytest exit 5)"; rc=1; fi; exit $$rc
 
 test-rtl: setup ## run the tests that cover RTL module MODULE=name (derived from the tests' own builds; MODULE=list: the map)
 	@[ -n "$(MODULE)" ] || { echo "test-rtl: say which module, e.g. make test-rtl MODULE=rx_split_dma (MODULE=list: the map)"; exit 2; }

@@ -11,20 +11,68 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with a one-line error: `nicsim replay: argument --mtu: ...` and exit status 2
+    (argparse's own prints the whole usage first)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+class CliError(Exception):
+    """A bad value found before the run starts: one line, exit status 2."""
 
 
 def _queues(text: str) -> list[int]:
+    """`7`, `6,7`, `4-7` (ranges inclusive, low to high)."""
     out: list[int] = []
-    for part in filter(None, text.split(",")):
-        if "-" in part:
-            a, b = part.split("-", 1)
-            out += range(int(a), int(b) + 1)
-        else:
-            out.append(int(part))
+    parts = [p.strip() for p in text.split(",")]
+    if not any(parts):
+        raise argparse.ArgumentTypeError(f"{text!r} names no queue (give e.g. 7, 6,7 or 4-7)")
+    for part in parts:
+        if not part:
+            continue
+        lo, dash, hi = part.partition("-")
+        try:
+            a = int(lo)
+            b = int(hi) if dash else a
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{part!r} is not a queue number or a range like 4-7") from None
+        if b < a:
+            raise argparse.ArgumentTypeError(f"{part!r} is an empty range (low to high: {b}-{a})")
+        out += range(a, b + 1)
     return out
+
+
+def _int_at_least(low: int, what: str = "") -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            v = int(text, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if v < low:
+            raise argparse.ArgumentTypeError(f"{v}: {what or 'must be'} at least {low}")
+        return v
+    parse.__name__ = "number"
+    return parse
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"{text}: must be above 0")
+    return v
 
 
 def _rss_key(text: str) -> bytes:
@@ -45,6 +93,64 @@ def _steer(text: str) -> dict:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _frame(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a frame number") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"{v}: frames count from 0")
+    return v
+
+
+def _ns(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time in ns") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"{text}: a time in ns, from 0")
+    return v
+
+
+def _tap(text: str) -> str:
+    import re
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,15}", text):
+        raise argparse.ArgumentTypeError(f"{text!r}: an interface name is 1..15 letters, digits, '_', '.' or '-'")
+    return text
+
+
+def writable_file(path: str, what: str) -> Path:
+    """`path` can be written (its folder is made): else CliError, before any work is done.
+    The check leaves nothing behind."""
+    p = Path(path)
+    if p.is_dir():
+        raise CliError(f"{what} {path}: is a directory")
+    existed = p.exists()
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with open(p, "a"):
+            pass
+    except OSError as e:
+        raise CliError(f"{what} {path}: cannot write it ({e.strerror})") from None
+    if not existed:
+        p.unlink()
+    return p
+
+
+def writable_dir(path: str, what: str) -> Path:
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise CliError(f"{what} {path}: exists and is not a directory")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise CliError(f"{what} {path}: cannot create it ({e.strerror})") from None
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise CliError(f"{what} {path}: not writable")
+    return p
+
+
 def _say(msg: str) -> None:
     print(msg, flush=True)
 
@@ -54,9 +160,19 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from nicsim.engine import ReplayConfig
     from nicsim.pcap import PcapError, read_pcap
     try:
-        cap = read_pcap(args.capture)
-    except (PcapError, OSError) as e:
+        if args.backend == "model" and args.waves:
+            raise CliError("--waves needs --backend rtl")
+        for path, what in ((args.report, "--report"), (args.waves, "--waves")):
+            if path:
+                writable_file(path, what)
+        if args.dump_streams:
+            writable_dir(args.dump_streams, "--dump-streams")
+        cap = read_pcap(args.capture, strict=args.strict)
+    except (CliError, PcapError) as e:
         print(f"nicsim replay: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"nicsim replay: {args.capture}: {e.strerror}", file=sys.stderr)
         return 2
     for p in cap.problems:
         print(f"nicsim replay: warning: {p}", file=sys.stderr)
@@ -77,9 +193,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     try:
         if args.backend == "model":
-            if args.waves:
-                print("nicsim replay: --waves needs --backend rtl", file=sys.stderr)
-                return 2
             from nicsim.backends import run_model
             res = run_model(frames, cfg, problems, args.data_width, _say)
         else:
@@ -148,6 +261,14 @@ def print_summary(res, wall: float) -> None:  # type: ignore[no-untyped-def]
 def cmd_waves(args: argparse.Namespace) -> int:
     from nicsim.waves import WaveError, render, transactions, write_gtkw
     try:
+        if args.output:
+            ok = (".csv", ".txt") if args.transactions else (".png", ".svg")
+            if Path(args.output).suffix.lower() not in ok:
+                raise CliError(f"-o {args.output}: write {' or '.join(ok)}"
+                               + (" with --transactions" if args.transactions else " (a picture)"))
+            writable_file(args.output, "-o")
+        if args.gtkw:
+            writable_file(args.gtkw, "--gtkw")
         if args.transactions:
             text, out = transactions(args.file, args.output, start=args.start, end=args.end)
             if out is None:
@@ -158,7 +279,7 @@ def cmd_waves(args: argparse.Namespace) -> int:
         else:
             out = render(args.file, args.output, groups=args.group, start=args.start, end=args.end,
                          frame=args.frame, window=args.window, extra=args.signal)
-    except (WaveError, OSError) as e:
+    except (WaveError, CliError, OSError) as e:
         print(f"nicsim waves: {e}", file=sys.stderr)
         return 2
     _say(f"waves: wrote {out}")
@@ -168,6 +289,9 @@ def cmd_waves(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------- live
 def cmd_live(args: argparse.Namespace) -> int:
     from nicsim.live_net import probe
+    if not 68 <= args.mtu <= 9000:
+        print(f"nicsim live: --mtu {args.mtu}: between 68 and 9000", file=sys.stderr)
+        return 2
     if not 0 <= args.drop_rate < 1:
         print("nicsim live: --drop-rate is a probability in [0, 1)", file=sys.stderr)
         return 2
@@ -276,6 +400,11 @@ def cmd_scenario(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from nicsim.demo import main as demo_main
+    try:
+        writable_dir(args.out, "--out")
+    except CliError as e:
+        print(f"nicsim demo: {e}", file=sys.stderr)
+        return 2
     return demo_main(args)
 
 
@@ -289,14 +418,15 @@ def _add_testbench(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="nicsim", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    ap = Parser(prog="nicsim", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", metavar="COMMAND", required=True)
 
     d = sub.add_parser("demo", help="the end-to-end devmem story on the RTL, with a report")
     d.add_argument("--data-width", type=int, default=64, choices=[64, 128, 256, 512])
-    d.add_argument("--frames-per-flow", type=int, default=16, help="frames of each ordinary flow (default 16)")
-    d.add_argument("--devmem-bytes", type=int, default=32 << 10, help="bytes of the devmem flow (default 32 KiB)")
+    d.add_argument("--frames-per-flow", type=_int_at_least(0), default=16,
+                   help="frames of each ordinary flow (default 16)")
+    d.add_argument("--devmem-bytes", type=_int_at_least(0), default=32 << 10,
+                   help="bytes of the devmem flow, any size (default 32 KiB)")
     d.add_argument("--out", default="build/demo", help="report folder (default build/demo)")
     d.add_argument("--no-waves", action="store_true", help="no waveform, no waveform snapshot")
     d.add_argument("--backend", choices=["rtl", "model"], default="rtl")
@@ -311,35 +441,37 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--data-width", type=int, default=64, choices=[64, 128, 256, 512],
                    help="MAC width in bits (DMA is twice that); default 64")
     r.add_argument("--rss-key", type=_rss_key, default=None, help="40-byte Toeplitz key in hex")
-    r.add_argument("--rss-equal", type=int, default=None,
+    r.add_argument("--rss-equal", type=_int_at_least(1), default=None,
                    help="spread RSS over queues 0..N-1 (default: the queues below the first devmem queue, else all)")
     r.add_argument("--steer", type=_steer, action="append", metavar="RULE",
                    help="n-tuple rule, e.g. proto=tcp,dst-port=5201,queue=7 (repeatable)")
     r.add_argument("--devmem-queues", type=_queues, default=None, metavar="LIST",
                    help="bind a dma-buf (device memory) to these queues, e.g. 7 or 6,7 or 4-7")
-    r.add_argument("--mtu", type=int, default=1500, help="MTU (frame limit = MTU + 22); default 1500")
+    r.add_argument("--mtu", type=_int_at_least(68), default=1500, help="MTU (frame limit = MTU + 22); default 1500")
     r.add_argument("--no-pad", action="store_true", help="do not pad frames under 60 bytes as a MAC would")
     r.add_argument("--report", metavar="FILE.jsonl", help="one JSON object per input frame")
     r.add_argument("--dump-streams", metavar="DIR", help="TCP streams received on devmem queues, one .bin each")
     r.add_argument("--waves", metavar="FILE.fst", help="record an FST waveform (rtl only)")
     r.add_argument("--seed", type=int, default=None)
+    r.add_argument("--strict", action="store_true",
+                   help="refuse a corrupt or truncated capture (exit 2) instead of replaying the records before it")
     r.set_defaults(func=cmd_replay)
 
     lv = sub.add_parser("live", help="the driver's TCP against the Linux TCP stack (needs root)")
     lv.add_argument("--backend", choices=["model", "rtl"], default="model")
     _add_testbench(lv)
-    lv.add_argument("--bytes", type=int, default=1 << 20, help="bytes each way (default 1 MiB)")
+    lv.add_argument("--bytes", type=_int_at_least(1, "send"), default=1 << 20, help="bytes each way (default 1 MiB)")
     lv.add_argument("--drop-rate", type=float, default=0.0,
                     help="probability of dropping a frame in the bridge, both directions")
     lv.add_argument("--seed", type=int, default=1)
     lv.add_argument("--mtu", type=int, default=1500)
-    lv.add_argument("--tap", default="nicsim0", help="TAP device name (inside the private namespace)")
+    lv.add_argument("--tap", type=_tap, default="nicsim0", help="TAP device name (inside the private namespace)")
     lv.add_argument("--data-width", type=int, default=None, choices=[64, 512],
                     help="rtl: MAC width in bits (DMA twice that); default 64")
-    lv.add_argument("--timeout", type=float, default=None,
+    lv.add_argument("--timeout", type=_positive_float, default=None,
                     help="wall seconds before giving up (default 300 on the model, 3600 on the RTL)")
     lv.add_argument("--only", choices=["rx", "tx"], default=None, help="one direction only")
-    lv.add_argument("--rto-min-us", type=float, default=None,
+    lv.add_argument("--rto-min-us", type=_positive_float, default=None,
                     help="rtl: the driver's rto_min in simulated microseconds (default 200; initial RTO 5x)")
     lv.add_argument("--sim-seed", type=int, default=None, help="rtl: cocotb random seed")
     lv.set_defaults(func=cmd_live)
@@ -361,10 +493,11 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--group", action="append", default=None,
                    help="signal group (repeatable): rx, dma, csr, tx, queues, all (default rx,dma,csr)")
     w.add_argument("--signal", action="append", default=None, help="extra signal by (partial) name")
-    w.add_argument("--start", type=float, default=None, help="window start, ns")
-    w.add_argument("--end", type=float, default=None, help="window end, ns")
-    w.add_argument("--frame", type=int, default=None, help="centre on the Nth frame on the RX stream (0-based)")
-    w.add_argument("--window", type=float, default=None, help="window width in ns around --frame (default: from just before the frame to 600 ns after its last beat)")
+    w.add_argument("--start", type=_ns, default=None, help="window start, ns")
+    w.add_argument("--end", type=_ns, default=None, help="window end, ns")
+    w.add_argument("--frame", type=_frame, default=None,
+                   help="centre on the Nth frame on the RX stream (0-based, counted over the whole file)")
+    w.add_argument("--window", type=_positive_float, default=None, help="window width in ns around --frame (default: from just before the frame to 600 ns after its last beat)")
     w.add_argument("--gtkw", metavar="FILE.gtkw", default=None,
                    help="write a GTKWave save file of the groups (default: all) instead of a picture")
     w.add_argument("--transactions", action="store_true",

@@ -17,6 +17,7 @@ gone.
 """
 from __future__ import annotations
 
+import dataclasses
 import errno
 import time
 from collections.abc import Callable
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from driver import ethtool
+from driver import ethtool, regs
 from driver.errors import KernelError
 from driver.headers import AF_INET, AF_INET6, IPPROTO_TCP, HeaderError, TcpFlags, parse_headers
 from driver.kernel import Kernel
@@ -98,7 +99,14 @@ def parse_steer(text: str) -> dict[str, Any]:
                 rule[k] = int(rule[k], 0)
             except ValueError:
                 raise ValueError(f"steer rule {text!r}: {k}={rule[k]!r} is not a number") from None
-    steer_spec(rule)   # validate now
+    if "loc" in rule and not 0 <= rule["loc"] < regs.STEER_MAX:
+        raise ValueError(f"steer rule {text!r}: loc={rule['loc']}: the NIC has rule locations "
+                         f"0..{regs.STEER_MAX - 1}")
+    spec = steer_spec(rule)
+    try:   # everything but the queue, which validate() checks against the NIC's queues
+        ethtool.check_spec(dataclasses.replace(spec, action=0), ethtool.MAX_QUEUES)
+    except KernelError as e:
+        raise ValueError(f"steer rule {text!r}: {e.extack or e}") from None
     return rule
 
 
