@@ -169,12 +169,13 @@ class NetDevmemDmabufBinding:
         off = virt_addr % PAGE_SIZE
         return self.tx_vec[virt_addr // PAGE_SIZE], off, PAGE_SIZE - off
 
-    def get_net_iov(self, niov: NetIov) -> None:
-        """`net_devmem_get_net_iov`: a TX skb fragment holds the binding."""
+    def get_net_iov(self, niov: Netmem) -> None:
+        """`net_devmem_get_net_iov`: a TX skb fragment holds the binding (the fragment's
+        netmem, always a net_iov of this binding; only the binding's count moves)."""
         self.get()
 
-    def put_net_iov(self, niov: NetIov) -> None:
-        """`net_devmem_put_net_iov`."""
+    def put_net_iov(self, niov: Netmem) -> None:
+        """`net_devmem_put_net_iov`; an skb's `frag_unref` for its fragments."""
         self.put()
 
 

@@ -37,7 +37,7 @@ from driver.headers import AF_INET, AF_INET6
 from driver.netmem import NetIov
 from driver.skbuff import (SO_EE_CODE_ZEROCOPY_COPIED, SO_EE_ORIGIN_ZEROCOPY, MsgZerocopy,
                            SkBuff, SockExtendedErr, _put)
-from driver.tcp import SEQ_MASK, TcpSock, TcpState, ip_addr
+from driver.tcp import SEQ_MASK, IpAddress, TcpSock, TcpState, ip_addr
 
 if TYPE_CHECKING:
     from driver.kernel import Kernel
@@ -230,7 +230,7 @@ class Socket:
         self.type = type_
         self.sk = sk
         self.closed = False
-        self._bound: tuple[object, int] | None = None
+        self._bound: tuple[IpAddress | None, int] | None = None
         self.zerocopy = sk.zerocopy if sk is not None else False
 
     @classmethod
@@ -268,7 +268,7 @@ class Socket:
         sk = self._tcp()
         if self._bound is None:
             raise KernelError(errno.EDESTADDRREQ, 'bind first')
-        sk.laddr, sk.lport = self._bound  # type: ignore[assignment]
+        sk.laddr, sk.lport = self._bound
         sk.state = TcpState.LISTEN
         self.kernel.tcp.hash_listener(sk)
 
@@ -418,7 +418,7 @@ class Socket:
 
     def zerocopy_notifications(self) -> list[tuple[int, int]]:
         """Drain the error queue: the `[lo, hi]` ranges of the zero-copy notifications."""
-        out = []
+        out: list[tuple[int, int]] = []
         while True:
             try:
                 m = self.recvmsg(0, CMSG_SPACE(64), MSG_ERRQUEUE)
@@ -485,7 +485,7 @@ class Socket:
                                                     f'(dma-buf offset, length) pairs')
                 check_int(iov[0], 'iov_base', 0, err=errno.EFAULT)
                 check_int(iov[1], 'iov_len', 0)
-            for base, n in buffers:         # type: ignore[misc]
+            for base, n in buffers:
                 if n <= 0:
                     continue
                 if base < 0 or base >= size:
@@ -493,7 +493,7 @@ class Socket:
                 pieces.append((base, min(n, size - base)))
                 if base + n > size:
                     break
-            if not pieces and any(n > 0 for _, n in buffers):  # type: ignore[misc]
+            if not pieces and any(n > 0 for _, n in buffers):
                 raise KernelError(errno.EFAULT, 'dma-buf offset at or past the dma-buf size')
             if sk.dst_dev is None or sk.dst_dev.ifindex != binding.dev.ifindex:
                 raise KernelError(errno.ENODEV, 'the route does not go through the bound device')
@@ -508,13 +508,14 @@ class Socket:
                               f'socket is {sk.state.value}')
         if not pieces:
             return 0
-        if not sk.can_send:
+        dev = sk.dst_dev
+        if not sk.can_send or dev is None:      # can_send: a route, so dst_dev is set
             raise KernelError(errno.EHOSTUNREACH, 'no route or neighbour')
         uarg = None
         if zc:
             uarg = MsgZerocopy(sk, sk.zckey, zerocopy=binding is not None)
             sk.zckey = (sk.zckey + 1) & SEQ_MASK
-        max_frags = max(1, min(MAX_SKB_FRAGS, sk.dst_dev.tx_max_segs - 2))  # type: ignore[union-attr]
+        max_frags = max(1, min(MAX_SKB_FRAGS, dev.tx_max_segs - 2))
         try:
             sent = await sk.sendmsg_segments(pieces, binding, uarg, max_frags)
         finally:

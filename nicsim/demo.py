@@ -126,6 +126,12 @@ def main(args: argparse.Namespace) -> int:
     return 0 if ok and res.stats["cpu_reads_of_device_memory"] == 0 else 1
 
 
+def _cell(text: str) -> str:
+    """A Markdown table cell: a `|` in the text ("frames split (header | payload)") would end
+    the cell."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
 def write_report(out_dir: Path, res, rows, waves: str | None) -> Path:  # type: ignore[no-untyped-def]
     import matplotlib
     matplotlib.use("Agg")
@@ -182,7 +188,7 @@ def write_report(out_dir: Path, res, rows, waves: str | None) -> Path:  # type: 
         except WaveError as e:
             print(f"demo: no waveform picture: {e}")
     md = ["# nicsim demo: RSS and a steered devmem flow", "", "| | |", "|---|---|"]
-    md += [f"| {k} | {v} |" for k, v in rows]
+    md += [f"| {_cell(k)} | {_cell(v)} |" for k, v in rows]
     md += ["", "![frames per queue](queues.png)", "", "![bytes per memory](memory.png)", "",
            "![drops by reason](drops.png)", ""]
     if snap:

@@ -108,7 +108,7 @@ class ModelHw:
         self.nic = NicModel(self.space, num_rxq=num_rxq, dma_bytes=dma_bytes,
                             data_bytes=data_bytes, desc_cache=desc_cache, num_txq=num_txq)
         if rss:
-            self.nic.classifier = Classifier(num_rxq)  # type: ignore[assignment]  # rss.Classification vs nic_model.Classification
+            self.nic.classifier = Classifier(num_rxq)
         self.wire = ModelWire(self.nic)
         self.dma_bytes = dma_bytes
         self.clock: Clock = clock if clock is not None else VirtualClock()

@@ -34,6 +34,10 @@ def test_demo_any_devmem_bytes_model(nbytes: int, tmp_path, capsys: pytest.Captu
     out = capsys.readouterr().out
     assert f"{nbytes} B, identical to what was sent" in out
     assert "handshake, data, FIN: clean" in out
+    import re
+    rows = [ln for ln in (tmp_path / "report.md").read_text().splitlines() if ln.startswith("| ")]
+    assert rows and all(len(re.findall(r"(?<!\\)\|", ln)) == 3 for ln in rows[:12]), \
+        "a summary row has a cell separator too many (an unescaped |)"
 
 
 @pytest.mark.rtl
