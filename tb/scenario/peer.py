@@ -114,14 +114,16 @@ class TcpPeer:
         return len(self.stream) + int(self.fin)
 
     def next_frames(self, window: int) -> list[bytes]:
-        """Frames from snd_nxt whose sequence space (data, and the FIN's one) ends within
-        `window` bytes of snd_una and within the receiver's window (`snd_wnd`): a segment
-        that would cross the edge is cut at it, and the FIN waits until it fits
+        """Frames from snd_nxt: a new segment starts while snd_nxt is within `window` bytes
+        of snd_una (the sender's own limit, whole segments, as a congestion window is), and
+        no byte, nor the FIN's sequence number, goes past the receiver's window (`snd_wnd`):
+        a segment that would cross that edge is cut at it and the FIN waits until it fits
         (RFC 9293 3.8.6: a sender never sends past SND.UNA + SND.WND)."""
         frames = []
-        limit = self.snd_una + min(window, self.snd_wnd)
+        rwnd_end = self.snd_una + self.snd_wnd
+        limit = min(self.snd_una + window, rwnd_end)
         while self.snd_nxt < self.end and self.snd_nxt < limit:
-            room = limit - self.snd_nxt
+            room = rwnd_end - self.snd_nxt
             seg = self.segment_at(self.snd_nxt, min(self.mss, room))
             if 'F' in seg.flags and len(seg.payload) + 1 > room:
                 seg = self.segment_at(self.snd_nxt, min(self.mss, room), fin=False)
