@@ -16,7 +16,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 
 class Parser(argparse.ArgumentParser):
@@ -52,27 +52,21 @@ def _queues(text: str) -> list[int]:
     return out
 
 
-def _int_at_least(low: int, what: str = "") -> Callable[[str], int]:
-    def parse(text: str) -> int:
+def _number(cast: Callable[[str], float], low: float, *, above: bool = False, why: str = "",
+            noun: str = "a number") -> Callable[[str], Any]:
+    """An argparse type: `cast(text)` (ints also as 0x..), at least `low` (above it with
+    `above`); the messages name the value, never this function."""
+    def parse(text: str) -> Any:
         try:
-            v = int(text, 0)
+            v = int(text, 0) if cast is int else cast(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if v < low:
-            raise argparse.ArgumentTypeError(f"{v}: {what or 'must be'} at least {low}")
+            raise argparse.ArgumentTypeError(f"{text!r} is not {noun}") from None
+        if v < low or (above and v == low):
+            raise argparse.ArgumentTypeError(
+                f"{text}: {why or (f'must be above {low:g}' if above else f'must be at least {low:g}')}")
         return v
-    parse.__name__ = "number"
+    parse.__name__ = noun.split()[-1]
     return parse
-
-
-def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"{text}: must be above 0")
-    return v
 
 
 def _rss_key(text: str) -> bytes:
@@ -91,26 +85,6 @@ def _steer(text: str) -> dict:
         return parse_steer(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def _frame(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a frame number") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"{v}: frames count from 0")
-    return v
-
-
-def _ns(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a time in ns") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"{text}: a time in ns, from 0")
-    return v
 
 
 def _tap(text: str) -> str:
@@ -423,9 +397,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("demo", help="the end-to-end devmem story on the RTL, with a report")
     d.add_argument("--data-width", type=int, default=64, choices=[64, 128, 256, 512])
-    d.add_argument("--frames-per-flow", type=_int_at_least(0), default=16,
+    d.add_argument("--frames-per-flow", type=_number(int, 0), default=16,
                    help="frames of each ordinary flow (default 16)")
-    d.add_argument("--devmem-bytes", type=_int_at_least(0), default=32 << 10,
+    d.add_argument("--devmem-bytes", type=_number(int, 0), default=32 << 10,
                    help="bytes of the devmem flow, any size (default 32 KiB)")
     d.add_argument("--out", default="build/demo", help="report folder (default build/demo)")
     d.add_argument("--no-waves", action="store_true", help="no waveform, no waveform snapshot")
@@ -441,13 +415,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--data-width", type=int, default=64, choices=[64, 128, 256, 512],
                    help="MAC width in bits (DMA is twice that); default 64")
     r.add_argument("--rss-key", type=_rss_key, default=None, help="40-byte Toeplitz key in hex")
-    r.add_argument("--rss-equal", type=_int_at_least(1), default=None,
+    r.add_argument("--rss-equal", type=_number(int, 1), default=None,
                    help="spread RSS over queues 0..N-1 (default: the queues below the first devmem queue, else all)")
     r.add_argument("--steer", type=_steer, action="append", metavar="RULE",
                    help="n-tuple rule, e.g. proto=tcp,dst-port=5201,queue=7 (repeatable)")
     r.add_argument("--devmem-queues", type=_queues, default=None, metavar="LIST",
                    help="bind a dma-buf (device memory) to these queues, e.g. 7 or 6,7 or 4-7")
-    r.add_argument("--mtu", type=_int_at_least(68), default=1500, help="MTU (frame limit = MTU + 22); default 1500")
+    r.add_argument("--mtu", type=_number(int, 68), default=1500, help="MTU (frame limit = MTU + 22); default 1500")
     r.add_argument("--no-pad", action="store_true", help="do not pad frames under 60 bytes as a MAC would")
     r.add_argument("--report", metavar="FILE.jsonl", help="one JSON object per input frame")
     r.add_argument("--dump-streams", metavar="DIR", help="TCP streams received on devmem queues, one .bin each")
@@ -460,7 +434,7 @@ def build_parser() -> argparse.ArgumentParser:
     lv = sub.add_parser("live", help="the driver's TCP against the Linux TCP stack (needs root)")
     lv.add_argument("--backend", choices=["model", "rtl"], default="model")
     _add_testbench(lv)
-    lv.add_argument("--bytes", type=_int_at_least(1, "send"), default=1 << 20, help="bytes each way (default 1 MiB)")
+    lv.add_argument("--bytes", type=_number(int, 1, why="send at least 1"), default=1 << 20, help="bytes each way (default 1 MiB)")
     lv.add_argument("--drop-rate", type=float, default=0.0,
                     help="probability of dropping a frame in the bridge, both directions")
     lv.add_argument("--seed", type=int, default=1)
@@ -468,10 +442,10 @@ def build_parser() -> argparse.ArgumentParser:
     lv.add_argument("--tap", type=_tap, default="nicsim0", help="TAP device name (inside the private namespace)")
     lv.add_argument("--data-width", type=int, default=None, choices=[64, 512],
                     help="rtl: MAC width in bits (DMA twice that); default 64")
-    lv.add_argument("--timeout", type=_positive_float, default=None,
+    lv.add_argument("--timeout", type=_number(float, 0, above=True), default=None,
                     help="wall seconds before giving up (default 300 on the model, 3600 on the RTL)")
     lv.add_argument("--only", choices=["rx", "tx"], default=None, help="one direction only")
-    lv.add_argument("--rto-min-us", type=_positive_float, default=None,
+    lv.add_argument("--rto-min-us", type=_number(float, 0, above=True), default=None,
                     help="rtl: the driver's rto_min in simulated microseconds (default 200; initial RTO 5x)")
     lv.add_argument("--sim-seed", type=int, default=None, help="rtl: cocotb random seed")
     lv.set_defaults(func=cmd_live)
@@ -493,11 +467,11 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--group", action="append", default=None,
                    help="signal group (repeatable): rx, dma, csr, tx, queues, all (default rx,dma,csr)")
     w.add_argument("--signal", action="append", default=None, help="extra signal by (partial) name")
-    w.add_argument("--start", type=_ns, default=None, help="window start, ns")
-    w.add_argument("--end", type=_ns, default=None, help="window end, ns")
-    w.add_argument("--frame", type=_frame, default=None,
+    w.add_argument("--start", type=_number(float, 0, why="a time in ns, from 0", noun="a time in ns"), default=None, help="window start, ns")
+    w.add_argument("--end", type=_number(float, 0, why="a time in ns, from 0", noun="a time in ns"), default=None, help="window end, ns")
+    w.add_argument("--frame", type=_number(int, 0, why="frames count from 0", noun="a frame number"), default=None,
                    help="centre on the Nth frame on the RX stream (0-based, counted over the whole file)")
-    w.add_argument("--window", type=_positive_float, default=None, help="window width in ns around --frame (default: from just before the frame to 600 ns after its last beat)")
+    w.add_argument("--window", type=_number(float, 0, above=True), default=None, help="window width in ns around --frame (default: from just before the frame to 600 ns after its last beat)")
     w.add_argument("--gtkw", metavar="FILE.gtkw", default=None,
                    help="write a GTKWave save file of the groups (default: all) instead of a picture")
     w.add_argument("--transactions", action="store_true",

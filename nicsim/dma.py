@@ -32,6 +32,7 @@ from typing import Any
 
 from models.address_map import window_of
 from models.formats import DESC_BYTES, RxDesc
+from nicsim.waves import WaveError, as_int
 
 RX_WRITE_KINDS = ("header", "payload", "completion")
 TX_CPL_ID = 8           # TX queue t's completions: AWID 8 + t (docs/architecture.md, DMA)
@@ -87,20 +88,11 @@ class _Sampler:
 
     def __init__(self, trace: Any) -> None:
         self.times = trace.times
-        self.values = [_int(v) for v in trace.values]
+        self.values = [as_int(v) for v in trace.values]
 
     def at(self, t: int) -> int | None:
         i = bisect.bisect_left(self.times, t) - 1      # strictly before t
         return self.values[i] if i >= 0 else None
-
-
-def _int(v: object) -> int | None:
-    if isinstance(v, int):
-        return v
-    try:
-        return int(str(v), 2)
-    except (TypeError, ValueError):
-        return None
 
 
 def _high_spans(s: _Sampler, end: int) -> list[tuple[int, int]]:
@@ -131,7 +123,7 @@ def params(wave: Any) -> dict[str, int]:
         if full is not None:
             tr = wave.trace(full)
             if tr.values:
-                v = _int(tr.values[0])
+                v = as_int(tr.values[0])
                 if v is not None:
                     out[name] = v
     return out
@@ -140,7 +132,6 @@ def params(wave: Any) -> dict[str, int]:
 def decode(wave: Any) -> list[Txn]:
     """Every AXI burst of the DMA master in `wave` (a nicsim.waves.Wave), in address order of
     time, labelled. Raises nicsim.waves.WaveError when the file has no DMA master."""
-    from nicsim.waves import WaveError
     need = ["clk", "m_axi_awvalid", "m_axi_awready", "m_axi_awid", "m_axi_awaddr", "m_axi_awlen",
             "m_axi_awsize", "m_axi_wvalid", "m_axi_wready", "m_axi_wlast", "m_axi_wstrb",
             "m_axi_bvalid", "m_axi_bready", "m_axi_bid", "m_axi_bresp", "m_axi_arvalid",
@@ -208,7 +199,7 @@ def decode(wave: Any) -> list[Txn]:
         a.first_beat_ps = t if a.first_beat_ps is None else a.first_beat_ps
         a.last_beat_ps = t
         i = bisect.bisect_left(rd.times, t) - 1
-        word = _int(rd.values[i]) if i >= 0 else None
+        word = as_int(rd.values[i]) if i >= 0 else None
         a.data += (word or 0).to_bytes(bus_bytes, "little")
         resp = RESP.get(s["m_axi_rresp"].at(t) or 0, "?")
         if resp != "OKAY" or not a.resp:

@@ -73,35 +73,31 @@ def read_pcap(path: str | Path, strict: bool = False) -> Capture:
         raise PcapError(f"{path}: link type {linktype} ({name}), only Ethernet (1) can be "
                         "replayed into the NIC's MAC")
     cap = Capture(str(path), linktype, snaplen)
+
+    def stop(msg: str, rec: Record) -> None:
+        """The capture ends here: refused with --strict, else a record not replayed."""
+        if strict:
+            raise PcapError(msg + " (--strict)")
+        cap.problems.append(msg)
+        cap.records.append(rec)
+
     pos = 24
     while pos < len(raw):
         index = len(cap.records)
         if pos + 16 > len(raw):
-            msg = (f"{path}: file truncated in the header of record {index} "
-                   f"(byte {pos}, {len(raw) - pos} of 16 bytes): {index} frames read")
-            if strict:
-                raise PcapError(msg + " (--strict)")
-            cap.problems.append(msg)
-            cap.records.append(Record(index, 0.0, None, 0, "capture_cut"))
+            stop(f"{path}: file truncated in the header of record {index} (byte {pos}, "
+                 f"{len(raw) - pos} of 16 bytes): {index} frames read", Record(index, 0.0, None, 0, "capture_cut"))
             break
         sec, frac, caplen, wirelen = struct.unpack(endian + "IIII", raw[pos:pos + 16])
         ts = sec + frac / ticks
         if caplen > max(snaplen, 262144) or caplen > 0x40000:
-            msg = (f"{path}: record {index} claims {caplen} bytes (snaplen {snaplen}): corrupt "
-                   f"file, stopped after {index} frames")
-            if strict:
-                raise PcapError(msg + " (--strict)")
-            cap.problems.append(msg)
-            cap.records.append(Record(index, ts, None, wirelen, "capture_corrupt"))
+            stop(f"{path}: record {index} claims {caplen} bytes (snaplen {snaplen}): corrupt file, "
+                 f"stopped after {index} frames", Record(index, ts, None, wirelen, "capture_corrupt"))
             break
         body = raw[pos + 16:pos + 16 + caplen]
         if len(body) < caplen:
-            msg = (f"{path}: file truncated in record {index} ({len(body)} of {caplen} bytes): "
-                   f"{index} frames read")
-            if strict:
-                raise PcapError(msg + " (--strict)")
-            cap.problems.append(msg)
-            cap.records.append(Record(index, ts, None, wirelen, "capture_cut"))
+            stop(f"{path}: file truncated in record {index} ({len(body)} of {caplen} bytes): "
+                 f"{index} frames read", Record(index, ts, None, wirelen, "capture_cut"))
             break
         rec = Record(index, ts, bytes(body), wirelen)
         if caplen < wirelen:

@@ -130,7 +130,8 @@ class Wave:
         return self.end_ps
 
 
-def _as_int(v: object) -> int | None:
+def as_int(v: object) -> int | None:
+    """A waveform value (an int, or a bit string; None for x/z) as an int."""
     if isinstance(v, int):
         return v
     try:
@@ -153,13 +154,13 @@ def frame_spans(wave: Wave) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     in_frame, first = False, 0
     for i, t in enumerate(clk.times):
-        if _as_int(clk.values[i]) != 1:
+        if as_int(clk.values[i]) != 1:
             continue
         tt = t - 1
-        if _as_int(valid.at(tt)) == 1 and _as_int(ready.at(tt)) == 1:
+        if as_int(valid.at(tt)) == 1 and as_int(ready.at(tt)) == 1:
             if not in_frame:
                 first = t
-            in_frame = _as_int(last.at(tt)) != 1
+            in_frame = as_int(last.at(tt)) != 1
             if not in_frame:
                 spans.append((first, t))
     return spans
@@ -384,7 +385,7 @@ def render(path: str | Path, output: str | Path | None = None, *, groups: list[s
         if tr.width == 1:
             xs, ys = [], []
             for (t, v), (tn, _) in zip(pts, pts[1:]):
-                iv = _as_int(v)
+                iv = as_int(v)
                 lvl = y - 0.25 + 0.5 * (iv if iv in (0, 1) else 0.5)
                 xs += [t, tn]
                 ys += [lvl, lvl]
@@ -398,7 +399,7 @@ def render(path: str | Path, output: str | Path | None = None, *, groups: list[s
                 dd = min(span_ns * 0.002, (tn - t) / 3)
                 ax.fill([t, t + dd, tn - dd, tn, tn - dd, t + dd], [y, y + 0.3, y + 0.3, y, y - 0.3, y - 0.3],
                         facecolor=col, alpha=0.12, edgecolor=col, lw=0.8)
-                iv = _as_int(v)
+                iv = as_int(v)
                 text = (f"{iv:x}" if iv is not None else str(v))
                 room = (tn - t) / span_ns * 16 * 72 / 5.5    # characters that fit at 7 pt
                 if room >= 3:
