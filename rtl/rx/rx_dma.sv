@@ -268,6 +268,7 @@ module rx_dma
     .m_wdata, .m_wstrb, .m_wlast, .m_wvalid, .m_wready,
     .m_bid, .m_bresp, .m_bvalid, .m_bready,
     .b_err, .b_err_id,
+    .burst_issue,
     .idle (wr_idle)
   );
 
@@ -277,10 +278,11 @@ module rx_dma
     for (int i = 0; i < NUM_RXQ; i++) q_wr_err[i] = b_err && (b_err_id == ID_W'(i));
   end
 
-  logic wr_idle;
+  logic wr_idle, burst_issue;
   // ---------------------------------------------------------------- busy
-  // Per queue: write commands planned and not yet fed to the bus, and bursts whose write
-  // response has not come back. A queue that was disabled may have its buffers reused once
+  // Per queue: write commands planned and not yet fed to the bus, and bursts issued (AW
+  // presented; a burst's data may go out before its AW is accepted) whose write response has
+  // not come back. A queue that was disabled may have its buffers reused once
   // it is no longer busy (the driver polls STATUS.busy).
   logic [NUM_RXQ-1:0][7:0] cmd_cnt_q, bur_cnt_q;
   always_ff @(posedge clk) begin
@@ -295,9 +297,9 @@ module rx_dma
                                        - 8'(pl_ready && pl_out.qid == QW'(i));
         end
       end
-      if ((m_awvalid && m_awready) || (m_bvalid && m_bready)) begin
+      if (burst_issue || (m_bvalid && m_bready)) begin
         for (int i = 0; i < NUM_RXQ; i++) begin
-          bur_cnt_q[i] <= bur_cnt_q[i] + 8'(m_awvalid && m_awready && m_awid == ID_W'(i))
+          bur_cnt_q[i] <= bur_cnt_q[i] + 8'(burst_issue && m_awid == ID_W'(i))
                                        - 8'(m_bvalid && m_bready && m_bid == ID_W'(i));
         end
       end

@@ -163,7 +163,7 @@ module tx_cpl_wr
   end
 
   // ---------------------------------------------------------------- AXI
-  logic              b_err, wr_idle;
+  logic              b_err, wr_idle, burst_issue;
   logic [ID_W-1:0]   b_err_id;
 
   axi_dma_wr #(.DATA_W(DATA_W), .ADDR_W(ADDR_W), .MAX_BURST(MAX_BURST), .ID_W(ID_W)) u_wr (
@@ -180,16 +180,19 @@ module tx_cpl_wr
     .m_wdata, .m_wstrb, .m_wlast, .m_wvalid, .m_wready,
     .m_bid, .m_bresp, .m_bvalid, .m_bready,
     .b_err, .b_err_id,
+    .burst_issue,
     .idle (wr_idle)
   );
 
+  // Bursts issued (AW presented: the data may go out before the AW is accepted) and not yet
+  // answered, per queue.
   logic [NUM_TXQ-1:0][7:0] bur_q;
   always_ff @(posedge clk) begin
     if (rst) begin
       bur_q <= '0;
     end else begin
       for (int t = 0; t < NUM_TXQ; t++) begin
-        bur_q[t] <= bur_q[t] + 8'(m_awvalid && m_awready && m_awid == ID_W'(8 + t))
+        bur_q[t] <= bur_q[t] + 8'(burst_issue && m_awid == ID_W'(8 + t))
                              - 8'(m_bvalid && m_bready && m_bid == ID_W'(8 + t));
       end
     end
