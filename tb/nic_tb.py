@@ -80,8 +80,9 @@ class NicTb:
         self.rng = random.Random(seed)
         self.data_bytes = len(dut.s_axis_rx_tdata) // 8
         self.dma_bytes = len(dut.m_axi_wdata) // 8
-        self.clock = Clock(dut.clk, CLK_NS, unit="ns")
-        self.clock.start()
+        self.clk_gen = Clock(dut.clk, CLK_NS, unit="ns")
+        """cocotb's clock on `clk` (not `clock`: a NicHw's `clock` is the driver's time source)."""
+        self.clk_gen.start()
 
         self.host = HostMemory(HOST_BASE, HOST_SIZE)
         self.dev = DeviceMemory(DEV_BASE, DEV_SIZE)

@@ -21,9 +21,9 @@ async def clock_stops(dut) -> None:
     HDL: there the test raises the expected error itself.)"""
     tb = nic_tb_for(dut, cocotb.RANDOM_SEED)
     await tb.reset()
-    if not hasattr(tb, "clock"):
+    if not hasattr(tb, "clk_gen"):
         raise WatchdogError("the fast harness's clock cannot be stopped from Python")
-    tb.clock.stop()
+    tb.clk_gen.stop()
     await Timer(40, unit="ns")                 # the clock task has ended
     await tb.read32(regs.VERSION)
 
