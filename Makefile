@@ -49,7 +49,7 @@ test-rtl: setup ## run the tests that cover RTL module MODULE=name (derived from
 	@[ -n "$(MODULE)" ] || { echo "test-rtl: say which module, e.g. make test-rtl MODULE=rx_split_dma (MODULE=list: the map)"; exit 2; }
 	@JOBS="$(JOBS)" $(VENV_PY) -m tb.rtl_map "$(MODULE)" -- $(PYTEST_ARGS)
 
-lint: setup ## Verilator -Wall lint of rtl/files.f with the waivers (LINT_TOP=nic_top, LINT_SRCS=...), then mypy over driver/ and models/
+lint: setup ## Verilator -Wall lint of rtl/files.f with the waivers (LINT_TOP=nic_top, LINT_SRCS=...), then mypy over driver/ models/ nicsim/ bench/ tb/scenario/
 	@. scripts/env.sh; \
 	if [ -n "$(LINT_SRCS)" ]; then srcs="$(LINT_SRCS)"; from="LINT_SRCS"; else \
 	  srcs=$$(sed -e 's/#.*//' -e 's/[[:space:]]*$$//' $(FILES_F) | grep -v '^$$' || true); from="$(FILES_F)"; fi; \
@@ -57,8 +57,8 @@ lint: setup ## Verilator -Wall lint of rtl/files.f with the waivers (LINT_TOP=ni
 	echo "lint: verilator --lint-only -Wall --top-module $(LINT_TOP) ($$(echo $$srcs | wc -w) files from $$from)"; \
 	verilator --lint-only -Wall --quiet-stats --top-module $(LINT_TOP) $(LINT_FLAGS) $(WAIVERS) $$srcs; \
 	echo "lint: verilator clean"
-	@echo "lint: mypy driver/ models/ (pyproject.toml [tool.mypy])"
-	@$(VENV_PY) -m mypy --no-error-summary driver models && echo "lint: mypy clean"
+	@echo "lint: mypy driver/ models/ nicsim/ bench/ tb/scenario/ and the tb/ modules they import (pyproject.toml [tool.mypy])"
+	@$(VENV_PY) -m mypy --no-error-summary && echo "lint: mypy clean"
 
 regs: setup ## regenerate the CSR RTL, driver/regs.py and docs/registers.md from rtl/csr/nic_csr.rdl
 	@$(VENV_PY) scripts/gen_regs.py

@@ -62,6 +62,11 @@ class _Burst:
     record: RxCompletion | None = None
 
 
+def _completions(bursts: list[_Burst], queue: int) -> list[tuple[_Burst, RxCompletion]]:
+    """The completion bursts of `queue`, in order, with the completion each one wrote."""
+    return [(b, b.record) for b in bursts if b.record is not None and b.record.queue == queue]
+
+
 @dataclass
 class _Stats:
     rx_beats: int = 0
@@ -186,9 +191,9 @@ class AxiMonitor:
                             s.cpls.append(b)
             # ---- B
             if d.m_axi_bvalid.value and d.m_axi_bready.value:
-                q = self.b_wait.get(int(d.m_axi_bid.value))
-                if q:
-                    q.popleft().b_cycle = c
+                waiting = self.b_wait.get(int(d.m_axi_bid.value))
+                if waiting:
+                    waiting.popleft().b_cycle = c
                 self.wr_out -= 1
             # ---- AR / R
             if d.m_axi_arvalid.value and d.m_axi_arready.value:
@@ -266,11 +271,11 @@ class AxiMonitor:
         handshake of its last (EOP) completion's last beat, to CQ.HW_IDX counting that
         completion, and to the completion burst's write response."""
         s = self.s
-        cpls = [b for b in s.cpls if b.record is not None and b.record.queue == queue]
+        cpls = _completions(s.cpls, queue)
         hw = s.hw_idx.get(queue, [])
         eop_w, eop_hw, eop_b = [], [], []
-        for i, b in enumerate(cpls):
-            if b.record.eop:
+        for i, (b, rec) in enumerate(cpls):
+            if rec.eop:
                 eop_w.append(b.wlast_cycle)
                 eop_b.append(b.b_cycle)
                 eop_hw.append(hw[i] if i < len(hw) else 0)
@@ -413,8 +418,9 @@ async def goodput_run(tb: NicTb, mon: AxiMonitor, mtu: int, size: int, rx_pendin
     peer.write(want)
     peer.shutdown()
     q = nd.rx_queue(nq - 1)
-    assert q.ring is not None
-    mon.regions = [(q.ring.cq_base, q.ring.cq_base + 16 * q.ring.cq_size, "completion"),
+    ring = q.ring
+    assert ring is not None
+    mon.regions = [(ring.cq_base, ring.cq_base + 16 * ring.cq_size, "completion"),
                    (DEV_BASE, DEV_BASE + DEV_SIZE, "payload")]
     await wait_quiet(tb, mon)
     stats = {"polls": 0, "empty_polls": 0, "irq_wakeups": 0, "timeouts": 0,
@@ -427,7 +433,7 @@ async def goodput_run(tb: NicTb, mon: AxiMonitor, mtu: int, size: int, rx_pendin
         has no TX path to carry it): the window edge it advertises (`select_window`, as
         `tcp_send_ack` does) and the data acknowledged."""
         sk = sock.sk
-        if hasattr(sk, "select_window") and hasattr(sk, "rcv_wup"):
+        if sk is not None and hasattr(sk, "select_window") and hasattr(sk, "rcv_wup"):
             sk.select_window()
             limit[0] = ((sk.rcv_wup + sk.rcv_wnd) - peer.seq_of(0)) & 0xFFFF_FFFF
         progress.set()
@@ -455,7 +461,7 @@ async def goodput_run(tb: NicTb, mon: AxiMonitor, mtu: int, size: int, rx_pendin
             ack()
             if n == 0:
                 stats["empty_polls"] += 1
-                await q.ring.arm_irq()
+                await ring.arm_irq()
                 t = await First(irq.value_change, Timer(poll_ns, unit="ns"))
                 if isinstance(t, Timer):
                     stats["timeouts"] += 1
@@ -508,10 +514,10 @@ async def goodput_run(tb: NicTb, mon: AxiMonitor, mtu: int, size: int, rx_pendin
     cpu_reads = tb.dev.cpu_reads
     # Steady state: payload of every frame but the first, over the cycles between the first
     # and the last frame's final completion (no pipeline fill or drain).
-    eops = [b for b in s.cpls if b.record is not None and b.record.queue == nq - 1 and b.record.eop]
-    cpls_q = [b for b in s.cpls if b.record is not None and b.record.queue == nq - 1]
-    first_eop = cpls_q.index(eops[0]) if eops else 0
-    later_pay = sum(b.record.pay_len for b in cpls_q[first_eop + 1:])
+    cpls_q = _completions(s.cpls, nq - 1)
+    eops = [b for b, rec in cpls_q if rec.eop]
+    first_eop = [b for b, _ in cpls_q].index(eops[0]) if eops else 0
+    later_pay = sum(rec.pay_len for _, rec in cpls_q[first_eop + 1:])
     steady = later_pay / (eops[-1].wlast_cycle - eops[0].wlast_cycle) if len(eops) > 1 else float("nan")
     res = {
         "mtu": mtu, "mss": mss, "frame_bytes": frame_bytes, "stream_bytes": size,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from typing import Any
 
 from bench.common import arg_parser, parse_configs, pyplot, rtl_sources
 from tb.sim import BUILD_ROOT, run_rtl_test
@@ -42,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     sources, defines = rtl_sources(args.rtl_rev)
     out_dir = BUILD_ROOT / "bench"
     out_dir.mkdir(parents=True, exist_ok=True)
-    doc = {"benchmark": "tx_linerate", "configs": []}
+    doc: dict[str, Any] = {"benchmark": "tx_linerate", "configs": []}
     for data_w, dma_w in parse_configs(args.configs):
         part = out_dir / f"tx_linerate_{data_w}_{dma_w}.json"
         print(f"bench: tx line rate, MAC {data_w} / DMA {dma_w} bits, sizes {args.sizes}", flush=True)

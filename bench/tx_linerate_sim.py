@@ -55,7 +55,9 @@ async def run_linerate(dut) -> None:
                 descs.append(TxDesc(dev.place(chunk, 0), len(chunk)))
             descs[-1].eop = True
             wires.append(f.wire)
-        beats, first, last = 0, None, None
+        beats = 0
+        first: float | None = None
+        last: float | None = None
 
         async def count() -> None:
             nonlocal beats, first, last
@@ -80,6 +82,7 @@ async def run_linerate(dut) -> None:
             await ring.ack()
         counter.cancel()
         assert sent == wires, f"{size} B: {len(sent)} of {n} frames sent, or bytes differ"
+        assert first is not None and last is not None, f"{size} B: no beat on m_axis_tx"
         cycles = (last - first) / CLK_NS + 1
         beats_per_frame = -(-size // data_bytes)
         results.append({

@@ -577,8 +577,9 @@ class Socket:
 
     # --- options ----------------------------------------------------------------------------
 
-    def setsockopt(self, level: int, optname: int, value: bytes) -> int:
-        """`setsockopt(2)`; SO_DEVMEM_DONTNEED returns the number of fragments freed."""
+    def setsockopt(self, level: int, optname: int, value: bytes | int) -> int:
+        """`setsockopt(2)`; `value` is an int or the option's bytes, as Python's socket.setsockopt
+        takes it. SO_DEVMEM_DONTNEED returns the number of fragments freed."""
         if self.closed:
             raise KernelError(errno.EBADF, 'socket is closed')
         check_int(level, 'level')

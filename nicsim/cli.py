@@ -16,7 +16,10 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:                      # the CLI starts without the engine's imports
+    from nicsim.engine import ReplayResult
 
 
 class Parser(argparse.ArgumentParser):
@@ -194,7 +197,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def summarize(res) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+def summarize(res: ReplayResult) -> list[tuple[str, str]]:
     from collections import Counter
     recs = res.records
     deliv = [r for r in recs if r["status"] == "delivered"]
@@ -227,7 +230,7 @@ def print_table(rows: list[tuple[str, str]]) -> None:
     print(flush=True)
 
 
-def print_summary(res, wall: float) -> None:  # type: ignore[no-untyped-def]
+def print_summary(res: ReplayResult, wall: float) -> None:
     print_table(summarize(res) + [("wall time", f"{wall:.1f} s")])
 
 
@@ -329,8 +332,8 @@ def cmd_live(args: argparse.Namespace) -> int:
                                          if args.backend == "rtl" else "")),
     ]
     print_table(rows)
-    for e in res.errors:
-        print(f"nicsim live: {e}", file=sys.stderr)
+    for err in res.errors:
+        print(f"nicsim live: {err}", file=sys.stderr)
     return 0 if res.ok else 1
 
 

@@ -20,6 +20,11 @@ import random
 import time
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:                      # imported when the run starts (the CLI starts fast)
+    from nicsim.dma import Txn
+    from nicsim.engine import ReplayResult
 
 DEVMEM_PORT = 5201
 DEVMEM_QUEUE = 7
@@ -41,21 +46,21 @@ def build_traffic(frames_per_flow: int, devmem_bytes: int, seed: int) -> tuple[l
     dm_frames = [devmem.syn(), devmem.handshake_ack(server_iss)] + devmem.all_frames()
     flows = [Flow(proto="tcp" if i % 2 == 0 else "udp", ipv6=i >= 4, sport=41000 + 97 * i,
                   dport=6000 + i) for i in range(8)]
-    other = []
+    other: list[bytes] = []
     for k in range(frames_per_flow):
         for i, f in enumerate(flows):
             n = 1 + (k * 211 + i * 57) % min(1400, f.max_payload())
             other.append(build(f, pattern(n, period=7, start=k), seq=1000 + k * 1400))
-    bad = [bytes(40), bytes(2000), bytearray(build(Flow(), b"x" * 100))]
-    bad[2][14] = 0x35                       # IPv4 with IHL 5 but version 3: header error
-    bad = [bytes(b) for b in bad]
+    hdr_err = bytearray(build(Flow(), b"x" * 100))
+    hdr_err[14] = 0x35                      # IPv4 with IHL 5 but version 3: header error
+    bad = [bytes(40), bytes(2000), bytes(hdr_err)]
     # interleave: the devmem flow, ordinary flows, and the bad frames spread through
     out: list[bytes] = []
     oi = 0
     per = max(1, len(other) // max(len(dm_frames), 1))
     todo = list(bad)
-    for j, f in enumerate(dm_frames):
-        out.append(f)
+    for j, frame in enumerate(dm_frames):
+        out.append(frame)
         out += other[oi:oi + per]
         oi += per
         if j % 3 == 2 and todo:
@@ -132,7 +137,7 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def write_report(out_dir: Path, res, rows, waves: str | None) -> Path:  # type: ignore[no-untyped-def]
+def write_report(out_dir: Path, res: ReplayResult, rows: list[tuple[str, str]], waves: str | None) -> Path:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -175,7 +180,8 @@ def write_report(out_dir: Path, res, rows, waves: str | None) -> Path:  # type: 
     fig.savefig(out_dir / "drops.png", dpi=100)
     plt.close(fig)
 
-    snap, bursts = None, []
+    snap: Path | None = None
+    bursts: list[Txn] = []
     if waves and Path(waves).is_file():
         from nicsim.waves import WaveError, frame_dma_window, render
         try:

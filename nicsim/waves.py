@@ -34,6 +34,12 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:                      # nicsim.dma imports this module
+    from matplotlib.axes import Axes
+
+    from nicsim.dma import Txn
 
 
 class WaveError(Exception):
@@ -95,7 +101,7 @@ class Wave:
             raise WaveError(f"{path}: cannot read it as FST/VCD ({e})") from None
         self.vars = {v.full_name: v for v in self.w.all_vars()}
         ts = self.w.timescale
-        self.ps_per_unit = 1   # Verilator FST here: 1ps; a coarser timescale is scaled below
+        self.ps_per_unit: float = 1   # Verilator FST here: 1ps; a coarser timescale is scaled below
         unit = str(getattr(ts, "unit", "ps")).lower()
         factor = int(getattr(ts, "factor", 1) or 1)
         for suffix, scale in (("fs", 0.001), ("ps", 1), ("ns", 1000), ("us", 1_000_000)):
@@ -147,10 +153,11 @@ def frame_starts(wave: Wave) -> list[int]:
 
 def frame_spans(wave: Wave) -> list[tuple[int, int]]:
     """(first beat, last beat) times (ps) of every frame accepted on the RX stream."""
-    names = [wave.find(n) for n in ("clk", "s_axis_rx_tvalid", "s_axis_rx_tready", "s_axis_rx_tlast")]
-    if None in names:
+    found = [wave.find(n) for n in ("clk", "s_axis_rx_tvalid", "s_axis_rx_tready", "s_axis_rx_tlast")]
+    names = [n for n in found if n is not None]
+    if len(names) < len(found):
         return []
-    clk, valid, ready, last = (wave.trace(n) for n in names)   # type: ignore[arg-type]
+    clk, valid, ready, last = (wave.trace(n) for n in names)
     spans: list[tuple[int, int]] = []
     in_frame, first = False, 0
     for i, t in enumerate(clk.times):
@@ -299,7 +306,7 @@ def transactions(path: str | Path, output: str | Path | None = None, *, start: f
 
 
 def frame_dma_window(path: str | Path, queue: int, memory: str = "device",
-                     margin_ns: float = 40) -> tuple[float, float, list]:
+                     margin_ns: float = 40) -> tuple[float, float, list[Txn]]:
     """The DMA of the first frame of RX queue `queue` whose payload went to `memory`: its
     header write, its payload writes and its completions (nicsim/dma.py). Returns the window
     around those bursts (ns) and the bursts; raises WaveError when there is no such frame."""
@@ -427,7 +434,7 @@ def render(path: str | Path, output: str | Path | None = None, *, groups: list[s
     return out
 
 
-def _draw_bursts(ax, y: float, txns: list, start: float, end: float, span_ns: float) -> None:  # type: ignore[no-untyped-def]
+def _draw_bursts(ax: Axes, y: float, txns: list[Txn], start: float, end: float, span_ns: float) -> None:
     """One row of decoded bursts: a box over the burst's data beats (first to last W or R
     beat) with a thin line from its address handshake and on to its write response,
     coloured by kind and labelled when the label fits. Bursts that overlap in time share the

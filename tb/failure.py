@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import os
+from collections.abc import Callable
 from typing import Any
 
 WAVES_FILE_ENV = "NIC_WAVES_FILE"
@@ -23,7 +24,7 @@ class _SimClock:
     frame: `cocotb.simtime.get_sim_time` costs several times more)."""
 
     def __init__(self) -> None:
-        self.get = None
+        self.get: Callable[[], tuple[int, int]] | None = None
         self.scale = 0.0
 
     def __call__(self) -> float | None:

@@ -18,6 +18,7 @@ from cocotb.triggers import ClockCycles, Timer
 from cocotbext.axi import (AxiBus, AxiLiteBus, AxiLiteMaster, AxiSlave, AxiStreamBus,
                            AxiStreamFrame, AxiStreamSink, AxiStreamSource)
 
+from driver.clock import Clock as DriverClock
 from models.address_map import DEV_BASE, DEV_SIZE, HOST_BASE, HOST_SIZE
 from models.bus import DmaAddressSpace, DmaError
 from models.device_memory import DeviceMemory
@@ -85,6 +86,9 @@ class NicTb:
         self.clk_gen.start()
 
         self.host = HostMemory(HOST_BASE, HOST_SIZE)
+        self.clock: DriverClock | None = None
+        """The driver's time source (driver.netdev takes `hw.clock` for the TCP timers): none
+        by default; nicsim live sets a SimClock so the timers run on simulated time."""
         self.dev = DeviceMemory(DEV_BASE, DEV_SIZE)
         self.space = DmaAddressSpace(record_writes=True)
         self.space.add_region(self.host, "host")

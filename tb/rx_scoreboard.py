@@ -150,7 +150,7 @@ class RxScoreboard:
         for name, n in counts.items():           # the ingress kept it: the parser saw it
             self.info[name] += n
 
-        if p.dropped:
+        if p.drop_counter is not None:           # p.dropped
             self.dropped[p.drop_counter] = self.dropped.get(p.drop_counter, 0) + 1
         else:
             self.expected.append(Expected(self.sent - 1, frame, p,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 import time
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import cocotb
@@ -34,7 +35,7 @@ from models.formats import TX_SEG_PAGE as PAGE
 from models.formats import TxCompletion, TxDesc, TxStatus
 from models.tx import STATUS_COUNTER, TX_COUNTER_NAMES, check_frame, frame_extent, l4_checksum
 from tb.failure import field_diff, sim_ns, waves_command
-from tb.nic_tb import CLK_NS
+from tb.nic_tb import CLK_NS, NicTb
 
 
 # ------------------------------------------------------------------------------------------
@@ -139,7 +140,7 @@ class PagePool:
 
 def split_payload(rng: random.Random, n: int, max_segs: int) -> list[int]:
     """Segment lengths (each 1..4096) summing to n, at most max_segs of them."""
-    lens = []
+    lens: list[int] = []
     while n > 0:
         left_segs = max_segs - len(lens)
         lo = max(1, n - 4096 * (left_segs - 1))
@@ -186,10 +187,11 @@ def seg_bad(d: TxDesc) -> bool:
     return d.len == 0 or d.len > 4096 or (d.addr % PAGE) + d.len > PAGE
 
 
-def spec_status(descs: list[TxDesc | None], limit: int) -> TxStatus:
+def spec_status(frame: Sequence[TxDesc | None], limit: int) -> TxStatus:
     """docs/tx.md "Bad input". A failed descriptor read makes the frame DESC_RD_ERR (its
     length and checksum settings are unknown; completion len and tag 0)."""
-    if any(d is None for d in descs):
+    descs = [d for d in frame if d is not None]
+    if len(descs) < len(frame):
         return TxStatus.DESC_RD_ERR
     if any(seg_bad(d) for d in descs) or not descs[-1].eop:
         return TxStatus.BAD_SEG
@@ -208,7 +210,7 @@ class Expected:
     wire: bytes | None         # the frame on m_axis_tx when OK
 
 
-def spec_outcomes(descs: list[TxDesc | None], first_idx: int, queue: int, cq_first: int,
+def spec_outcomes(descs: Sequence[TxDesc | None], first_idx: int, queue: int, cq_first: int,
                   cq_log2: int, limit: int, wire_by_idx: dict[int, bytes],
                   dma_fail_idx: set[int], check_model: bool = True) -> list[Expected]:
     """The completions (and sent frames) of the posted descriptors `descs` (ring indices from
@@ -231,16 +233,17 @@ def spec_outcomes(descs: list[TxDesc | None], first_idx: int, queue: int, cq_fir
         wire = None
         if st == TxStatus.OK and idx in dma_fail_idx:
             st = TxStatus.DMA_RD_ERR
+        segs = [d for d in fr if d is not None]    # all of them unless DESC_RD_ERR
         if st == TxStatus.DESC_RD_ERR:
             length, tag = 0, 0
         else:
-            length, tag = sum(d.len for d in fr) & 0xFFFF, fr[0].tag
+            length, tag = sum(d.len for d in segs) & 0xFFFF, segs[0].tag
         csum = 0
         if st == TxStatus.OK:
             wire = wire_by_idx[idx]
             assert len(wire) == length
-            if fr[0].csum:
-                pos = fr[0].csum_start + fr[0].csum_offset
+            if segs[0].csum:
+                pos = segs[0].csum_start + segs[0].csum_offset
                 csum = int.from_bytes(wire[pos:pos + 2], "big")
         cpl = TxCompletion(desc_idx=idx, ndesc=k, len=length, tag=tag, csum=csum, status=st,
                            queue=queue, gen=1 - ((cq // size) % 2))
@@ -250,7 +253,7 @@ def spec_outcomes(descs: list[TxDesc | None], first_idx: int, queue: int, cq_fir
     return out
 
 
-def model_check(frame: list[TxDesc | None], limit: int, want: TxStatus) -> None:
+def model_check(frame: Sequence[TxDesc | None], limit: int, want: TxStatus) -> None:
     """The golden model's descriptor rules must give the status this file derives from
     docs/tx.md."""
     got = check_frame(frame, limit)

@@ -15,9 +15,12 @@ starts with `rst` high, so the access could never be answered).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tb.failure import sim_ns, waves_command
+
+if TYPE_CHECKING:                  # cocotb is imported when the watchdog starts
+    from cocotb.task import Task
 
 TICK_NS = 25_000
 TICKS = 4
@@ -34,7 +37,7 @@ class Watchdog:
         self.ticks = ticks
         self.outstanding: dict[int, tuple[str, int]] = {}   # seq -> (what, address)
         self._seq = 0
-        self._task = None
+        self._task: Task[None] | None = None
 
     def start(self) -> None:
         if self._task is None:

@@ -37,6 +37,7 @@ try:
 except ImportError:  # cocotb < 2.0
     from cocotb.triggers import Edge as _Change
 
+from driver.clock import Clock as DriverClock
 from models.bus import DmaAddressSpace, DmaSlaveError
 from models.device_memory import DeviceMemory
 from models.host_memory import HostMemory
@@ -116,6 +117,9 @@ class FastNicTb:
                                tx_frames=tx_frames, tx_data_bytes=tx_data_bytes)
         self.shm.h[shared.H_LOG_OK] = int(record_writes)
         self.host = HostMemory(HOST_BASE, HOST_SIZE, buffer=self.shm.region_buffer("host"))
+        self.clock: DriverClock | None = None
+        """The driver's time source (driver.netdev takes `hw.clock` for the TCP timers): none
+        by default; nicsim live sets a SimClock so the timers run on simulated time."""
         self.dev = DeviceMemory(DEV_BASE, DEV_SIZE, buffer=self.shm.region_buffer("device"))
         self.space = DmaAddressSpace(record_writes=record_writes)
         self.space.add_region(self.host, "host")

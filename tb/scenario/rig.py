@@ -18,7 +18,7 @@ from driver.errors import KernelError
 from driver.headers import AF_INET, AF_INET6
 from driver.kernel import Kernel
 from driver.netdev import Netdev
-from driver.socket import CMSG_SPACE, MSG_SOCK_DEVMEM, SOCK_STREAM, RecvMsg, Socket
+from driver.socket import CMSG_SPACE, MSG_SOCK_DEVMEM, SOCK_STREAM, DmabufCmsg, RecvMsg, Socket
 from driver.tcp import TcpState
 from models.device_memory import DmaBuf
 from models.host_memory import PAGE_SIZE
@@ -309,8 +309,12 @@ class Reader:
             self.ordinary_bytes += len(m.data)
             return
         pos = 0
+        frags: list[DmabufCmsg] = []
         for c in m.cmsgs:
             d = c.data
+            if not isinstance(d, DmabufCmsg):
+                raise AssertionError(f"recvmsg returned a non-devmem control message {c}")
+            frags.append(d)
             if c.is_linear:
                 self.got += m.data[pos:pos + d.frag_size]
                 pos += d.frag_size
@@ -322,7 +326,7 @@ class Reader:
                 self.ids_seen.add(d.dmabuf_id)
                 self.held.append(d.frag_token)
         assert pos == len(m.data)
-        assert m.nbytes == sum(c.data.frag_size for c in m.cmsgs)
+        assert m.nbytes == sum(d.frag_size for d in frags)
 
     def drain(self) -> int:
         """Read until EAGAIN or end of stream; bytes read."""
