@@ -26,3 +26,7 @@ def test_every_rtl_module_is_covered() -> None:
     classify = [e for e in entries if e["test"].startswith("tests/rtl/test_rx_classify.py")]
     assert classify and all("nic_top" not in e["modules"] and "rx_classify" in e["modules"] for e in classify)
     assert rtl_map.tests_for(entries, "rx_classify")[0].startswith("tests/rtl/test_rx_classify.py")
+    # the protocol checker bound into every nic_top build is mapped too, its own tests first
+    checker = rtl_map.tests_for(entries, "axi4_checker")
+    assert checker[0].startswith("tests/rtl/test_protocol_checker.py")
+    assert any(t.startswith("tests/rtl/test_rx_split.py") for t in checker), "nic_top builds bind the checker"
