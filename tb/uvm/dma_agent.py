@@ -10,6 +10,7 @@ from cocotb.triggers import Timer
 from pyuvm import ConfigDB, uvm_agent, uvm_analysis_port, uvm_monitor
 
 from tb.nic_tb import TrafficProfile
+from tb.uvm.profiles import Profile
 from tb.uvm.seq_items import DmaWriteItem
 
 
@@ -71,4 +72,11 @@ class DmaAgent(uvm_agent):
 
     def connect_phase(self) -> None:
         # Stream gaps (MAC side) and DMA backpressure: NicTb's seeded pause generators.
-        self.tb.set_profile(TrafficProfile(rx_idle=self.profile.rx_idle, dma_stall=self.profile.dma_stall))
+        self.tb.set_profile(traffic_profile(self.profile))
+
+
+def traffic_profile(profile: Profile) -> TrafficProfile:
+    """The testbench's TrafficProfile for a UVM traffic profile: MAC gaps, DMA backpressure
+    and the DMA write slave's AWREADY behaviour (its default when the scenario names none)."""
+    kw = {"awready": profile.awready} if profile.awready else {}
+    return TrafficProfile(rx_idle=profile.rx_idle, dma_stall=profile.dma_stall, **kw)

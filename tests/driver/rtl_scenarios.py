@@ -10,6 +10,7 @@ from functools import partial
 
 import cocotb
 
+from tb.axi_wr_slave import check_awready_exercised
 from tb.fast.fast_tb import nic_tb_for
 from tb.nic_tb import TrafficProfile
 from tests.driver.env import RtlEnv
@@ -39,3 +40,4 @@ async def run_scenario(dut, name: str) -> None:
                                                             read_interleave=fast))
     await tb.reset()
     await func(RtlEnv(tb, seed=cocotb.RANDOM_SEED, steering=True))   # nic_top classifies frames
+    check_awready_exercised(tb, required=False)     # (some scenarios make no DMA write)

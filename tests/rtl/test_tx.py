@@ -13,9 +13,11 @@ import pytest
 
 from driver import regs
 from models.formats import TxDesc, TxStatus
+from tb.axi_wr_slave import check_awready_exercised
 from tb.nic_tb import NicTb, TrafficProfile
 from tb.sim import pytest_test_name, rtl_file_list, run_rtl_test
 from tb.tx_env import COUNTERS, PagePool, QueuePlan, bring_up, good_frame, read_counters, run_plans
+from tests.axi_slaves import awready_env, awready_params
 
 
 # ------------------------------------------------------------------------------------------
@@ -49,6 +51,7 @@ async def run_tx_mix(dut) -> None:
     assert {c: (after[c] - before[c]) & 0xFFFF_FFFF for c in COUNTERS} == inc
     assert inc["TX_FRAMES"] == len(sizes) * 2 + 1
     assert tb.dev.cpu_reads == 0
+    check_awready_exercised(tb)
 
 
 @cocotb.test()
@@ -202,10 +205,13 @@ async def run_tx_disable(dut) -> None:
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize("data_w,dma_w", [(64, 128), (512, 1024), (64, 64), (512, 512)])
-def test_tx(data_w: int, dma_w: int) -> None:
+@pytest.mark.parametrize("data_w,dma_w,awready", awready_params(
+    [(64, 128), (512, 1024), (64, 64), (512, 512)], [(64, 128), (512, 1024)]))
+def test_tx(data_w: int, dma_w: int, awready: str | None) -> None:
     # DMA width = 2 * DATA_W is the default: that build is shared with the RX tests. DMA width
     # = MAC width (no down-conversion in the egress; at 64 bits the two-beat descriptor path
-    # and segment reads split at MAX_BURST) shares test_rx_rules' builds.
+    # and segment reads split at MAX_BURST) shares test_rx_rules' builds. Also under DMA slaves
+    # whose AWREADY waits for the burst's first or last W beat.
     params = {"DATA_W": data_w} if dma_w == 2 * data_w else {"DATA_W": data_w, "DMA_DATA_W": dma_w}
-    run_rtl_test("nic_top", rtl_file_list(), "tests.rtl.test_tx", params, pytest_test_name())
+    run_rtl_test("nic_top", rtl_file_list(), "tests.rtl.test_tx", params, pytest_test_name(),
+                 extra_env=awready_env(awready))

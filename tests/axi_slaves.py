@@ -1,0 +1,36 @@
+"""pytest parameters for running a NIC-level RTL test under the DMA write slave's AWREADY
+behaviours (tb/axi_wr_slave.py, docs/verification.md "DMA slave behaviours").
+
+A run under a waiting behaviour gets ``DMA_AWREADY=<behaviour>`` in its simulation
+environment, which every `TrafficProfile` that names no behaviour takes as its default, so
+the cocotb test itself is unchanged; its pytest id gains the behaviour's name.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from tb.axi_wr_slave import AwReady
+from tb.nic_tb import AWREADY_ENV
+
+WAITING = (AwReady.AFTER_WVALID, AwReady.AFTER_WLAST)
+"""The behaviours whose AWREADY waits for the burst's write data."""
+
+
+def _id(values: tuple) -> str:
+    return "-".join(str(v) for v in values)
+
+
+def awready_params(plain: Sequence[tuple], waiting: Sequence[tuple]) -> list:
+    """pytest.param list of (*values, awready): every tuple of `plain` with the default slave
+    (awready None, the id it had before), then every tuple of `waiting` under each waiting
+    behaviour (id suffixed with the behaviour)."""
+    out = [pytest.param(*p, None, id=_id(p)) for p in plain]
+    out += [pytest.param(*p, a.value, id=f"{_id(p)}-{a.value}") for p in waiting for a in WAITING]
+    return out
+
+
+def awready_env(awready: str | None) -> dict[str, str]:
+    """The simulation environment of a run under `awready` (None: the default slave)."""
+    return {AWREADY_ENV: AwReady.parse(awready).value} if awready else {}
