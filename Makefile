@@ -25,7 +25,7 @@ COVERAGE    ?= 1
 BUG         ?=
 REGRESS_K   ?=
 
-.PHONY: help setup test lint regs demo waves bench regress clean
+.PHONY: help setup test lint regs formats demo waves bench regress clean
 
 help: ## list the targets (default)
 	@echo "devmem-nic: make TARGET [VAR=value]"
@@ -52,6 +52,9 @@ lint: setup ## Verilator -Wall lint of rtl/files.f with the waivers (LINT_TOP=ni
 
 regs: setup ## regenerate the CSR RTL, driver/regs.py and docs/registers.md from rtl/csr/nic_csr.rdl
 	@$(VENV_PY) scripts/gen_regs.py
+
+formats: setup ## regenerate the DMA formats (SV package, models/formats.py, C header, docs tables) from rtl/formats/dma_formats.toml
+	@$(VENV_PY) scripts/gen_formats.py
 
 demo: setup ## the devmem story on the RTL with a report in build/demo/ (nicsim demo)
 	@.venv/bin/nicsim demo

@@ -5,7 +5,8 @@
     @pytest.mark.rtl
     @pytest.mark.parametrize("width", [64, 512])
     def test_parser(width):
-        run_rtl_test("rx_parser", rtl("rtl/pkg/nic_pkg.sv", "rtl/rx/rx_parser.sv"),
+        run_rtl_test("rx_parser", rtl("rtl/formats/generated/nic_dma_pkg.sv", "rtl/pkg/nic_pkg.sv",
+                                      "rtl/rx/rx_parser.sv"),
                      "tests.rtl.cocotb_rx_parser", {"DATA_W": width}, f"rx_parser_w{width}")
 
 What it takes care of:

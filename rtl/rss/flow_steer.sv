@@ -16,7 +16,7 @@
 // out_queue hold their last values while out_valid is low.
 // Reset: synchronous, active high; clears the valid pipeline (data registers are not reset).
 module flow_steer
-  import nic_pkg::*;
+  import nic_pkg::*, nic_dma_pkg::*;
 #(
   parameter int unsigned NUM_RULES = 32,
   localparam int unsigned RULE_W   = NUM_RULES > 1 ? $clog2(NUM_RULES) : 1

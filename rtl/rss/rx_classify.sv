@@ -21,7 +21,7 @@
 // out_class holds no meaning while out_valid is low (it may hold an earlier frame's class).
 // Reset: synchronous, active high; clears the valid pipeline (data registers are not reset).
 module rx_classify
-  import nic_pkg::*;
+  import nic_pkg::*, nic_dma_pkg::*;
 #(
   parameter int unsigned NUM_RULES     = 32,
   parameter int unsigned INDIR_ENTRIES = 128

@@ -11,7 +11,7 @@
 // The merge point also reports each frame's end for the TX counters.
 // Reset: synchronous, active high. A queue whose `run` is low has its indices held at zero.
 module tx_cpl_wr
-  import nic_pkg::*;
+  import nic_pkg::*, nic_dma_pkg::*;
 #(
   parameter int unsigned DATA_W    = 128,   // DMA width
   parameter int unsigned ADDR_W    = 64,
@@ -33,10 +33,10 @@ module tx_cpl_wr
   input  logic                          ord_nodata,
   // completions of frames that failed before any read
   input  logic                          fail_valid,
-  input  tx_cpl_t                       fail_cpl,
+  input  tx_result_t                    fail_cpl,
   // completions of frames that were read
   input  logic                          data_valid,
-  input  tx_cpl_t                       data_cpl,
+  input  tx_result_t                    data_cpl,
   // frame ends, for the counters
   output logic                          ev_valid,
   output tx_status_e                    ev_status,
@@ -69,9 +69,9 @@ module tx_cpl_wr
   end
 
   // ---------------------------------------------------------------- the three queues
-  logic    ord_out_valid, ord_out_nodata, fq_valid, dq_valid, take;
-  tx_cpl_t fq_cpl, dq_cpl, sel;
-  logic    fq_in_ready, dq_in_ready;
+  logic       ord_out_valid, ord_out_nodata, fq_valid, dq_valid, take;
+  tx_result_t fq_cpl, dq_cpl, sel;
+  logic       fq_in_ready, dq_in_ready;
   logic [$clog2(FRAMES):0] ord_count, fq_count, dq_count;
 
   sync_fifo #(.WIDTH(1), .DEPTH(FRAMES)) u_ord (
@@ -79,12 +79,12 @@ module tx_cpl_wr
     .in_valid (ord_valid), .in_ready (ord_ready), .in_data (ord_nodata),
     .out_valid (ord_out_valid), .out_ready (take), .out_data (ord_out_nodata), .count (ord_count)
   );
-  sync_fifo #(.WIDTH($bits(tx_cpl_t)), .DEPTH(FRAMES)) u_fail (
+  sync_fifo #(.WIDTH($bits(tx_result_t)), .DEPTH(FRAMES)) u_fail (
     .clk, .rst, .clear (1'b0),
     .in_valid (fail_valid), .in_ready (fq_in_ready), .in_data (fail_cpl),
     .out_valid (fq_valid), .out_ready (take && ord_out_nodata), .out_data (fq_cpl), .count (fq_count)
   );
-  sync_fifo #(.WIDTH($bits(tx_cpl_t)), .DEPTH(FRAMES)) u_data (
+  sync_fifo #(.WIDTH($bits(tx_result_t)), .DEPTH(FRAMES)) u_data (
     .clk, .rst, .clear (1'b0),
     .in_valid (data_valid), .in_ready (dq_in_ready), .in_data (data_cpl),
     .out_valid (dq_valid), .out_ready (take && !ord_out_nodata), .out_data (dq_cpl), .count (dq_count)
