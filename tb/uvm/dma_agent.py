@@ -1,7 +1,8 @@
 """DMA memory agent. The AXI4 slave itself is NicTb.dma (cocotbext-axi AxiSlave over the
-DmaAddressSpace of host and device memory); this agent sets its backpressure, injects write
-errors (SLVERR) into payload buffers, and monitors every write the NIC made through the
-address space's write record."""
+DmaAddressSpace of host and device memory, or with the profile's `awready` a write slave
+whose AWREADY waits for W: tb/axi_wr_slave.py); this agent sets its backpressure, injects
+write errors (SLVERR) into payload buffers, and monitors every write the NIC made through
+the address space's write record."""
 from __future__ import annotations
 
 import random
