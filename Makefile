@@ -24,6 +24,7 @@ SHARD       ?= 1/1
 COVERAGE    ?= 1
 BUG         ?=
 REGRESS_K   ?=
+REGRESS_SCHEDULER ?=
 
 .PHONY: help setup test lint regs formats demo waves bench regress clean
 
@@ -31,7 +32,8 @@ help: ## list the targets (default)
 	@echo "devmem-nic: make TARGET [VAR=value]"
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z_-]*:.*## / {printf "  %-9s %s\n", $$1, $$2}' $(firstword $(MAKEFILE_LIST))
 	@echo "variables: LINT_TOP=$(LINT_TOP) JOBS=$(JOBS) PYTEST_ARGS='$(PYTEST_ARGS)' TEST=<pytest -k expression>"
-	@echo "regress:   REGRESS_SEEDS=$(REGRESS_SEEDS) SHARD=$(SHARD) COVERAGE=$(COVERAGE) (0|1|toggle) BUG=<name of tests/bugs/*.patch> REGRESS_K=<pytest -k> (docs/verification.md)"
+	@echo "regress:   REGRESS_SEEDS=$(REGRESS_SEEDS) SHARD=$(SHARD) COVERAGE=$(COVERAGE) (0|1|toggle) BUG=<name of tests/bugs/*.patch> REGRESS_K=<pytest -k>"
+	@echo "           JOBS=<LocalCluster workers> REGRESS_SCHEDULER=tcp://HOST:PORT (an existing Dask cluster; docs/verification.md)"
 
 setup: ## install apt packages, .venv and pinned Python deps if missing or changed (idempotent)
 	@scripts/setup.sh
@@ -70,17 +72,18 @@ waves: setup ## re-run TEST=<pytest -k expr> with FST waves; GTKWave if a displa
 	  for f in $$new; do .venv/bin/nicsim waves "$$f" --gtkw "$${f%.fst}.gtkw" && gtkwave --save="$${f%.fst}.gtkw" "$$f" & done; \
 	else for f in $$new; do .venv/bin/nicsim waves "$$f" -o "$${f%.fst}.png" || true; done; fi; exit $$rc
 
-bench: setup ## benchmarks -> build/bench/bench.json + plots: RX/TX line rate, DMA efficiency, latency, devmem goodput, sim speed
+bench: setup ## benchmarks -> build/bench/bench.json + plots: RX/TX line rate, DMA efficiency, latency, devmem goodput, sim speed, memory
 	@$(VENV_PY) -m bench.rx_linerate
 	@$(VENV_PY) -m bench.rx_metrics
 	@$(VENV_PY) -m bench.tx_linerate
 	@$(VENV_PY) -m bench.sim_speed
+	@$(VENV_PY) -m bench.sim_memory
 	@$(VENV_PY) -m bench.collect
 
-# make regress [REGRESS_SEEDS=3] [SHARD=i/K] [JOBS=auto] [COVERAGE=1|0|toggle] [BUG=<tests/bugs/NAME.patch>] [REGRESS_K=<pytest -k>]
-regress: setup ## every RTL test x REGRESS_SEEDS seeds in parallel: JUnit, coverage, summary in build/regress/ (SHARD=i/K, BUG=, COVERAGE=0|toggle)
+# make regress [REGRESS_SEEDS=3] [SHARD=i/K] [JOBS=auto] [COVERAGE=1|0|toggle] [BUG=<tests/bugs/NAME.patch>] [REGRESS_K=<pytest -k>] [REGRESS_SCHEDULER=tcp://HOST:PORT]
+regress: setup ## every RTL test x REGRESS_SEEDS seeds on Dask (LocalCluster or REGRESS_SCHEDULER): JUnit, coverage, summary in build/regress/
 	@REGRESS_SEEDS="$(REGRESS_SEEDS)" SHARD="$(SHARD)" JOBS="$(JOBS)" COVERAGE="$(COVERAGE)" BUG="$(BUG)" \
-	REGRESS_K="$(REGRESS_K)" $(VENV_PY) -m tb.regress
+	REGRESS_K="$(REGRESS_K)" REGRESS_SCHEDULER="$(REGRESS_SCHEDULER)" $(VENV_PY) -m tb.regress
 
 clean: ## remove build/ (simulator builds, results, waves)
 	rm -rf build

@@ -77,7 +77,9 @@ class DmaAgent(uvm_agent):
 
 
 def traffic_profile(profile: Profile) -> TrafficProfile:
-    """The testbench's TrafficProfile for a UVM traffic profile: MAC gaps, DMA backpressure
-    and the DMA write slave's AWREADY behaviour (its default when the scenario names none)."""
+    """The testbench's TrafficProfile for a UVM traffic profile: MAC gaps, DMA backpressure,
+    TX backpressure and the DMA write slave's AWREADY behaviour (its default when the scenario
+    names none)."""
     kw = {"awready": profile.awready} if profile.awready else {}
-    return TrafficProfile(rx_idle=profile.rx_idle, dma_stall=profile.dma_stall, **kw)
+    return TrafficProfile(rx_idle=profile.rx_idle, dma_stall=profile.dma_stall,
+                          tx_stall=profile.tx_stall, **kw)
