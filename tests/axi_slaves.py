@@ -7,7 +7,7 @@ the cocotb test itself is unchanged; its pytest id gains the behaviour's name.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 
@@ -22,12 +22,13 @@ def _id(values: tuple) -> str:
     return "-".join(str(v) for v in values)
 
 
-def awready_params(plain: Sequence[tuple], waiting: Sequence[tuple]) -> list:
+def awready_params(plain: Sequence[tuple], waiting: Sequence[tuple],
+                   id_of: Callable[[tuple], str] = _id) -> list:
     """pytest.param list of (*values, awready): every tuple of `plain` with the default slave
-    (awready None, the id it had before), then every tuple of `waiting` under each waiting
-    behaviour (id suffixed with the behaviour)."""
-    out = [pytest.param(*p, None, id=_id(p)) for p in plain]
-    out += [pytest.param(*p, a.value, id=f"{_id(p)}-{a.value}") for p in waiting for a in WAITING]
+    (awready None, id `id_of(values)`, the id it had before), then every tuple of `waiting`
+    under each waiting behaviour (id suffixed with the behaviour)."""
+    out = [pytest.param(*p, None, id=id_of(p)) for p in plain]
+    out += [pytest.param(*p, a.value, id=f"{id_of(p)}-{a.value}") for p in waiting for a in WAITING]
     return out
 
 

@@ -25,8 +25,14 @@ from tests.axi_slaves import awready_env, awready_params
 @pytest.mark.rtl
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
-@pytest.mark.parametrize('data_w,testbench,awready', awready_params(
-    [(64, 'fast'), (512, 'fast'), (64, 'per-beat')], [(64, 'fast'), (512, 'fast')]))
-def test_driver_scenarios_rtl(data_w: int, testbench: str, awready: str | None) -> None:
+@pytest.mark.parametrize('data_w,testbench,rx_mpb,awready', awready_params(
+    [(64, 'fast', False), (512, 'fast', False), (64, 'per-beat', False), (64, 'fast', True),
+     (512, 'fast', True)], [(64, 'fast', False), (512, 'fast', False)],
+    id_of=lambda p: f"{p[0]}-{p[1]}" + ("-mpb" if p[2] else "")))
+def test_driver_scenarios_rtl(data_w: int, testbench: str, rx_mpb: bool, awready: str | None) -> None:
+    """Every scenario; `-mpb`: with multi-packet payload buffers and completion batches on
+    (the rig's `rx_mpb`), as on the model; `-after-wvalid`/`-after-wlast`: under a DMA write
+    slave whose AWREADY waits for W."""
+    env = {'DRIVER_RX_MPB': '1'} if rx_mpb else {}
     run_nic_test(testbench, 'tests.driver.rtl_scenarios', {'DATA_W': data_w}, pytest_test_name(),
-                 testcase=os.environ.get('DRIVER_RTL_TESTS'), extra_env=awready_env(awready))
+                 testcase=os.environ.get('DRIVER_RTL_TESTS'), extra_env={**env, **awready_env(awready)} or None)
