@@ -279,6 +279,9 @@ def _rerun_command(seed: int) -> str:
     nodeid = current.rsplit(" ", 1)[0]
     bug = os.environ.get("NIC_BUG", "").strip()
     prefix = f"NIC_BUG={bug} " if bug else ""
+    awready = os.environ.get("DMA_AWREADY", "").strip()   # tb/nic_tb.AWREADY_ENV, from the shell
+    if awready:
+        prefix += f"DMA_AWREADY={awready} "
     return f"{prefix}COCOTB_RANDOM_SEED={seed} WAVES=1 .venv/bin/python -m pytest -p no:xdist '{nodeid}'"
 
 

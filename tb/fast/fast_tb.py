@@ -41,12 +41,16 @@ from driver.clock import Clock as DriverClock
 from models.bus import DmaAddressSpace, DmaSlaveError
 from models.device_memory import DeviceMemory
 from models.host_memory import HostMemory
+from tb.axi_wr_slave import AwReady
 from tb.fast import shared
 from tb.fast.shared import RegionSpec, SharedBlock
-from tb.nic_tb import CLK_NS, DEV_BASE, DEV_SIZE, HOST_BASE, HOST_SIZE, TrafficProfile
+from tb.nic_tb import CLK_NS, DEV_BASE, DEV_SIZE, HOST_BASE, HOST_SIZE, TrafficProfile, check_same_awready
 from tb.watchdog import Watchdog, not_reset
 
 __all__ = ["FastNicTb", "FastTxSink", "TxFrame", "CLK_NS", "TrafficProfile", "nic_tb_for"]
+
+AWREADY_MODES = {AwReady.INDEPENDENT: 0, AwReady.AFTER_WVALID: 1, AwReady.AFTER_WLAST: 2}
+"""TrafficProfile.awready -> the harness's awready_mode input (nic_fast_top.sv)."""
 
 
 def nic_tb_for(dut, seed: int, profile: TrafficProfile | None = None, *, loopback: bool = False):
@@ -144,6 +148,8 @@ class FastNicTb:
 
     # ------------------------------------------------------------------ settings
     def set_profile(self, profile: TrafficProfile) -> None:
+        if hasattr(self, "profile"):
+            check_same_awready(self.profile.awready, profile)
         self.profile = profile
         thr = lambda p: min(int(p * (1 << 32)), (1 << 32) - 1) if p > 0 else 0  # noqa: E731
         self.shm.h[shared.H_RX_IDLE] = thr(profile.rx_idle)
@@ -152,6 +158,7 @@ class FastNicTb:
         self.dut.tx_stall_thr.value = thr(profile.tx_stall)
         self.dut.stall_seed.value = self.rng.getrandbits(32) | 1
         self.dut.r_interleave.value = int(profile.read_interleave)
+        self.dut.awready_mode.value = AWREADY_MODES[profile.awready]
 
     # ------------------------------------------------------------------ sync with the C side
     def sync(self) -> None:
@@ -171,6 +178,12 @@ class FastNicTb:
                 err = DmaSlaveError(op, addr, n, "answered SLVERR by the fast DMA target")
                 self.space.errors.append(err)
                 self.dut._log.warning("DMA %s error: %s", op, err)
+
+    @property
+    def w_before_aw(self) -> int:
+        """Write bursts whose first W beat the DMA slave took before their AW (0 with
+        awready 'independent', whose WREADY waits for the AW)."""
+        return int(self.dut.w_first_bursts.value)
 
     @property
     def cycles(self) -> int:
