@@ -26,8 +26,8 @@ from models.address_map import DEV_BASE, DEV_SIZE, HOST_BASE, HOST_SIZE
 from models.bus import DmaAddressSpace, DmaError
 from models.device_memory import DeviceMemory
 from models.host_memory import HostMemory
-from tb.watchdog import Watchdog, flushed, not_reset
 from tb.axi_wr_slave import AwReady, AwWaitingAxiSlaveWrite
+from tb.watchdog import Watchdog, flushed, not_reset
 
 CLK_NS = 4                      # 250 MHz
 __all__ = ["CLK_NS", "DEV_BASE", "DEV_SIZE", "HOST_BASE", "HOST_SIZE", "NicTb", "TrafficProfile"]

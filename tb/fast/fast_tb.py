@@ -101,6 +101,8 @@ class FastTxSink:
 class FastNicTb:
     """Everything a test needs to drive `nic_fast_top` (the NicTb interface, plus bulk calls)."""
 
+    profile: TrafficProfile
+
     def __init__(self, dut, seed: int, profile: TrafficProfile | None = None, *,
                  record_writes: bool = True, rx_data_bytes: int = 16 << 20,
                  rx_frames: int = 1 << 16, tx_frames: int = 1 << 14,
