@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 import time
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import cocotb
@@ -34,7 +35,8 @@ from models.formats import TX_MIN_FRAME_LEN as MIN_LEN
 from models.formats import TX_SEG_PAGE as PAGE
 from models.formats import TxCompletion, TxDesc, TxStatus
 from models.tx import STATUS_COUNTER, TX_COUNTER_NAMES, check_frame, frame_extent, l4_checksum
-from tb.nic_tb import CLK_NS
+from tb.failure import field_diff, sim_ns, waves_command
+from tb.nic_tb import CLK_NS, NicTb
 
 
 # ------------------------------------------------------------------------------------------
@@ -139,7 +141,7 @@ class PagePool:
 
 def split_payload(rng: random.Random, n: int, max_segs: int) -> list[int]:
     """Segment lengths (each 1..4096) summing to n, at most max_segs of them."""
-    lens = []
+    lens: list[int] = []
     while n > 0:
         left_segs = max_segs - len(lens)
         lo = max(1, n - 4096 * (left_segs - 1))
@@ -202,7 +204,7 @@ def _as_desc(e: TxDesc | bytes) -> TxDesc:
     return e if isinstance(e, TxDesc) else TxDesc.unpack(bytes(e))
 
 
-def spec_split(entries: list[Entry]) -> tuple[list[TxDesc | None], list[bytes | None], int]:
+def spec_split(entries: Sequence[Entry]) -> tuple[list[TxDesc | None], list[bytes | None], int]:
     """A frame's ring entries as docs/tx.md "Inline headers" sorts them: (descriptors, inline
     header entries, inline_len). The first entry is a descriptor; with INLINE its next
     ceil(inline_len / 16) entries are header bytes, the rest descriptors."""
@@ -218,7 +220,7 @@ def spec_split(entries: list[Entry]) -> tuple[list[TxDesc | None], list[bytes | 
     return descs, inline, hlen
 
 
-def spec_status(entries: list[Entry], limit: int) -> TxStatus:
+def spec_status(entries: Sequence[Entry], limit: int) -> TxStatus:
     """docs/tx.md "Bad input" for exactly one frame's entries. A failed read (descriptor or
     inline entry) makes the frame DESC_RD_ERR (its length and checksum settings are unknown;
     completion len and tag 0)."""
@@ -245,7 +247,7 @@ class Expected:
     wire: bytes | None         # the frame on m_axis_tx when OK
 
 
-def spec_outcomes(descs: list[Entry], first_idx: int, queue: int, cq_first: int,
+def spec_outcomes(descs: Sequence[Entry], first_idx: int, queue: int, cq_first: int,
                   cq_log2: int, limit: int, wire_by_idx: dict[int, bytes],
                   dma_fail_idx: set[int], check_model: bool = True) -> list[Expected]:
     """The completions (and sent frames) of the posted ring entries `descs` (ring indices from
@@ -292,7 +294,7 @@ def spec_outcomes(descs: list[Entry], first_idx: int, queue: int, cq_first: int,
     return out
 
 
-def model_check(frame: list[Entry], limit: int, want: TxStatus) -> None:
+def model_check(frame: Sequence[Entry], limit: int, want: TxStatus) -> None:
     """The golden model's descriptor rules must give the status this file derives from
     docs/tx.md."""
     got = check_frame(frame, limit)
@@ -407,173 +409,18 @@ def match_sent(sent: list[bytes], pending: dict[int, list[bytes]]) -> None:
                 if lst and len(lst[0]) == len(f):
                     bad = [i for i in range(len(f)) if f[i] != lst[0][i]]
                     diff += f" q{q}: {len(bad)} bytes differ, first at {bad[:8]}"
+            now = sim_ns()
             raise AssertionError(f"sent frame {k} ({len(f)} B, {f[:16].hex()}) is no queue's next "
-                                 f"frame; heads {heads};{diff}")
+                                 f"frame (seen at {now} ns); heads {heads};{diff}"
+                                 + (f"\n  waves: {waves_command(now - 2000, now)}" if now is not None else ""))
 
 
 # ------------------------------------------------------------------------------------------
-# AXI protocol checks on the DMA master and the MAC stream
+# The AXI rules of the DMA port and the MAC stream (and the NIC's own port contracts: TX
+# segment data never back-pressured, INCR full-width bursts, no empty W beat) are checked by
+# the SystemVerilog protocol checker bound into nic_top in every run (tb/checker/,
+# docs/verification.md); this file keeps the TX data checks.
 # ------------------------------------------------------------------------------------------
-TX_DATA_ID = 24
-
-
-class AxiChecker:
-    """Passive AXI4 / AXI-Stream rule checks on nic_top's ports, sampled every rising edge
-    (AMBA AXI and ACE spec, A3.2.1, A3.4.1, A3.4.4; AXI-Stream 2.2.1):
-
-    - AR, AW, m_axis_tx: VALID once high stays high until READY; the payload stays stable;
-    - m_axis_tx: tkeep all ones except on tlast, where it is contiguous from bit 0 and not 0;
-    - AR, AW: INCR, full-width size, at most MAX_BURST beats, no burst crosses 4 KiB;
-    - R: per ID, beats in order of the reads, RLAST exactly on each read's last beat, no beat
-      of an ID without a read outstanding; TX descriptor beats (ARIDs 16 + t) are never
-      back-pressured (docs/tx.md); cycles in which a TX segment beat (ARID 24) waited for
-      RREADY are counted in `r_data_stalls` (the gather may hold one, docs/tx.md);
-    - W: bursts in AW order (no interleaving), WLAST exactly on each burst's last beat;
-    - B: only for IDs with a write outstanding.
-    Violations are collected in `errors` (the first few)."""
-
-    def __init__(self, dut) -> None:
-        self.dut = dut
-        self.errors: list[str] = []
-        self.db = len(dut.m_axi_wdata) // 8
-        self.max_burst = int(dut.MAX_BURST.value)
-        self.reads = 0
-        self.writes = 0
-        self.splits = 0          # TX data bursts of exactly MAX_BURST beats (a split segment)
-        self.r_data_stalls = 0   # cycles a TX segment beat waited for RREADY
-        self.cycle = 0
-        self.task = cocotb.start_soon(self._run())
-
-    def _err(self, msg: str) -> None:
-        if len(self.errors) < 20:
-            self.errors.append(f"cycle {self.cycle}: {msg}")
-
-    def _addr_rules(self, ch: str, addr: int, length: int, size: int, burst: int) -> None:
-        beats = length + 1
-        if burst != 1:
-            self._err(f"{ch}: burst type {burst}, want INCR")
-        if 1 << size != self.db:
-            self._err(f"{ch}: size {size}, want full width {self.db} bytes")
-        if beats > self.max_burst:
-            self._err(f"{ch}: {beats} beats > MAX_BURST {self.max_burst}")
-        start = addr & ~(self.db - 1)
-        if start // 4096 != (start + beats * self.db - 1) // 4096:
-            self._err(f"{ch}: burst at {addr:#x} of {beats} beats crosses 4 KiB")
-
-    async def _run(self) -> None:
-        dut = self.dut
-        ar_hold = aw_hold = tx_hold = None
-        r_out: dict[int, list[int]] = {}          # ID -> beats left of each outstanding read
-        aw_lens: list[int] = []                   # beats of accepted AW bursts, in order
-        w_beats = 0                               # beats of the current W burst
-        w_lens: list[int] = []                    # completed W bursts
-        b_out: dict[int, int] = {}
-        tx_full = (1 << len(dut.m_axis_tx_tkeep)) - 1
-        while True:
-            await RisingEdge(dut.clk)
-            self.cycle += 1
-            if dut.rst.value == 1:
-                ar_hold = aw_hold = tx_hold = None
-                continue
-            # AR
-            arv, arr = int(dut.m_axi_arvalid.value), int(dut.m_axi_arready.value)
-            if ar_hold is not None and not arv:
-                self._err("ARVALID dropped before ARREADY")
-            if arv:
-                ar = (int(dut.m_axi_arid.value), int(dut.m_axi_araddr.value), int(dut.m_axi_arlen.value),
-                      int(dut.m_axi_arsize.value), int(dut.m_axi_arburst.value))
-                if ar_hold is not None and ar != ar_hold:
-                    self._err(f"AR payload changed while waiting: {ar_hold} -> {ar}")
-                if arr:
-                    self._addr_rules("AR", *ar[1:])
-                    r_out.setdefault(ar[0], []).append(ar[2] + 1)
-                    self.reads += 1
-                    if ar[0] == TX_DATA_ID and ar[2] + 1 == self.max_burst:
-                        self.splits += 1
-                    ar_hold = None
-                else:
-                    ar_hold = ar
-            # R
-            if int(dut.m_axi_rvalid.value):
-                rid = int(dut.m_axi_rid.value)
-                rr = int(dut.m_axi_rready.value)
-                if rid == TX_DATA_ID and not rr:
-                    self.r_data_stalls += 1
-                if 16 <= rid < TX_DATA_ID and not rr:
-                    self._err(f"R beat of TX descriptor data (ID {rid}) back-pressured")
-                if rr:
-                    lst = r_out.get(rid)
-                    if not lst:
-                        self._err(f"R beat of ID {rid} without an outstanding read")
-                    else:
-                        lst[0] -= 1
-                        last = int(dut.m_axi_rlast.value)
-                        if last != (lst[0] == 0):
-                            self._err(f"ID {rid}: RLAST {last} with {lst[0]} beats of the read left")
-                        if lst[0] == 0 or last:
-                            lst.pop(0)
-            # AW
-            awv, awr = int(dut.m_axi_awvalid.value), int(dut.m_axi_awready.value)
-            if aw_hold is not None and not awv:
-                self._err("AWVALID dropped before AWREADY")
-            if awv:
-                aw = (int(dut.m_axi_awid.value), int(dut.m_axi_awaddr.value), int(dut.m_axi_awlen.value),
-                      int(dut.m_axi_awsize.value), int(dut.m_axi_awburst.value))
-                if aw_hold is not None and aw != aw_hold:
-                    self._err(f"AW payload changed while waiting: {aw_hold} -> {aw}")
-                if awr:
-                    self._addr_rules("AW", *aw[1:])
-                    aw_lens.append(aw[2] + 1)
-                    b_out[aw[0]] = b_out.get(aw[0], 0) + 1
-                    self.writes += 1
-                    aw_hold = None
-                else:
-                    aw_hold = aw
-            # W
-            if int(dut.m_axi_wvalid.value) and int(dut.m_axi_wready.value):
-                w_beats += 1
-                if int(dut.m_axi_wlast.value):
-                    w_lens.append(w_beats)
-                    w_beats = 0
-                if int(dut.m_axi_wstrb.value) == 0:
-                    self._err("W beat with no strobe")
-            while aw_lens and w_lens:
-                a, w = aw_lens.pop(0), w_lens.pop(0)
-                if a != w:
-                    self._err(f"W burst of {w} beats where the next AW (in order) has {a}")
-            if aw_lens and w_beats > aw_lens[0]:
-                self._err(f"W burst runs past its AW's {aw_lens[0]} beats without WLAST")
-            # B
-            if int(dut.m_axi_bvalid.value) and int(dut.m_axi_bready.value):
-                bid = int(dut.m_axi_bid.value)
-                if b_out.get(bid, 0) == 0:
-                    self._err(f"B for ID {bid} without an outstanding write")
-                else:
-                    b_out[bid] -= 1
-            # m_axis_tx
-            tv, tr = int(dut.m_axis_tx_tvalid.value), int(dut.m_axis_tx_tready.value)
-            if tx_hold is not None and not tv:
-                self._err("m_axis_tx TVALID dropped before TREADY")
-            if tv:
-                beat = (int(dut.m_axis_tx_tdata.value), int(dut.m_axis_tx_tkeep.value),
-                        int(dut.m_axis_tx_tlast.value))
-                if tx_hold is not None and beat != tx_hold:
-                    self._err("m_axis_tx payload changed while TVALID waited for TREADY")
-                tx_hold = None if tr else beat
-                if tr:
-                    keep, last = beat[1], beat[2]
-                    ok = keep == tx_full if not last else (keep != 0 and (keep & (keep + 1)) == 0)
-                    if not ok:
-                        self._err(f"m_axis_tx tkeep {keep:#x} tlast {last}")
-
-    def stop(self) -> None:
-        self.task.cancel()
-        self.dut._log.info("AXI checker: %d reads (%d TX data bursts of MAX_BURST beats), %d writes, "
-                           "%d TX data R stall cycles, %d violations", self.reads, self.splits,
-                           self.writes, self.r_data_stalls, len(self.errors))
-        assert not self.errors, "AXI rule violations:\n  " + "\n  ".join(self.errors)
-
-
 class IrqMonitor:
     """Counts tx_irq pulses per queue and checks each lasts one cycle."""
 
@@ -616,7 +463,7 @@ class QueuePlan:
         self.dma_fail: set[int] = set()       # frames (first index) whose segment read fails
         self.frame_bounds: list[int] = []     # index where each posted unit starts
 
-    def add(self, descs: list[TxDesc | bytes], wire: bytes | None = None) -> int:
+    def add(self, descs: Sequence[TxDesc | bytes], wire: bytes | None = None) -> int:
         first = len(self.descs)
         self.frame_bounds.append(first)
         self.descs.extend(descs)
@@ -629,13 +476,9 @@ class QueuePlan:
         return spec_outcomes(seen, 0, self.ring.t, 0, self.ring.cq_log2, limit, self.wire, self.dma_fail)
 
 
-async def run_plans(tb: NicTb, plans: list[QueuePlan], limit: int, max_wait_us: int = 4000,
-                    axi: AxiChecker | None = None) -> dict[str, int]:
+async def run_plans(tb: NicTb, plans: list[QueuePlan], limit: int, max_wait_us: int = 4000) -> dict[str, int]:
     """Post every plan (as far as the rings allow, in whole units), check completions and sent
-    frames against the expectation as they come; returns the expected counter increments.
-    The AXI rules are checked from the start of this call, or with `axi` (started before any
-    DMA traffic of the test; stopped and checked here)."""
-    axi = axi or AxiChecker(tb.dut)
+    frames against the expectation as they come; returns the expected counter increments."""
     exp = {p.ring.t: p.expected(limit) for p in plans}
     pending = {t: [e.wire for e in lst if e.wire is not None] for t, lst in exp.items()}
     got_n = {t: 0 for t in exp}
@@ -643,6 +486,7 @@ async def run_plans(tb: NicTb, plans: list[QueuePlan], limit: int, max_wait_us: 
     consumed = {p.ring.t: 0 for p in plans}
     size = {p.ring.t: 1 << p.ring.log2 for p in plans}
     waited = 0
+    since = sim_ns()          # the last progress: a failure's window starts there
     while True:
         for p in plans:
             t = p.ring.t
@@ -665,9 +509,12 @@ async def run_plans(tb: NicTb, plans: list[QueuePlan], limit: int, max_wait_us: 
             t = p.ring.t
             cpls = p.ring.poll()
             for c in cpls:
-                assert got_n[t] < len(exp[t]), f"queue {t}: unexpected completion {c}"
+                now = sim_ns()
+                tail = (f" (between {since:.0f} and {now:.0f} ns)\n  waves: {waves_command(since, now)}"
+                        if now is not None and since is not None else "")
+                assert got_n[t] < len(exp[t]), f"queue {t}: unexpected completion {c}{tail}"
                 want = exp[t][got_n[t]].cpl
-                assert c == want, f"queue {t} completion {got_n[t]}: got {c}, want {want}"
+                assert c == want, f"queue {t} completion {got_n[t]} differs: {field_diff(c, want)}{tail}"
                 got_n[t] += 1
                 consumed[t] += c.ndesc
                 progress = True
@@ -678,13 +525,16 @@ async def run_plans(tb: NicTb, plans: list[QueuePlan], limit: int, max_wait_us: 
             break
         if progress:
             waited = 0
-        assert waited < max_wait_us * 1000, (
-            f"no progress for {max_wait_us} us: completions {got_n} of "
-            f"{ {t: len(v) for t, v in exp.items()} }, frames still to send "
-            f"{ {t: len(v) for t, v in pending.items()} }")
+            since = sim_ns()
+        if waited >= max_wait_us * 1000:
+            now = sim_ns()
+            raise AssertionError(
+                f"no progress for {max_wait_us} us of simulated time (since {since} ns): waited for "
+                f"completions {got_n} of { {t: len(v) for t, v in exp.items()} } and frames still to send "
+                f"{ {t: len(v) for t, v in pending.items()} }"
+                + (f"\n  waves: {waves_command(since, now)}" if now is not None else ""))
     await tb.delay(200)
     assert not tb.tx_frames(), "extra frames on m_axis_tx"
-    axi.stop()
     inc = {c: 0 for c in COUNTERS}
     for lst in exp.values():
         for e in lst:
@@ -789,7 +639,8 @@ def bulk_tx_frames(tb, rng: random.Random, ring: TxRing, n_distinct: int = 64,
         else:
             good_frame(rng, plan, host, dev, rng.randint(*sizes), kind=k % 4, tag=k)
         (exp,) = spec_outcomes(plan.descs, 0, ring.t, 0, ring.cq_log2, limit, plan.wire, set())
-        out.append(BulkTxFrame(b"".join(d.pack() for d in plan.descs), len(plan.descs), exp.cpl, exp.wire))
+        ring_bytes = b"".join(d.pack() if isinstance(d, TxDesc) else bytes(d) for d in plan.descs)
+        out.append(BulkTxFrame(ring_bytes, len(plan.descs), exp.cpl, exp.wire))
     return out
 
 

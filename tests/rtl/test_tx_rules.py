@@ -3,7 +3,8 @@ csum_start / csum_offset / frame length against the golden model, segment reads 
 MAX_BURST, descriptor and completion rings that start mid bus word and straddle a 4 KiB
 boundary, a failed completion write (STATUS.dma_wr_err), tx_irq arming, a queue waiting on a
 full completion ring while another keeps sending, and TX together with RX under rough stalls.
-Every run also checks the AXI rules on the DMA port and the MAC stream (tb/tx_env.AxiChecker).
+Every run also checks the AXI rules on the DMA port and the MAC stream (the protocol checker of
+tb/checker/, bound into nic_top in every simulation).
 Expectations come from docs/tx.md and models/tx.py (tb/tx_env.py), never from the RTL.
 """
 from __future__ import annotations
@@ -23,7 +24,7 @@ from tb.nic_tb import NicTb, TrafficProfile
 from tb.rx_env import bring_up as rx_bring_up
 from tb.rx_env import run_traffic
 from tb.sim import pytest_test_name, rtl_file_list, run_rtl_test
-from tb.tx_env import (COUNTERS, PAGE, AxiChecker, IrqMonitor, PagePool, QueuePlan, TxRing,
+from tb.tx_env import (COUNTERS, PAGE, IrqMonitor, PagePool, QueuePlan, TxRing,
                        bring_up, good_frame, match_sent, read_counters, run_plans)
 
 LIMIT = 9000
@@ -354,7 +355,6 @@ async def run_tx_cq_full(dut) -> None:
     assert not host.wrapped and not dev.wrapped
     e1, e3 = p1.expected(LIMIT), p3.expected(LIMIT)
     pending = {1: [e.wire for e in e1], 3: [e.wire for e in e3]}
-    axi = AxiChecker(dut)
     r1.write_descs(p1.descs)
     await r1.doorbell()
     r3.write_descs(p3.descs)
@@ -432,7 +432,6 @@ async def run_tx_cq_full(dut) -> None:
         if not pending[1]:
             break
     assert not pending[1] and sent1 == len(e1)
-    axi.stop()
 
 
 # ------------------------------------------------------------------------------------------
@@ -445,7 +444,6 @@ async def run_tx_with_rx(dut) -> None:
     tb = NicTb(dut, cocotb.RANDOM_SEED, TrafficProfile.rough())
     rng = random.Random(cocotb.RANDOM_SEED + 14)
     await tb.reset()
-    axi = AxiChecker(dut)
     await tb.write32(regs.TX_FRAME_LIMIT, LIMIT)
     rxq, sb = await rx_bring_up(tb, RxQueueConfig(hdr_ring_log2=5, pay_ring_log2=5, cq_log2=6,
                                                   tcp_data_split=True, hds_thresh=0))
@@ -461,7 +459,7 @@ async def run_tx_with_rx(dut) -> None:
     rx_frames = [build(rng.choice(flows), pattern(rng.choice([0, 1, 63, 200, 1000, 1400]), start=i))
                  for i in range(48)]
     rx_task = cocotb.start_soon(run_traffic(tb, rxq, sb, rx_frames))
-    inc = await run_plans(tb, plans, LIMIT, axi=axi)
+    inc = await run_plans(tb, plans, LIMIT)
     await rx_task
     assert sb.checked == len(rx_frames) and not sb.dropped
     assert await tb.read32(regs.RX_FRAMES) == len(rx_frames)
@@ -525,7 +523,6 @@ async def run_tx_coal(dut) -> None:
     rng = random.Random(cocotb.RANDOM_SEED + 15)
     await tb.reset()
     await tb.write32(regs.TX_FRAME_LIMIT, LIMIT)
-    axi = AxiChecker(dut)
     mon = CqWriteMonitor(dut)
     ring = TxRing(tb, 0, log2=9, cq_log2=5)
     await ring.start()
@@ -537,7 +534,7 @@ async def run_tx_coal(dut) -> None:
     plan = QueuePlan(ring)
     for k in range(40):
         good_frame(rng, plan, host, dev, rng.choice([60, 64, 100, 200]), rng.randrange(4), 1 + k)
-    await run_plans(tb, [plan], LIMIT, axi=axi)
+    await run_plans(tb, [plan], LIMIT)
     cpl = [n for _, n in mon.bursts]
     assert sum(cpl) == 40 and max(cpl) <= 8 and len(cpl) < 40, f"completions per write: {cpl}"
     for addr, n in mon.bursts:
