@@ -546,7 +546,7 @@ class Netdev:
                 raise KernelError(errno.EINVAL, f'queue_mask 0x{queue_mask:x}: {kind} queues are '
                                                 f'0..{n - 1}')
         await self._set_coalesce([q for q in bits if q < self.num_rx_queues],
-                                 [q for q in bits if q < self.num_tx_queues], req)
+                                 [q for q in bits if q < self.num_tx_queues], attrs)
 
     async def _set_coalesce(self, rx: list[int], tx: list[int],
                             attrs: dict[CoalesceAttr | str | int, int]) -> None:
