@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"bench.compare: {name}: {exc}", file=sys.stderr)
             return 2
     try:
-        res = compare(*docs, ignore=args.ignore)
+        res = compare(docs[0], docs[1], ignore=args.ignore)
     except re.error as exc:
         print(f"bench.compare: --ignore {args.ignore!r}: {exc}", file=sys.stderr)
         return 2

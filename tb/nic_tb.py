@@ -21,16 +21,16 @@ from cocotb.triggers import ClockCycles, Timer
 from cocotbext.axi import (AxiBus, AxiLiteBus, AxiLiteMaster, AxiSlave, AxiSlaveRead,
                            AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStreamSource)
 
+from driver.clock import Clock as DriverClock
+from models.address_map import DEV_BASE, DEV_SIZE, HOST_BASE, HOST_SIZE
 from models.bus import DmaAddressSpace, DmaError
 from models.device_memory import DeviceMemory
 from models.host_memory import HostMemory
 from tb.axi_wr_slave import AwReady, AwWaitingAxiSlaveWrite
+from tb.watchdog import Watchdog, flushed, not_reset
 
 CLK_NS = 4                      # 250 MHz
-HOST_BASE = 0x0000_0001_0000_0000
-HOST_SIZE = 64 << 20
-DEV_BASE = 0x0000_0040_0000_0000     # a GPU BAR window
-DEV_SIZE = 64 << 20
+__all__ = ["CLK_NS", "DEV_BASE", "DEV_SIZE", "HOST_BASE", "HOST_SIZE", "NicTb", "TrafficProfile"]
 
 
 AWREADY_ENV = "DMA_AWREADY"
@@ -124,9 +124,14 @@ class NicTb:
         self.rng = random.Random(seed)
         self.data_bytes = len(dut.s_axis_rx_tdata) // 8
         self.dma_bytes = len(dut.m_axi_wdata) // 8
-        cocotb.start_soon(Clock(dut.clk, CLK_NS, unit="ns").start())
+        self.clk_gen = Clock(dut.clk, CLK_NS, unit="ns")
+        """cocotb's clock on `clk` (not `clock`: a NicHw's `clock` is the driver's time source)."""
+        self.clk_gen.start()
 
         self.host = HostMemory(HOST_BASE, HOST_SIZE)
+        self.clock: DriverClock | None = None
+        """The driver's time source (driver.netdev takes `hw.clock` for the TCP timers): none
+        by default; nicsim live sets a SimClock so the timers run on simulated time."""
         self.dev = DeviceMemory(DEV_BASE, DEV_SIZE)
         self.space = DmaAddressSpace(record_writes=True)
         self.space.add_region(self.host, "host")
@@ -152,6 +157,9 @@ class NicTb:
         """With `loopback`: every frame that went from m_axis_tx back into s_axis_rx."""
         if loopback:
             cocotb.start_soon(self._loopback())
+        self.watchdog = Watchdog(dut)
+        """Fails the test when a CSR access waits too long (tb/watchdog.py); runs from reset()."""
+        self._reset_done = False
 
     async def _loopback(self) -> None:
         """A loopback cable: each frame the NIC sends on m_axis_tx is queued, whole and in
@@ -198,13 +206,32 @@ class NicTb:
         await ClockCycles(self.dut.clk, 8)
         self.dut.rst.value = 0
         await ClockCycles(self.dut.clk, 4)
+        self._reset_done = True
+        self.watchdog.start()
 
     # ------------------------------------------------------------------ NicHw for the driver
     async def read32(self, addr: int) -> int:
-        return await self.axil.read_dword(addr)
+        if not self._reset_done:
+            raise not_reset("read32", addr)
+        token = self.watchdog.begin("read32", addr)
+        try:
+            resp = await self.axil.read(addr, 4)
+        finally:
+            self.watchdog.end(token)
+        if resp is None:      # cocotbext-axi flushed it: reset rose while it waited
+            raise flushed("read32", addr)
+        return int.from_bytes(resp.data, "little")
 
     async def write32(self, addr: int, value: int) -> None:
-        await self.axil.write_dword(addr, value)
+        if not self._reset_done:
+            raise not_reset("write32", addr)
+        token = self.watchdog.begin("write32", addr)
+        try:
+            resp = await self.axil.write(addr, value.to_bytes(4, "little"))
+        finally:
+            self.watchdog.end(token)
+        if resp is None:
+            raise flushed("write32", addr)
 
     async def delay(self, ns: int) -> None:
         await Timer(ns, unit="ns")

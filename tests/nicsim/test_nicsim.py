@@ -105,13 +105,16 @@ def test_replay_rtl_matches_model(tcp_capture: Path, tmp_path: Path, mpb: bool,
 def test_bad_captures(tcp_capture: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     raw = tcp_capture.read_bytes()
     n = len(read_pcap(tcp_capture).records)
-    # a file cut in the middle of the last record: the records before it are replayed
+    # a file cut in the middle of the last record: the records before it are replayed, and
+    # the report has a line for the cut one (not replayed, capture_cut)
     cut = tmp_path / "cut.pcap"
     cut.write_bytes(raw[:-30])
     rep = tmp_path / "cut.jsonl"
     assert main(["replay", str(cut), "--backend", "model", *STEER, "--report", str(rep)]) == 0
     assert "file truncated in record" in capsys.readouterr().err
-    assert len(_report(rep)) == n - 1
+    recs = _report(rep)
+    assert len(recs) == n and recs[-1]["status"] == "dropped" and recs[-1]["drop_reason"] == "capture_cut"
+    assert all(r["status"] == "delivered" for r in recs[:-1])
     # a record cut short by the snaplen, and an oversize frame, between good ones
     frames = [r.data for r in read_pcap(tcp_capture).records][:6]
     mixed = tmp_path / "mixed.pcap"
