@@ -235,6 +235,9 @@ async def measure(tb: NicTb, size: int, split: bool, mode: str = "base") -> dict
     watcher.cancel()
     aw_watcher.cancel()
     probe_task.cancel()
+    # the next measurement exports its own: without this a sweep of every size and mode
+    # runs out of device memory
+    tb.dev.release_dmabuf(setup.dmabuf)
     delivered = await tb.read32(regs.RX_FRAMES)
     fifo_drops = await tb.read32(regs.RX_DROP_FIFO)
     other_drops = sum([await tb.read32(getattr(regs, c)) for c in
