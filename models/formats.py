@@ -23,6 +23,10 @@ RX_MPB_MAX_STRIDES = 256
 """Multi-packet payload buffers: a buffer holds at most this many strides (the completion's one-byte `pay_off`)."""
 TX_MAX_SEGS = 16
 """`TX_CAPS.max_segs` of this NIC: descriptors per frame."""
+TX_INLINE_MAX = 128
+"""Most bytes of an inline header (tx.md, "Inline headers"); `TX_OFFLOADS.inline_max`."""
+TX_COAL_MAX = 8
+"""Most completions a TX queue holds for one batch (tx.md, "Completion moderation"); `TXQ[t].COALESCE.frames_max`."""
 TX_MIN_FRAME_LEN = 60
 """Frames shorter than this are refused with BAD_LEN, never padded (tx.md, "Bad input")."""
 TX_SEG_MAX_LEN = 4096
@@ -308,13 +312,14 @@ class RxCompletion:
 TX_DESC_BYTES = 16
 """Size of one TX descriptor."""
 
-# --- byte 10: eop, csum, csum_udp
+# --- byte 10: eop, csum, csum_udp, inline
 TX_FLAG_EOP = 0x01
 TX_FLAG_CSUM = 0x02
 TX_FLAG_CSUM_UDP = 0x04
-TX_FLAGS_RESERVED_MASK = 0xF8
+TX_FLAG_INLINE = 0x08
+TX_FLAGS_RESERVED_MASK = 0xF0
 
-_TX_DESC_STRUCT = struct.Struct('<QHBBB1sH')
+_TX_DESC_STRUCT = struct.Struct('<QHBBBBH')
 assert _TX_DESC_STRUCT.size == TX_DESC_BYTES
 
 
@@ -323,22 +328,25 @@ class TxDesc:
     """TX descriptor (docs/tx.md, "TX descriptor"). `pack()` checks only that every field fits
     its bits: a descriptor with `len == 0`, or one crossing a 4 KiB boundary, packs fine,
     because the NIC must answer it with the `BAD_SEG` status (docs/tx.md, "Bad input"), not
-    refuse to see it. `csum`, `csum_udp`, `csum_start`, `csum_offset` and `tag` are read from
-    a frame's first descriptor only."""
+    refuse to see it. `csum`, `csum_udp`, `inline`, `inline_len`, `csum_start`, `csum_offset`
+    and `tag` are read from a frame's first descriptor only."""
 
     addr: int
     len: int
     eop: bool = False
     csum: bool = False
     csum_udp: bool = False
+    inline: bool = False
     csum_start: int = 0
     csum_offset: int = 0
+    inline_len: int = 0
     tag: int = 0
 
     @property
     def flags(self) -> int:
-        """Byte 10: eop, csum, csum_udp."""
-        return (0x1 if self.eop else 0) | (0x2 if self.csum else 0) | (0x4 if self.csum_udp else 0)
+        """Byte 10: eop, csum, csum_udp, inline."""
+        return ((0x1 if self.eop else 0) | (0x2 if self.csum else 0)
+                | (0x4 if self.csum_udp else 0) | (0x8 if self.inline else 0))
 
     def validate(self) -> None:
         """Raise `ValueError` naming the first field that does not fit its bits."""
@@ -347,36 +355,38 @@ class TxDesc:
         _check_bool('TxDesc.eop', self.eop)
         _check_bool('TxDesc.csum', self.csum)
         _check_bool('TxDesc.csum_udp', self.csum_udp)
+        _check_bool('TxDesc.inline', self.inline)
         _check_uint('TxDesc.csum_start', self.csum_start, 8)
         _check_uint('TxDesc.csum_offset', self.csum_offset, 8)
+        _check_uint('TxDesc.inline_len', self.inline_len, 8)
         _check_uint('TxDesc.tag', self.tag, 16)
 
     def pack(self) -> bytes:
         """The 16 bytes of the ring entry."""
         self.validate()
         return _TX_DESC_STRUCT.pack(self.addr, self.len, self.flags, self.csum_start,
-                                    self.csum_offset, bytes(1), self.tag)
+                                    self.csum_offset, self.inline_len, self.tag)
 
     @classmethod
     def unpack(cls, data: bytes, strict: bool = False) -> TxDesc:
         """Decode 16 bytes. Reserved bits are ignored, as the NIC ignores them, unless
         `strict`; an undefined enum value always raises `ValueError`."""
         _check_len('TxDesc', data, TX_DESC_BYTES)
-        (addr, len_, g10, csum_start, csum_offset, rsvd13,
+        (addr, len_, g10, csum_start, csum_offset, inline_len,
          tag) = _TX_DESC_STRUCT.unpack(bytes(data))
         if strict:
-            if g10 & 0xF8:
-                raise ValueError(f'TxDesc byte 10 reserved bits [7:3] set: 0x{g10:02x}')
-            if any(rsvd13):
-                raise ValueError(f'TxDesc reserved byte 13 not zero: {rsvd13.hex()}')
+            if g10 & 0xF0:
+                raise ValueError(f'TxDesc byte 10 reserved bits [7:4] set: 0x{g10:02x}')
         return cls(
             addr=addr,
             len=len_,
             eop=bool(g10 & 0x1),
             csum=bool(g10 & 0x2),
             csum_udp=bool(g10 & 0x4),
+            inline=bool(g10 & 0x8),
             csum_start=csum_start,
             csum_offset=csum_offset,
+            inline_len=inline_len,
             tag=tag,
         )
 

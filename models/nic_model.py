@@ -36,6 +36,7 @@ from models.formats import (DESC_BYTES, FLAG_HDR_OVERFLOW, FLAG_HDR_VALID, FLAG_
 from models.rss import Classifier as RssClassifier
 from models.rx_parser import (DEFAULT_PARSE_BYTES, MIN_PARSE_BYTES, ParseResult,
                               parse_frame)
+from models.formats import TX_COAL_MAX, TX_INLINE_MAX
 from models.tx import TX_COUNTER_NAMES, TxEngine, TxOutcome, TxQueueState, TxRing
 
 MIN_FRAME_BYTES = 60
@@ -45,7 +46,7 @@ IDX_MASK = 0xFFFF
 ID_MAGIC_VALUE = 0x444D4E43
 """`ID.magic` ('DMNC'), docs/registers.md."""
 VERSION_MAJOR_VALUE = 0
-VERSION_MINOR_VALUE = 2
+VERSION_MINOR_VALUE = 3
 MAX_FRAME_LEN_RESET = 0x5F2
 HDR_BUF_BYTES_RESET = 0x100
 PAY_BUF_LOG2_RESET = 12
@@ -470,10 +471,27 @@ def property_counts(parse: ParseResult) -> dict[str, int]:
     }
 
 
+class ClassificationLike(Protocol):
+    """What the model reads of a classifier's answer (`Classification`, or
+    `models.rss.Classification`, whose `rss_type` is an `RssType`)."""
+
+    @property
+    def queue(self) -> int: ...
+
+    @property
+    def rss_hash(self) -> int: ...
+
+    @property
+    def rss_type(self) -> int: ...
+
+    @property
+    def steered(self) -> bool: ...
+
+
 class Classifier(Protocol):
     """Queue selection plugged into the model (RSS and flow steering implement it)."""
 
-    def classify_frame(self, frame: bytes, parse: ParseResult, num_queues: int) -> Classification: ...
+    def classify_frame(self, frame: bytes, parse: ParseResult, num_queues: int) -> ClassificationLike: ...
 
     def mmio_read(self, addr: int) -> int | None: ...
 
@@ -702,7 +720,7 @@ class NicModel:
     def receive(self, frame: bytes, bad_fcs: bool = False) -> RxOutcome:
         """One frame (without FCS) through the RX path; `bad_fcs` is the MAC's `tuser`."""
         frame = bytes(frame)
-        cls = Classification()
+        cls: ClassificationLike = Classification()
         if not bad_fcs and MIN_FRAME_BYTES <= len(frame) <= self.max_frame_len:
             # The ingress kept the frame: the parser sees it, classification picks its queue.
             parse = parse_frame(frame, self.parse_bytes)
@@ -817,12 +835,17 @@ class NicModel:
 
     def _txq_read(self, q: TxQueueState, off: int) -> int:
         if off == regs.TXQ_CTRL:
-            return regs.TXQ_CTRL_ENABLE.put(int(q.enable))
+            return regs.TXQ_CTRL_ENABLE.put(int(q.enable)) | regs.TXQ_CTRL_INLINE_EN.put(int(q.inline_en))
+        if off == regs.TXQ_COALESCE:
+            return (regs.TXQ_COALESCE_USECS.put(q.coal_usecs)
+                    | regs.TXQ_COALESCE_FRAMES.put(q.coal_frames)
+                    | regs.TXQ_COALESCE_FRAMES_MAX.put(TX_COAL_MAX))
         if off == regs.TXQ_IRQ:
             return regs.TXQ_IRQ_ARM.put(int(q.irq_armed))
         if off == regs.TXQ_STATUS:
             return (regs.TXQ_STATUS_DMA_WR_ERR.put(int(q.dma_wr_err))
-                    | regs.TXQ_STATUS_BUSY.put(int(q.busy)))
+                    | regs.TXQ_STATUS_BUSY.put(int(q.busy))
+                    | regs.TXQ_STATUS_HALTED.put(int(q.halted)))
         ring_reg = self._tx_ring_at(q, off)
         if ring_reg is None:
             return 0
@@ -832,8 +855,13 @@ class NicModel:
         """Apply a `TXQ[t]` register write; True when it may let the queue start a frame
         (doorbell, CQ space, enable)."""
         if off == regs.TXQ_CTRL:
+            q.inline_en = bool(regs.TXQ_CTRL_INLINE_EN.get(value))
             q.enable = bool(regs.TXQ_CTRL_ENABLE.get(value))
             return q.enable
+        if off == regs.TXQ_COALESCE:
+            q.coal_usecs = regs.TXQ_COALESCE_USECS.get(value)
+            q.coal_frames = regs.TXQ_COALESCE_FRAMES.get(value)
+            return False
         if off == regs.TXQ_IRQ:
             q.irq_armed = bool(regs.TXQ_IRQ_ARM.get(value))
             return False
@@ -886,6 +914,8 @@ class NicModel:
                     | regs.TX_CAPS_FIFO_KIB.put(self.tx.fifo_kib))
         if addr == regs.TX_FRAME_LIMIT:
             return regs.TX_FRAME_LIMIT_MAX_FRAME_LEN.put(self.tx.max_frame_len)
+        if addr == regs.TX_OFFLOADS:
+            return regs.TX_OFFLOADS_INLINE_MAX.put(TX_INLINE_MAX)
         if addr in _TX_COUNTER_BY_ADDR:
             return self.tx.counters[_TX_COUNTER_BY_ADDR[addr]] & 0xFFFFFFFF
         tx_decoded = self._decode_txq(addr)

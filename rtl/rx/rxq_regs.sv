@@ -94,6 +94,7 @@ module rxq_regs #(
     .csr_rd_ack, .csr_wr_ack, .csr_rd_data,
     .hw_idx      ({cq_hw_idx, pay_hw_idx, hdr_hw_idx}),
     .busy,
+    .halted      ('0),
     .wr_err_set,
     .irq_fire,
     .ctrl,

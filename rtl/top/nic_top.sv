@@ -36,7 +36,7 @@ module nic_top
   parameter int unsigned RX_DESC_BATCH = 16,   // descriptors one RX ring's prefetch read carries at most (<= DESC_CACHE)
   parameter int unsigned MAX_BURST   = 256,    // AXI burst length limit, beats
   parameter int unsigned CPL_BATCH   = 16,     // RX completions one batch holds (COALESCE.frames_max)
-  parameter int unsigned CYCLES_PER_US = 250   // clock cycles per microsecond (COALESCE.usecs)
+  parameter int unsigned CYCLES_PER_US = 250   // clock cycles per microsecond (RXQ/TXQ COALESCE.usecs)
 ) (
   input  logic                    clk,
   input  logic                    rst,
@@ -196,20 +196,24 @@ module nic_top
   tx_status_e               tx_ev_status;
   logic [15:0]              tx_ev_len;
 
-  logic [NUM_TXQ-1:0]       txq_enable, txq_irq_arm;
+  logic [NUM_TXQ-1:0]       txq_enable, txq_inline_en, txq_irq_arm, tx_q_halted;
   logic [NUM_TXQ-1:0][63:0] txq_ring_base, txq_cq_base;
   logic [NUM_TXQ-1:0][3:0]  txq_ring_log2, txq_cq_log2;
-  logic [NUM_TXQ-1:0][15:0] txq_sw_idx, txq_cq_sw_idx;
+  logic [NUM_TXQ-1:0][15:0] txq_sw_idx, txq_cq_sw_idx, txq_coal_usecs;
+  logic [NUM_TXQ-1:0][7:0]  txq_coal_frames;
 
   for (genvar t = 0; t < NUM_TXQ; t++) begin : g_txq_cfg
     assign txq_cfg[t] = '{
       enable:    txq_enable[t],
+      inline_en: txq_inline_en[t],
       ring_base: txq_ring_base[t],
       ring_log2: txq_ring_log2[t],
       sw_idx:    txq_sw_idx[t],
       cq_base:   txq_cq_base[t],
       cq_log2:   txq_cq_log2[t],
-      cq_sw_idx: txq_cq_sw_idx[t]
+      cq_sw_idx: txq_cq_sw_idx[t],
+      coal_usecs:  txq_coal_usecs[t],
+      coal_frames: txq_coal_frames[t]
     };
   end
 
@@ -263,9 +267,13 @@ module nic_top
     .desc_hw_idx   (tx_desc_hw_idx),
     .cq_hw_idx     (tx_cq_hw_idx),
     .busy          (tx_q_busy),
+    .halted        (tx_q_halted),
     .wr_err_set    (tx_q_wr_err),
     .irq_fire      (tx_irq_fire),
     .enable        (txq_enable),
+    .inline_en     (txq_inline_en),
+    .coal_usecs    (txq_coal_usecs),
+    .coal_frames   (txq_coal_frames),
     .irq_arm       (txq_irq_arm),
     .ring_base     (txq_ring_base),
     .ring_log2     (txq_ring_log2),
@@ -290,6 +298,7 @@ module nic_top
     hwif_in.TX_CAPS.num_txq.next  = 8'(NUM_TXQ);
     hwif_in.TX_CAPS.max_segs.next = 8'(TX_MAX_SEGS);
     hwif_in.TX_CAPS.fifo_kib.next = 8'(TX_FIFO_BYTES / 1024);
+    hwif_in.TX_OFFLOADS.inline_max.next = 8'(TX_INLINE_MAX);
     hwif_in.RXQ_BLOCK   = '{rd_ack: rxq_rd_ack, rd_data: rxq_csr_rd_data, wr_ack: rxq_wr_ack};
     hwif_in.TXQ_BLOCK   = '{rd_ack: txq_rd_ack, rd_data: txq_csr_rd_data, wr_ack: txq_wr_ack};
     hwif_in.RSS_BLOCK   = '{rd_ack: rss_rd_ack, rd_data: rss_csr_rd_data, wr_ack: rss_wr_ack};
@@ -581,11 +590,11 @@ module nic_top
   logic [NAR-1:0][ID_W-1:0]   ar_id;
 
   // TX readers: the descriptor engine (every TX queue's ring) and the segment reads.
-  logic              txf_arvalid, txf_arready, txf_rvalid, txf_rready;
+  logic              txf_arvalid, txf_arready, txf_rvalid;
   logic [ADDR_W-1:0] txf_araddr;
   logic [7:0]        txf_arlen;
   logic [ID_W-1:0]   txf_arid;
-  logic              txd_arvalid, txd_arready, txd_rvalid;
+  logic              txd_arvalid, txd_arready, txd_rvalid, txd_rready;
   logic [ADDR_W-1:0] txd_araddr;
   logic [7:0]        txd_arlen;
 
@@ -620,11 +629,12 @@ module nic_top
   assign m_axi_arlock  = 1'b0;
   assign m_axi_arcache = 4'b0011;
   assign m_axi_arprot  = 3'b000;
-  // R by ID: RX rings, TX rings; TX segment data (and any unknown ID) is always taken.
+  // R by ID: RX rings as the RX engine takes them, TX segment data as the gather takes it;
+  // TX ring beats (and any unknown ID) are always taken.
   always_comb begin
     m_axi_rready = 1'b1;
     if (rx_desc_rid) m_axi_rready = rxd_rready;
-    if (tx_desc_rid) m_axi_rready = txf_rready;
+    if (m_axi_rid == ID_W'(TX_DATA_ID)) m_axi_rready = txd_rready;
   end
 
   // ---------------------------------------------------------------- DMA
@@ -663,16 +673,16 @@ module nic_top
   // ---------------------------------------------------------------- TX
   tx_engine #(
     .DATA_W(DATA_W), .DMA_DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .DESC_ID(TX_DESC_ID),
-    .NUM_TXQ(NUM_TXQ), .FIFO_BYTES(TX_FIFO_BYTES), .DESC_CACHE(DESC_CACHE), .MAX_BURST(MAX_BURST)
+    .NUM_TXQ(NUM_TXQ), .FIFO_BYTES(TX_FIFO_BYTES), .MAX_BURST(MAX_BURST), .CYCLES_PER_US(CYCLES_PER_US)
   ) u_tx (
     .clk,
     .rst,
     .qcfg          (txq_cfg),
     .max_frame_len (hwif_out.TX_FRAME_LIMIT.max_frame_len.value),
     .f_arvalid (txf_arvalid), .f_arready (txf_arready), .f_araddr (txf_araddr), .f_arlen (txf_arlen),
-    .f_arid    (txf_arid),    .f_rvalid  (txf_rvalid),  .f_rready  (txf_rready), .m_rid (m_axi_rid),
+    .f_arid    (txf_arid),    .f_rvalid  (txf_rvalid),  .m_rid (m_axi_rid),
     .d_arvalid (txd_arvalid), .d_arready (txd_arready), .d_araddr (txd_araddr), .d_arlen (txd_arlen),
-    .d_rvalid  (txd_rvalid),
+    .d_rvalid  (txd_rvalid),  .d_rready  (txd_rready),
     .m_rdata   (m_axi_rdata), .m_rresp (m_axi_rresp), .m_rlast (m_axi_rlast),
     .m_awid (w_awid[1]), .m_awaddr (w_awaddr[1]), .m_awlen (w_awlen[1]), .m_awsize (w_awsize[1]),
     .m_awburst (w_awburst[1]), .m_awvalid (w_awvalid[1]), .m_awready (w_awready[1]),
@@ -687,6 +697,7 @@ module nic_top
     .desc_hw_idx (tx_desc_hw_idx),
     .cq_hw_idx   (tx_cq_hw_idx),
     .q_busy      (tx_q_busy),
+    .q_halted    (tx_q_halted),
     .q_wr_err    (tx_q_wr_err),
     .ev_valid    (tx_ev_valid),
     .ev_status   (tx_ev_status),

@@ -31,7 +31,7 @@ from tb.fast.build import C_SOURCE, HARNESS, PUBLIC_VLT, generate
 from tb.fast.shared import RegionSpec, SharedBlock
 from tb.nic_tb import DEV_BASE, DEV_SIZE, HOST_BASE, HOST_SIZE
 from tb.sim import (BUILD_ROOT, SIM_BUILD_ARGS, TIMING_BUILD_ARGS, WAIVERS, rtl_file_list,
-                    setup_verilator_env, sim_cxx)
+                    setup_verilator_env, sim_cxx, with_checker)
 
 N_HDR = 1024
 N_PAY = 1024
@@ -57,7 +57,9 @@ class _Recorder:
 def build(data_w: int, extra_args: list[str] | None = None, opt_fast: str | None = None,
           tag: str = "") -> Path:
     """Build (incrementally) the standalone simulator for MAC width `data_w`; its path.
-    `opt_fast`: C++ optimisation of the model (Verilator's OPT_FAST, default -Os)."""
+    `opt_fast`: C++ optimisation of the model (Verilator's OPT_FAST, default -Os). The protocol
+    checker (tb/checker/) is bound into nic_top as in every build; `extra_args` with
+    `+define+NO_AXI_CHECKER` leaves it out (give such a build its own `tag`)."""
     env = dict(os.environ)
     root = setup_verilator_env(env)
     if opt_fast:
@@ -70,7 +72,7 @@ def build(data_w: int, extra_args: list[str] | None = None, opt_fast: str | None
            "--top-module", "nic_fast_top", "-o", "Vstandalone", "--timescale", "1ns/1ps",
            *SIM_BUILD_ARGS, *TIMING_BUILD_ARGS, *(extra_args or []),
            f"-GDATA_W={data_w}", "-GSTANDALONE=1", f"-I{gen}",
-           str(WAIVERS), str(PUBLIC_VLT), *map(str, rtl_file_list()), str(HARNESS), str(C_SOURCE)]
+           str(WAIVERS), str(PUBLIC_VLT), *map(str, with_checker(rtl_file_list())), str(HARNESS), str(C_SOURCE)]
     log = out / "build.log"
     with open(log, "w") as fh:
         rc = subprocess.run(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT).returncode
@@ -105,20 +107,23 @@ def make_image(path: Path, data_w: int, frames: list[bytes], n_frames: int, *,
         await rxq.post_pay_buffers([RxBuffer(a, i) for i, a in enumerate(pay_bufs)])
 
     asyncio.run(bring_up())
+    hdr_ring, pay_ring, sa_tab = rxq._hdr, rxq._pay, shm.sa_tab
+    assert hdr_ring is not None and pay_ring is not None, "alloc_rx_rings made both rings"
+    assert sa_tab is not None, "SharedBlock(sa_bufs=...) made the buffer table"
     h = shm.h
     h[shared.H_SA_FRAMES] = n_frames
     h[shared.H_SA_CQ_BASE], h[shared.H_SA_CQ_LOG2] = rxq.cq_base, qcfg.cq_log2
-    h[shared.H_SA_HDR_BASE], h[shared.H_SA_HDR_LOG2] = rxq._hdr.base, qcfg.hdr_ring_log2
-    h[shared.H_SA_PAY_BASE], h[shared.H_SA_PAY_LOG2] = rxq._pay.base, qcfg.pay_ring_log2
+    h[shared.H_SA_HDR_BASE], h[shared.H_SA_HDR_LOG2] = hdr_ring.base, qcfg.hdr_ring_log2
+    h[shared.H_SA_PAY_BASE], h[shared.H_SA_PAY_LOG2] = pay_ring.base, qcfg.pay_ring_log2
     h[shared.H_SA_HDR_SW_REG] = regs.rxq_reg(0, regs.RXQ_HDR_RING + regs.RING_SW_IDX)
     h[shared.H_SA_PAY_SW_REG] = regs.rxq_reg(0, regs.RXQ_PAY_RING + regs.RING_SW_IDX)
     h[shared.H_SA_CQ_SW_REG] = regs.rxq_reg(0, regs.RXQ_CQ + regs.RING_SW_IDX)
     h[shared.H_SA_HDR_BUFS] = shm.sa_tab_off
     h[shared.H_SA_PAY_BUFS] = shm.sa_tab_off + 8 * N_HDR
-    shm.sa_tab[:N_HDR] = hdr_bufs
-    shm.sa_tab[N_HDR:N_HDR + N_PAY] = pay_bufs
+    sa_tab[:N_HDR] = hdr_bufs
+    sa_tab[N_HDR:N_HDR + N_PAY] = pay_bufs
     h[shared.H_SA_NHDR], h[shared.H_SA_NPAY] = N_HDR, N_PAY
-    h[shared.H_SA_HDR_SW], h[shared.H_SA_PAY_SW] = rxq._hdr.sw_idx, rxq._pay.sw_idx
+    h[shared.H_SA_HDR_SW], h[shared.H_SA_PAY_SW] = hdr_ring.sw_idx, pay_ring.sw_idx
     period = min(len(frames), n_frames)
     for f in frames[:period]:
         shm.rx_push(f)
