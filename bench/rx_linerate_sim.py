@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from typing import Any
 
 import cocotb
 from cocotb.triggers import RisingEdge
@@ -148,7 +149,7 @@ def plan_cycle(v: dict[str, int]) -> str:
 class CycleProbe:
     """Every cycle: the planner's activity (`plan_cycle`) and whether the DMA write port's AW
     and W channels moved (an address, a beat), kept with the cycle's time so that a window can
-    be counted afterwards. `plan` is None when the build does not expose the planner's signals
+    be counted afterwards. The planner's category is None when the build does not expose the planner's signals
     (the counts of the channels are kept anyway)."""
 
     NAMES = ("pcmd_v_q", "bcmd_v_q", "step", "step_go", "b_valid_q", "first", "q", "hdr_desc_valid") + tuple(
@@ -157,6 +158,7 @@ class CycleProbe:
     def __init__(self, dut) -> None:
         self.dut = dut
         self.samples: list[tuple[float, str | None, bool, bool]] = []
+        self.handles: dict[str, Any] | None
         try:
             plan = dut.u_dma.u_plan
             self.handles = {n: getattr(plan, n) for n in self.NAMES}
