@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 import time
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import cocotb
@@ -28,12 +29,14 @@ from scapy.utils import checksum
 
 from driver import regs
 from models.formats import TX_FRAME_LIMIT_RESET
+from models.formats import TX_INLINE_MAX as INLINE_MAX
 from models.formats import TX_MAX_SEGS as MAX_SEGS
 from models.formats import TX_MIN_FRAME_LEN as MIN_LEN
 from models.formats import TX_SEG_PAGE as PAGE
 from models.formats import TxCompletion, TxDesc, TxStatus
 from models.tx import STATUS_COUNTER, TX_COUNTER_NAMES, check_frame, frame_extent, l4_checksum
-from tb.nic_tb import CLK_NS
+from tb.failure import field_diff, sim_ns, waves_command
+from tb.nic_tb import CLK_NS, NicTb
 
 
 # ------------------------------------------------------------------------------------------
@@ -138,7 +141,7 @@ class PagePool:
 
 def split_payload(rng: random.Random, n: int, max_segs: int) -> list[int]:
     """Segment lengths (each 1..4096) summing to n, at most max_segs of them."""
-    lens = []
+    lens: list[int] = []
     while n > 0:
         left_segs = max_segs - len(lens)
         lo = max(1, n - 4096 * (left_segs - 1))
@@ -158,6 +161,13 @@ def seg_offset(rng: random.Random, length: int) -> int:
     if choice < 0.3:
         return PAGE - length
     return rng.randint(0, PAGE - length)
+
+
+def inline_entries(header: bytes, pad: int = 0xEE) -> list[bytes]:
+    """The ring entries of an inline header (docs/tx.md, "Inline headers"): 16 bytes each, the
+    last one padded with `pad` (the NIC must ignore it)."""
+    padded = header + bytes([pad]) * (-len(header) % 16)
+    return [padded[i:i + 16] for i in range(0, len(padded), 16)]
 
 
 def frame_descs(rng: random.Random, frame: bytes, hdr_len: int, host: PagePool, dev: PagePool,
@@ -185,17 +195,47 @@ def seg_bad(d: TxDesc) -> bool:
     return d.len == 0 or d.len > 4096 or (d.addr % PAGE) + d.len > PAGE
 
 
-def spec_status(descs: list[TxDesc | None], limit: int) -> TxStatus:
-    """docs/tx.md "Bad input". A failed descriptor read makes the frame DESC_RD_ERR (its
-    length and checksum settings are unknown; completion len and tag 0)."""
-    if any(d is None for d in descs):
+Entry = TxDesc | bytes | None
+"""A posted ring entry: a descriptor, the 16 raw bytes of an inline header entry, or None for
+an entry whose read fails."""
+
+
+def _as_desc(e: TxDesc | bytes) -> TxDesc:
+    return e if isinstance(e, TxDesc) else TxDesc.unpack(bytes(e))
+
+
+def spec_split(entries: Sequence[Entry]) -> tuple[list[TxDesc | None], list[bytes | None], int]:
+    """A frame's ring entries as docs/tx.md "Inline headers" sorts them: (descriptors, inline
+    header entries, inline_len). The first entry is a descriptor; with INLINE its next
+    ceil(inline_len / 16) entries are header bytes, the rest descriptors."""
+    first = entries[0]
+    if first is None:
+        return [None], [], 0
+    d0 = _as_desc(first)
+    hlen = d0.inline_len if d0.inline else 0
+    k = -(-hlen // 16)
+    inline = [None if e is None else (e.pack() if isinstance(e, TxDesc) else bytes(e))
+              for e in entries[1:1 + k]]
+    descs = [d0] + [None if e is None else _as_desc(e) for e in entries[1 + k:]]
+    return descs, inline, hlen
+
+
+def spec_status(entries: Sequence[Entry], limit: int) -> TxStatus:
+    """docs/tx.md "Bad input" for exactly one frame's entries. A failed read (descriptor or
+    inline entry) makes the frame DESC_RD_ERR (its length and checksum settings are unknown;
+    completion len and tag 0)."""
+    descs, inline, hlen = spec_split(entries)
+    if any(d is None for d in descs) or any(e is None for e in inline):
         return TxStatus.DESC_RD_ERR
-    if any(seg_bad(d) for d in descs) or not descs[-1].eop:
+    good = [d for d in descs if d is not None]
+    first_inline = good[0].inline
+    if (any(seg_bad(d) and not (i == 0 and first_inline and d.len == 0) for i, d in enumerate(good))
+            or not good[-1].eop):
         return TxStatus.BAD_SEG
-    n = sum(d.len for d in descs)
-    if n < MIN_LEN or n > limit:
+    n = hlen + sum(d.len for d in good)
+    if n < MIN_LEN or n > limit or hlen > INLINE_MAX:
         return TxStatus.BAD_LEN
-    f = descs[0]
+    f = good[0]
     if f.csum and (f.csum_start % 2 or f.csum_offset % 2 or f.csum_start + f.csum_offset + 2 > n):
         return TxStatus.BAD_CSUM
     return TxStatus.OK
@@ -207,11 +247,11 @@ class Expected:
     wire: bytes | None         # the frame on m_axis_tx when OK
 
 
-def spec_outcomes(descs: list[TxDesc | None], first_idx: int, queue: int, cq_first: int,
+def spec_outcomes(descs: Sequence[Entry], first_idx: int, queue: int, cq_first: int,
                   cq_log2: int, limit: int, wire_by_idx: dict[int, bytes],
                   dma_fail_idx: set[int], check_model: bool = True) -> list[Expected]:
-    """The completions (and sent frames) of the posted descriptors `descs` (ring indices from
-    `first_idx`; None = its read fails). `wire_by_idx[i]`: the frame that must leave when the
+    """The completions (and sent frames) of the posted ring entries `descs` (ring indices from
+    `first_idx`; None = its read fails; raw bytes = inline header entries). `wire_by_idx[i]`: the frame that must leave when the
     frame starting at index i is OK; `dma_fail_idx`: frames (by first index) whose segment
     read fails. Only complete frames are returned."""
     out = []
@@ -230,16 +270,21 @@ def spec_outcomes(descs: list[TxDesc | None], first_idx: int, queue: int, cq_fir
         wire = None
         if st == TxStatus.OK and idx in dma_fail_idx:
             st = TxStatus.DMA_RD_ERR
+        fdescs, _, hlen = spec_split(fr)
+        d0 = fdescs[0]
         if st == TxStatus.DESC_RD_ERR:
             length, tag = 0, 0
         else:
-            length, tag = sum(d.len for d in fr) & 0xFFFF, fr[0].tag
+            assert d0 is not None
+            length = (hlen + sum(d.len for d in fdescs if d is not None)) & 0xFFFF
+            tag = d0.tag
         csum = 0
         if st == TxStatus.OK:
+            assert d0 is not None
             wire = wire_by_idx[idx]
             assert len(wire) == length
-            if fr[0].csum:
-                pos = fr[0].csum_start + fr[0].csum_offset
+            if d0.csum:
+                pos = d0.csum_start + d0.csum_offset
                 csum = int.from_bytes(wire[pos:pos + 2], "big")
         cpl = TxCompletion(desc_idx=idx, ndesc=k, len=length, tag=tag, csum=csum, status=st,
                            queue=queue, gen=1 - ((cq // size) % 2))
@@ -249,7 +294,7 @@ def spec_outcomes(descs: list[TxDesc | None], first_idx: int, queue: int, cq_fir
     return out
 
 
-def model_check(frame: list[TxDesc | None], limit: int, want: TxStatus) -> None:
+def model_check(frame: Sequence[Entry], limit: int, want: TxStatus) -> None:
     """The golden model's descriptor rules must give the status this file derives from
     docs/tx.md."""
     got = check_frame(frame, limit)
@@ -279,7 +324,8 @@ class TxRing:
     def reg(self, off: int) -> int:
         return regs.txq_reg(self.t, off)
 
-    async def start(self) -> None:
+    async def start(self, inline_en: bool = False) -> None:
+        """Zero both rings, program them, enable the queue (with CTRL.inline_en if asked)."""
         tb = self.tb
         tb.host.write(self.base, bytes(16 << self.log2))
         tb.host.write(self.cq_base, bytes(16 << self.cq_log2))
@@ -290,21 +336,25 @@ class TxRing:
             await tb.write32(self.reg(ring + regs.RING_BASE_HI), base >> 32)
             await tb.write32(self.reg(ring + regs.RING_SIZE), log2)
             await tb.write32(self.reg(ring + regs.RING_SW_IDX), 0)
-        await tb.write32(self.reg(regs.TXQ_CTRL), 1)
+        await tb.write32(self.reg(regs.TXQ_CTRL),
+                         regs.TXQ_CTRL_ENABLE.put(1) | regs.TXQ_CTRL_INLINE_EN.put(int(inline_en)))
 
     def entry_addr(self, idx: int) -> int:
         return self.base + 16 * (idx % (1 << self.log2))
 
-    def write_descs(self, descs: list[TxDesc]) -> int:
-        """Write descriptors at SW_IDX onwards (no doorbell); returns the first index. More
-        than the ring holds would overwrite entries of the same call before the NIC read
-        them: a ValueError (size the ring for the worst case: frames x TX_MAX_SEGS)."""
+    def write_descs(self, descs: list[TxDesc | bytes]) -> int:
+        """Write ring entries at SW_IDX onwards (no doorbell): descriptors, or the raw 16 bytes
+        of an inline header entry; returns the first index. More than the ring holds would
+        overwrite entries of the same call before the NIC read them: a ValueError (size the
+        ring for the worst case: frames x TX_MAX_SEGS)."""
         if len(descs) > (1 << self.log2):
             raise ValueError(f"TXQ[{self.t}]: {len(descs)} descriptors do not fit a ring of "
                              f"{1 << self.log2}")
         first = self.sw_idx
         for d in descs:
-            self.tb.host.write(self.entry_addr(self.sw_idx), d.pack())
+            raw = d.pack() if isinstance(d, TxDesc) else bytes(d)
+            assert len(raw) == 16
+            self.tb.host.write(self.entry_addr(self.sw_idx), raw)
             self.sw_idx = (self.sw_idx + 1) & 0xFFFF
         return first
 
@@ -359,8 +409,10 @@ def match_sent(sent: list[bytes], pending: dict[int, list[bytes]]) -> None:
                 if lst and len(lst[0]) == len(f):
                     bad = [i for i in range(len(f)) if f[i] != lst[0][i]]
                     diff += f" q{q}: {len(bad)} bytes differ, first at {bad[:8]}"
+            now = sim_ns()
             raise AssertionError(f"sent frame {k} ({len(f)} B, {f[:16].hex()}) is no queue's next "
-                                 f"frame; heads {heads};{diff}")
+                                 f"frame (seen at {now} ns); heads {heads};{diff}"
+                                 + (f"\n  waves: {waves_command(now - 2000, now)}" if now is not None else ""))
 
 
 # ------------------------------------------------------------------------------------------
@@ -407,13 +459,13 @@ class QueuePlan:
 
     def __init__(self, ring: TxRing) -> None:
         self.ring = ring
-        self.descs: list[TxDesc] = []
+        self.descs: list[TxDesc | bytes] = []
         self.wire: dict[int, bytes] = {}
         self.desc_fail: set[int] = set()      # ring indices whose read fails
         self.dma_fail: set[int] = set()       # frames (first index) whose segment read fails
         self.frame_bounds: list[int] = []     # index where each posted unit starts
 
-    def add(self, descs: list[TxDesc], wire: bytes | None = None) -> int:
+    def add(self, descs: Sequence[TxDesc | bytes], wire: bytes | None = None) -> int:
         first = len(self.descs)
         self.frame_bounds.append(first)
         self.descs.extend(descs)
@@ -436,6 +488,7 @@ async def run_plans(tb: NicTb, plans: list[QueuePlan], limit: int, max_wait_us: 
     consumed = {p.ring.t: 0 for p in plans}
     size = {p.ring.t: 1 << p.ring.log2 for p in plans}
     waited = 0
+    since = sim_ns()          # the last progress: a failure's window starts there
     while True:
         for p in plans:
             t = p.ring.t
@@ -458,9 +511,12 @@ async def run_plans(tb: NicTb, plans: list[QueuePlan], limit: int, max_wait_us: 
             t = p.ring.t
             cpls = p.ring.poll()
             for c in cpls:
-                assert got_n[t] < len(exp[t]), f"queue {t}: unexpected completion {c}"
+                now = sim_ns()
+                tail = (f" (between {since:.0f} and {now:.0f} ns)\n  waves: {waves_command(since, now)}"
+                        if now is not None and since is not None else "")
+                assert got_n[t] < len(exp[t]), f"queue {t}: unexpected completion {c}{tail}"
                 want = exp[t][got_n[t]].cpl
-                assert c == want, f"queue {t} completion {got_n[t]}: got {c}, want {want}"
+                assert c == want, f"queue {t} completion {got_n[t]} differs: {field_diff(c, want)}{tail}"
                 got_n[t] += 1
                 consumed[t] += c.ndesc
                 progress = True
@@ -471,10 +527,14 @@ async def run_plans(tb: NicTb, plans: list[QueuePlan], limit: int, max_wait_us: 
             break
         if progress:
             waited = 0
-        assert waited < max_wait_us * 1000, (
-            f"no progress for {max_wait_us} us: completions {got_n} of "
-            f"{ {t: len(v) for t, v in exp.items()} }, frames still to send "
-            f"{ {t: len(v) for t, v in pending.items()} }")
+            since = sim_ns()
+        if waited >= max_wait_us * 1000:
+            now = sim_ns()
+            raise AssertionError(
+                f"no progress for {max_wait_us} us of simulated time (since {since} ns): waited for "
+                f"completions {got_n} of { {t: len(v) for t, v in exp.items()} } and frames still to send "
+                f"{ {t: len(v) for t, v in pending.items()} }"
+                + (f"\n  waves: {waves_command(since, now)}" if now is not None else ""))
     await tb.delay(200)
     assert not tb.tx_frames(), "extra frames on m_axis_tx"
     inc = {c: 0 for c in COUNTERS}
@@ -503,10 +563,47 @@ def good_frame(rng: random.Random, plan: QueuePlan, host: PagePool, dev: PagePoo
     plan.add(descs, f.wire)
 
 
-async def bring_up(tb: NicTb, queues: list[int], log2: int = 8) -> list[TxRing]:
+def inline_frame_entries(rng: random.Random, frame: bytes, hlen: int, dev: PagePool, tag: int,
+                         csum: tuple[int, int, bool] | None,
+                         max_descs: int = MAX_SEGS) -> list[TxDesc | bytes]:
+    """An INLINE frame (docs/tx.md, "Inline headers"): the frame's first `hlen` bytes in the
+    ring after the first descriptor (the last entry padded with random bytes), the rest in
+    device memory at odd places, cut into 1..`max_descs` segments; the first descriptor carries
+    the first segment, or none (len 0)."""
+    rest = frame[hlen:]
+    lens = split_payload(rng, len(rest), max_descs) if rest else []
+    if lens and rng.random() < 0.25 and len(lens) < max_descs:
+        lens = [0] + lens                    # the INLINE descriptor carries no segment
+    descs, pos = [], 0
+    for n in lens or [0]:
+        addr = dev.place(rest[pos:pos + n], seg_offset(rng, n)) if n else 0
+        descs.append(TxDesc(addr, n))
+        pos += n
+    descs[-1].eop = True
+    d0 = descs[0]
+    d0.tag, d0.inline, d0.inline_len = tag, True, hlen
+    if csum is not None:
+        d0.csum, d0.csum_start, d0.csum_offset, d0.csum_udp = True, csum[0], csum[1], csum[2]
+    return [d0, *inline_entries(frame[:hlen], pad=rng.randrange(256)), *descs[1:]]
+
+
+def good_inline_frame(rng: random.Random, plan: QueuePlan, dev: PagePool, size: int, kind: int,
+                      tag: int, hlen: int | None = None) -> None:
+    """A TCP/UDP over IPv4/IPv6 frame of `size` bytes with checksum offload whose first `hlen`
+    bytes (default: its headers; at most 128) are inline in the ring."""
+    if size < 14 + (40 if kind & 1 else 20) + (8 if kind & 2 else 20) + 2:
+        kind &= ~1
+    f = l4_frame(size, bool(kind & 1), bool(kind & 2), seed=rng.randrange(1 << 30))
+    h = min(f.hdr_len if hlen is None else hlen, INLINE_MAX, size)
+    plan.add(inline_frame_entries(rng, f.seeded, h, dev, tag, (f.csum_start, f.csum_offset, f.udp)),
+             f.wire)
+
+
+async def bring_up(tb: NicTb, queues: list[int], log2: int = 8,
+                   inline_en: bool = False) -> list[TxRing]:
     rings = [TxRing(tb, t, log2=log2, cq_log2=log2) for t in queues]
     for r in rings:
-        await r.start()
+        await r.start(inline_en)
     return rings
 
 
@@ -544,7 +641,8 @@ def bulk_tx_frames(tb, rng: random.Random, ring: TxRing, n_distinct: int = 64,
         else:
             good_frame(rng, plan, host, dev, rng.randint(*sizes), kind=k % 4, tag=k)
         (exp,) = spec_outcomes(plan.descs, 0, ring.t, 0, ring.cq_log2, limit, plan.wire, set())
-        out.append(BulkTxFrame(b"".join(d.pack() for d in plan.descs), len(plan.descs), exp.cpl, exp.wire))
+        ring_bytes = b"".join(d.pack() if isinstance(d, TxDesc) else bytes(d) for d in plan.descs)
+        out.append(BulkTxFrame(ring_bytes, len(plan.descs), exp.cpl, exp.wire))
     return out
 
 

@@ -7,6 +7,6 @@
 `ifndef NO_AXI_CHECKER
 bind nic_top nic_protocol_checker #(
   .DATA_W(DATA_W), .DMA_DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .MAX_BURST(MAX_BURST),
-  .TX_FIFO_BYTES(TX_FIFO_BYTES), .TX_DATA_ID(TX_DATA_ID)
+  .TX_FIFO_BYTES(TX_FIFO_BYTES), .NUM_TXQ(NUM_TXQ), .TX_DESC_ID(TX_DESC_ID)
 ) u_protocol_checker (.*);
 `endif

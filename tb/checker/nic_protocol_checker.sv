@@ -11,7 +11,8 @@
 //             TX_FIFO_BYTES (store and forward)
 // and the NIC's own port contracts, which are not AXI rules (NIC_*):
 //   NIC_RX_TREADY      s_axis_rx_tready is high whenever the NIC is out of reset (architecture.md)
-//   NIC_R_TXDATA_READY R beats of TX segment data (RID TX_DATA_ID) are never back-pressured (tx.md)
+//   NIC_R_TXDESC_READY R beats of TX descriptor reads (RID TX_DESC_ID + t) are never back-pressured
+//                      (tx.md; TX segment data, RID 24, may wait a cycle for an inline header)
 //   NIC_AX_INCR_FULL   every AR and AW is an INCR burst of full-width beats (architecture.md)
 //   NIC_W_STRB_EMPTY   every W beat writes at least one byte (axi_dma_wr: exact strobes)
 //
@@ -27,7 +28,8 @@ module nic_protocol_checker
   parameter int unsigned ID_W          = 5,
   parameter int unsigned MAX_BURST     = 256,
   parameter int unsigned TX_FIFO_BYTES = 16384,
-  parameter int unsigned TX_DATA_ID    = 24,
+  parameter int unsigned NUM_TXQ       = 4,
+  parameter int unsigned TX_DESC_ID    = 16,
   parameter bit          NIC_RULES     = 1      // 0: AXI rules only (the checker's own tests of them)
 ) (
   input logic                    clk,
@@ -183,8 +185,8 @@ module nic_protocol_checker
         if (!s_axis_rx_tready)
           violation("NIC_RX_TREADY", NIC, where, "s_axis_rx_tready low out of reset (the RX port never back-pressures the MAC)",
                     cycle, now_ns(), now_ns(), "rx");
-        if (m_axi_rvalid && m_axi_rid == ID_W'(TX_DATA_ID) && !m_axi_rready)
-          violation("NIC_R_TXDATA_READY", NIC, where, $sformatf("RREADY low for an R beat of TX segment data (RID %0d)", TX_DATA_ID),
+        if (m_axi_rvalid && 32'(m_axi_rid) >= TX_DESC_ID && 32'(m_axi_rid) < TX_DESC_ID + NUM_TXQ && !m_axi_rready)
+          violation("NIC_R_TXDESC_READY", NIC, where, $sformatf("RREADY low for an R beat of a TX descriptor read (RID %0d)", m_axi_rid),
                     cycle, now_ns(), now_ns(), "dma");
         if (m_axi_arvalid && (m_axi_arburst != 2'b01 || 32'(m_axi_arsize) != LB))
           violation("NIC_AX_INCR_FULL", NIC, where, $sformatf("ARBURST %0d ARSIZE %0d (ARID %0d ARADDR 0x%0h): the NIC reads INCR bursts of %0d-byte beats",

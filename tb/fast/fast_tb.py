@@ -37,14 +37,20 @@ try:
 except ImportError:  # cocotb < 2.0
     from cocotb.triggers import Edge as _Change
 
+from driver.clock import Clock as DriverClock
 from models.bus import DmaAddressSpace, DmaSlaveError
 from models.device_memory import DeviceMemory
 from models.host_memory import HostMemory
+from tb.axi_wr_slave import AwReady
 from tb.fast import shared
 from tb.fast.shared import RegionSpec, SharedBlock
-from tb.nic_tb import CLK_NS, DEV_BASE, DEV_SIZE, HOST_BASE, HOST_SIZE, TrafficProfile
+from tb.nic_tb import CLK_NS, DEV_BASE, DEV_SIZE, HOST_BASE, HOST_SIZE, TrafficProfile, check_same_awready
+from tb.watchdog import Watchdog, not_reset
 
 __all__ = ["FastNicTb", "FastTxSink", "TxFrame", "CLK_NS", "TrafficProfile", "nic_tb_for"]
+
+AWREADY_MODES = {AwReady.INDEPENDENT: 0, AwReady.AFTER_WVALID: 1, AwReady.AFTER_WLAST: 2}
+"""TrafficProfile.awready -> the harness's awready_mode input (nic_fast_top.sv)."""
 
 
 def nic_tb_for(dut, seed: int, profile: TrafficProfile | None = None, *, loopback: bool = False):
@@ -95,6 +101,8 @@ class FastTxSink:
 class FastNicTb:
     """Everything a test needs to drive `nic_fast_top` (the NicTb interface, plus bulk calls)."""
 
+    profile: TrafficProfile
+
     def __init__(self, dut, seed: int, profile: TrafficProfile | None = None, *,
                  record_writes: bool = True, rx_data_bytes: int = 16 << 20,
                  rx_frames: int = 1 << 16, tx_frames: int = 1 << 14,
@@ -115,6 +123,9 @@ class FastNicTb:
                                tx_frames=tx_frames, tx_data_bytes=tx_data_bytes)
         self.shm.h[shared.H_LOG_OK] = int(record_writes)
         self.host = HostMemory(HOST_BASE, HOST_SIZE, buffer=self.shm.region_buffer("host"))
+        self.clock: DriverClock | None = None
+        """The driver's time source (driver.netdev takes `hw.clock` for the TCP timers): none
+        by default; nicsim live sets a SimClock so the timers run on simulated time."""
         self.dev = DeviceMemory(DEV_BASE, DEV_SIZE, buffer=self.shm.region_buffer("device"))
         self.space = DmaAddressSpace(record_writes=record_writes)
         self.space.add_region(self.host, "host")
@@ -127,6 +138,9 @@ class FastNicTb:
         self.set_profile(profile or TrafficProfile())
         if loopback:
             cocotb.start_soon(self._loopback())
+        self.watchdog = Watchdog(dut)
+        """Fails the test when a CSR access waits too long (tb/watchdog.py); runs from reset()."""
+        self._reset_done = False
 
     async def _loopback(self) -> None:
         while True:
@@ -136,6 +150,8 @@ class FastNicTb:
 
     # ------------------------------------------------------------------ settings
     def set_profile(self, profile: TrafficProfile) -> None:
+        if hasattr(self, "profile"):
+            check_same_awready(self.profile.awready, profile)
         self.profile = profile
         thr = lambda p: min(int(p * (1 << 32)), (1 << 32) - 1) if p > 0 else 0  # noqa: E731
         self.shm.h[shared.H_RX_IDLE] = thr(profile.rx_idle)
@@ -144,6 +160,7 @@ class FastNicTb:
         self.dut.tx_stall_thr.value = thr(profile.tx_stall)
         self.dut.stall_seed.value = self.rng.getrandbits(32) | 1
         self.dut.r_interleave.value = int(profile.read_interleave)
+        self.dut.awready_mode.value = AWREADY_MODES[profile.awready]
 
     # ------------------------------------------------------------------ sync with the C side
     def sync(self) -> None:
@@ -165,6 +182,12 @@ class FastNicTb:
                 self.dut._log.warning("DMA %s error: %s", op, err)
 
     @property
+    def w_before_aw(self) -> int:
+        """Write bursts whose first W beat the DMA slave took before their AW (0 with
+        awready 'independent', whose WREADY waits for the AW)."""
+        return int(self.dut.w_first_bursts.value)
+
+    @property
     def cycles(self) -> int:
         """Clock cycles since time 0 (from the harness's counter)."""
         return int(self.dut.cycles.value)
@@ -177,13 +200,21 @@ class FastNicTb:
         await Timer(4 * CLK_NS, unit="ns")
         assert int(self.dut.fm_attached.value), "the harness did not attach the shared memory"
         self.sync()
+        self._reset_done = True
+        self.watchdog.start()
 
     # ------------------------------------------------------------------ NicHw for the driver
     async def _csr(self, addr: int, data: int, write: bool) -> int:
+        if not self._reset_done:
+            raise not_reset("write32" if write else "read32", addr)
         self.sync()
         idx = self.shm.csr_push(addr, data, write)
-        while not self.shm.csr_done(idx):
-            await _Change(self.dut.csr_ack)
+        token = self.watchdog.begin("write32" if write else "read32", addr)
+        try:
+            while not self.shm.csr_done(idx):
+                await _Change(self.dut.csr_ack)
+        finally:
+            self.watchdog.end(token)
         value, _resp = self.shm.csr_result(idx)
         return value
 

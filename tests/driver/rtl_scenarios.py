@@ -6,10 +6,12 @@ sink: RtlEnv.tx_frames); smaller streams, since a simulated cycle costs far more
 frame."""
 from __future__ import annotations
 
+import os
 from functools import partial
 
 import cocotb
 
+from tb.axi_wr_slave import check_awready_exercised
 from tb.fast.fast_tb import nic_tb_for
 from tb.nic_tb import TrafficProfile
 from tb.scenario import RtlEnv
@@ -38,4 +40,6 @@ async def run_scenario(dut, name: str) -> None:
     tb = nic_tb_for(dut, cocotb.RANDOM_SEED, TrafficProfile(rx_idle=0.05, dma_stall=0.1, tx_stall=0.1,
                                                             read_interleave=fast))
     await tb.reset()
-    await func(RtlEnv(tb, seed=cocotb.RANDOM_SEED, steering=True))   # nic_top classifies frames
+    rx_mpb = os.environ.get('DRIVER_RX_MPB') == '1'   # multi-packet buffers and batches on
+    await func(RtlEnv(tb, seed=cocotb.RANDOM_SEED, steering=True, rx_mpb=rx_mpb))   # nic_top classifies frames
+    check_awready_exercised(tb, required=False)     # (some scenarios make no DMA write)

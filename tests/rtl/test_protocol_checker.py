@@ -694,14 +694,14 @@ async def nic_rx_tready(dut) -> None:
 
 
 @cocotb.test()
-async def nic_r_txdata_ready(dut) -> None:
+async def nic_r_txdesc_ready(dut) -> None:
     p = await start(dut)
-    await p.ar_fire(24, 0x1000, 0)
-    p.r(24, 1)
+    await p.ar_fire(17, 0x1000, 0)
+    p.r(17, 1)
     await p.step(m_axi_rready=0)
     await p.step(m_axi_rready=1)
     p.set(m_axi_rvalid=0)
-    await p.expect("NIC_R_TXDATA_READY", "RID 24")
+    await p.expect("NIC_R_TXDESC_READY", "RID 17")
 
 
 @cocotb.test()
