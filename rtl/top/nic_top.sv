@@ -33,6 +33,7 @@ module nic_top
   parameter int unsigned META_DEPTH  = 64,     // frames the FIFO may hold at once
   parameter int unsigned PARSE_BYTES = 128,
   parameter int unsigned DESC_CACHE  = 16,     // prefetched descriptors per ring
+  parameter int unsigned RX_DESC_BATCH = 16,   // descriptors one RX ring's prefetch read carries at most (<= DESC_CACHE)
   parameter int unsigned MAX_BURST   = 256,    // AXI burst length limit, beats
   parameter int unsigned CPL_BATCH   = 16,     // RX completions one batch holds (COALESCE.frames_max)
   parameter int unsigned CYCLES_PER_US = 250   // clock cycles per microsecond (RXQ/TXQ COALESCE.usecs)
@@ -543,7 +544,8 @@ module nic_top
   logic [NUM_RXQ-1:0][CW-1:0]  pay_cached;
 
   rx_desc_engine #(
-    .NUM_RXQ(NUM_RXQ), .DMA_DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .CACHE_DEPTH(DESC_CACHE)
+    .NUM_RXQ(NUM_RXQ), .DMA_DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .CACHE_DEPTH(DESC_CACHE),
+    .MAX_BATCH(RX_DESC_BATCH)
   ) u_desc (
     .clk,
     .rst,
