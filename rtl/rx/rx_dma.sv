@@ -254,6 +254,7 @@ module rx_dma
     end
   end
 
+  logic wr_idle;
   axi_dma_wr #(.DATA_W(DATA_W), .ADDR_W(ADDR_W), .MAX_BURST(MAX_BURST), .ID_W(ID_W)) u_wr (
     .clk, .rst,
     .cmd_valid (wr_cmd_valid),
@@ -277,7 +278,6 @@ module rx_dma
     for (int i = 0; i < NUM_RXQ; i++) q_wr_err[i] = b_err && (b_err_id == ID_W'(i));
   end
 
-  logic wr_idle;
   // ---------------------------------------------------------------- busy
   // Per queue: write commands planned and not yet fed to the bus, and bursts whose write
   // response has not come back. A queue that was disabled may have its buffers reused once

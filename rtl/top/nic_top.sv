@@ -550,6 +550,15 @@ module nic_top
     .rd_err        (ev_rd_err),
     .desc_err      (ev_desc_err)
   );
+  // Read address arbitration: round robin over every reader (the RX descriptor engine, the
+  // TX descriptor engine, TX segment reads); ARID names an RX ring, a TX queue or TX data.
+  logic           ar_gnt_valid;
+  logic [AIW-1:0] ar_gnt;
+  logic [NAR-1:0]             ar_req;
+  logic [NAR-1:0][ADDR_W-1:0] ar_addr;
+  logic [NAR-1:0][7:0]        ar_len;
+  logic [NAR-1:0][ID_W-1:0]   ar_id;
+
   logic rx_desc_rid, tx_desc_rid;     // the R beat's ID is an RX ring's, a TX queue's
   assign rx_desc_rid = 32'(m_axi_rid) < NRD;
   assign tx_desc_rid = (32'(m_axi_rid) >= TX_DESC_ID) && (32'(m_axi_rid) < TX_DESC_ID + NUM_TXQ);
@@ -559,15 +568,6 @@ module nic_top
   assign ar_len[0]   = rxd_arlen;
   assign ar_id[0]    = rxd_arid;
   assign rxd_arready = m_axi_arready && ar_gnt_valid && (ar_gnt == AIW'(0));
-
-  // Read address arbitration: round robin over every reader (the RX descriptor engine, the
-  // TX descriptor engine, TX segment reads); ARID names an RX ring, a TX queue or TX data.
-  logic           ar_gnt_valid;
-  logic [AIW-1:0] ar_gnt;
-  logic [NAR-1:0]             ar_req;
-  logic [NAR-1:0][ADDR_W-1:0] ar_addr;
-  logic [NAR-1:0][7:0]        ar_len;
-  logic [NAR-1:0][ID_W-1:0]   ar_id;
 
   // TX readers: the descriptor engine (every TX queue's ring) and the segment reads.
   logic              txf_arvalid, txf_arready, txf_rvalid, txf_rready;
@@ -617,6 +617,17 @@ module nic_top
   end
 
   // ---------------------------------------------------------------- DMA
+  // The shared write port (axi_wr_mux below).
+  // Writer 0: rx_dma (IDs 0..7), writer 1: TX completions (IDs 8 + t).
+  logic [1:0][ID_W-1:0]         w_awid;
+  logic [1:0][ADDR_W-1:0]       w_awaddr;
+  logic [1:0][7:0]              w_awlen;
+  logic [1:0][2:0]              w_awsize;
+  logic [1:0][1:0]              w_awburst;
+  logic [1:0]                   w_awvalid, w_awready, w_wlast, w_wvalid, w_wready, w_bvalid, w_bready;
+  logic [1:0][DMA_DATA_W-1:0]   w_wdata;
+  logic [1:0][DMA_BYTES-1:0]    w_wstrb;
+
   rx_dma #(
     .DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .NUM_RXQ(NUM_RXQ), .PARSE_BYTES(PARSE_BYTES),
     .CACHE_DEPTH(DESC_CACHE), .MAX_BURST(MAX_BURST)
@@ -682,15 +693,6 @@ module nic_top
   );
 
   // ---------------------------------------------------------------- write port
-  // Writer 0: rx_dma (IDs 0..7), writer 1: TX completions (IDs 8 + t).
-  logic [1:0][ID_W-1:0]         w_awid;
-  logic [1:0][ADDR_W-1:0]       w_awaddr;
-  logic [1:0][7:0]              w_awlen;
-  logic [1:0][2:0]              w_awsize;
-  logic [1:0][1:0]              w_awburst;
-  logic [1:0]                   w_awvalid, w_awready, w_wlast, w_wvalid, w_wready, w_bvalid, w_bready;
-  logic [1:0][DMA_DATA_W-1:0]   w_wdata;
-  logic [1:0][DMA_BYTES-1:0]    w_wstrb;
 
   axi_wr_mux #(.DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .S1_ID_MIN(8)) u_wr_mux (
     .clk,

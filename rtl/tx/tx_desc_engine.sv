@@ -72,6 +72,7 @@ module tx_desc_engine #(
   logic [NUM_TXQ-1:0][CW-1:0] count;
   logic [0:0][RW-1:0]         head_sel;
   logic [0:0][128:0]          head_data;
+  logic [NUM_TXQ-1:0]         stopping;   // the engine empties these queues' caches now
 
   assign head_sel[0]      = RW'(sel);
   assign {desc_err, desc} = head_data[0];
@@ -110,7 +111,6 @@ module tx_desc_engine #(
   // up with a push of one, down with a pop of one (the scheduler pops the head it reads).
   logic [CW-1:0]      ends_q [NUM_TXQ];
   logic               in_ends, out_ends;
-  logic [NUM_TXQ-1:0] stopping;            // the engine empties these queues' caches now
 
   assign in_ends  = e_desc[80] || e_err;
   assign out_ends = desc[80] || desc_err;
