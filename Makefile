@@ -24,14 +24,17 @@ SHARD       ?= 1/1
 COVERAGE    ?= 1
 BUG         ?=
 REGRESS_K   ?=
+SYNTH_ARGS  ?=
+NO_ROUTE    ?=
 
-.PHONY: help setup test lint regs demo waves bench regress clean
+.PHONY: help setup test lint regs demo waves bench regress synth synth-pnr clean
 
 help: ## list the targets (default)
 	@echo "devmem-nic: make TARGET [VAR=value]"
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z_-]*:.*## / {printf "  %-9s %s\n", $$1, $$2}' $(firstword $(MAKEFILE_LIST))
 	@echo "variables: LINT_TOP=$(LINT_TOP) JOBS=$(JOBS) PYTEST_ARGS='$(PYTEST_ARGS)' TEST=<pytest -k expression>"
 	@echo "regress:   REGRESS_SEEDS=$(REGRESS_SEEDS) SHARD=$(SHARD) COVERAGE=$(COVERAGE) (0|1|toggle) BUG=<name of tests/bugs/*.patch> REGRESS_K=<pytest -k> (docs/verification.md)"
+	@echo "synth:     SYNTH_ARGS='--configs 64_128_1q,... --flows ecp5,xilinx,ecp5-hier --jobs 2'; synth-pnr: NO_ROUTE=1 (placement only) (docs/synthesis.md)"
 
 setup: ## install apt packages, .venv and pinned Python deps if missing or changed (idempotent)
 	@scripts/setup.sh
@@ -78,6 +81,12 @@ bench: setup ## benchmarks -> build/bench/bench.json + plots: RX/TX line rate, D
 regress: setup ## every RTL test x REGRESS_SEEDS seeds in parallel: JUnit, coverage, summary in build/regress/ (SHARD=i/K, BUG=, COVERAGE=0|toggle)
 	@REGRESS_SEEDS="$(REGRESS_SEEDS)" SHARD="$(SHARD)" JOBS="$(JOBS)" COVERAGE="$(COVERAGE)" BUG="$(BUG)" \
 	REGRESS_K="$(REGRESS_K)" $(VENV_PY) -m tb.regress
+
+synth: setup ## Yosys synthesis of nic_top, 4 configs x ECP5/Xilinx/per module: LUTs, FFs, RAMs, memories, latches, logic depth -> build/synth/ (1-3 h)
+	@$(VENV_PY) scripts/synth.py $(SYNTH_ARGS)
+
+synth-pnr: setup ## nextpnr-ecp5 place and route of the 64-bit configs at 156.25 MHz: Fmax, critical path (NO_ROUTE=1: placement only; hours)
+	@$(VENV_PY) scripts/synth.py --pnr $(if $(NO_ROUTE),--no-route) $(SYNTH_ARGS)
 
 clean: ## remove build/ (simulator builds, results, waves)
 	rm -rf build
