@@ -1,30 +1,32 @@
 // RX classification: RSS (Toeplitz hash + indirection table) and flow steering, choosing the
 // RX queue of every frame (docs/rss.md).
 //
-//   in_tuple ──► hash type + hash input ──► rss_toeplitz (2 stages) ──┐
-//            └─────────────────────────────► flow_steer   (2 stages) ──┴► stage 3: table
-//                                                                          lookup, queue
-//                                                                          choice, range check
+//   in_tuple ──► hash type + hash input ──► rss_toeplitz (2 stages) ──► stage 3: table lookup,
+//            │                                                          RSS queue range check
+//            └──► flow_steer (key, buckets, slot reads: 3 stages) ─────► stage 4: slot compare,
+//                                                                          queue choice
 // One flow per cycle, no backpressure: out_valid/out_class follow in_valid/in_tuple exactly
-// LATENCY = 3 cycles later, in order.
+// LATENCY = 4 cycles later, in order.
 //
 // Hash type (section 2): the 4-tuple type (TCP/UDP over IPv4/IPv6) when the ports are valid
 // and its enable is set, else the 2-tuple type (addresses) when enabled, else none (hash 0).
-// rss_type_en bit t-1 enables nic_pkg::rss_type_e value t. Queue (sections 3, 4): the lowest
-// matching enabled rule's queue, else rss_indir[hash mod INDIR_ENTRIES] when hashed, else 0.
-// A chosen queue >= num_queues (or >= 128) becomes queue 0 and raises out_steer_bad_queue or
-// out_rss_bad_queue for one cycle with out_valid (for RX_STEER_BAD_QUEUE / RX_RSS_BAD_QUEUE).
-// The hash and its type are reported whether or not a rule steered the frame.
+// rss_type_en bit t-1 enables nic_pkg::rss_type_e value t. Queue (sections 3, 4): the queue of
+// the slot that matches the frame's key, else rss_indir[hash mod INDIR_ENTRIES] when hashed,
+// else 0. A chosen queue >= num_queues (or >= 128) becomes queue 0 and raises
+// out_steer_bad_queue or out_rss_bad_queue for one cycle with out_valid (for
+// RX_STEER_BAD_QUEUE / RX_RSS_BAD_QUEUE). The hash and its type are reported whether or not a
+// rule steered the frame.
 //
-// Configuration ports are sampled as the frame passes: key, enables and rule match fields in
-// stage 1, rule_queue in stage 2, rss_indir and num_queues in stage 3.
+// Configuration ports are sampled as the frame passes: key, enables and type masks in stage
+// 1, the slots in stage 3, rss_indir in stage 3, num_queues in stages 3 and 4.
 // out_class holds no meaning while out_valid is low (it may hold an earlier frame's class).
 // Reset: synchronous, active high; clears the valid pipeline (data registers are not reset).
 module rx_classify
   import nic_pkg::*;
 #(
-  parameter int unsigned NUM_RULES     = 32,
-  parameter int unsigned INDIR_ENTRIES = 128
+  parameter int unsigned BUCKETS       = 512,     // flow_steer's buckets per bank
+  parameter int unsigned INDIR_ENTRIES = 128,
+  localparam int unsigned IW           = $clog2(BUCKETS)
 ) (
   input  logic                            clk,
   input  logic                            rst,
@@ -36,39 +38,30 @@ module rx_classify
   input  logic [319:0]                    rss_key,      // key byte 0 in [319:312]
   input  logic [INDIR_ENTRIES-1:0][7:0]   rss_indir,    // entry i in [8i+7:8i]
   input  logic [7:0]                      num_queues,   // RX queues that exist (1..128)
-  // flow-steering rules (STEER[r]); rule r in element [r] of each array
-  input  logic [NUM_RULES-1:0]            rule_en,
-  input  logic [NUM_RULES-1:0][3:0]       rule_ipver,
-  input  logic [NUM_RULES-1:0][3:0]       rule_ipver_mask,
-  input  logic [NUM_RULES-1:0][7:0]       rule_proto,
-  input  logic [NUM_RULES-1:0][7:0]       rule_proto_mask,
-  input  logic [NUM_RULES-1:0][127:0]     rule_src_addr,
-  input  logic [NUM_RULES-1:0][127:0]     rule_src_mask,
-  input  logic [NUM_RULES-1:0][127:0]     rule_dst_addr,
-  input  logic [NUM_RULES-1:0][127:0]     rule_dst_mask,
-  input  logic [NUM_RULES-1:0][15:0]      rule_sport,
-  input  logic [NUM_RULES-1:0][15:0]      rule_sport_mask,
-  input  logic [NUM_RULES-1:0][15:0]      rule_dport,
-  input  logic [NUM_RULES-1:0][15:0]      rule_dport_mask,
-  input  logic [NUM_RULES-1:0][7:0]       rule_queue,
+  // flow steering (steer_table): the type masks and the slot write port
+  input  steer_mask_t [7:0]               type_mask,
+  input  logic                            slot_wr_valid,
+  input  logic                            slot_wr_all,
+  input  logic                            slot_wr_bank,
+  input  logic                            slot_wr_way,
+  input  logic [IW-1:0]                   slot_wr_bucket,
+  input  steer_slot_t                     slot_wr_data,
   // result, LATENCY cycles after in_valid
   output logic                            out_valid,
   output rx_class_t                       out_class,
   output logic                            out_steer_bad_queue,
   output logic                            out_rss_bad_queue
 );
-  localparam int unsigned LATENCY   = 3;    // in_valid to out_valid, cycles
-  localparam int unsigned HASH_LAT  = 2;    // rss_toeplitz and flow_steer
+  localparam int unsigned LATENCY   = 4;    // in_valid to out_valid, cycles
+  localparam int unsigned HASH_LAT  = 2;    // rss_toeplitz
   localparam int unsigned IN_BYTES  = 36;   // longest hash input: IPv6 addresses + ports
   localparam int unsigned IDX_W     = $clog2(INDIR_ENTRIES);
-  localparam int unsigned RULE_W    = NUM_RULES > 1 ? $clog2(NUM_RULES) : 1;
 
   initial begin
-    if (NUM_RULES < 32 || NUM_RULES > 256) $fatal(1, "rx_classify: NUM_RULES must be 32..256");
     if (INDIR_ENTRIES < 2 || INDIR_ENTRIES > 4096 || (INDIR_ENTRIES & (INDIR_ENTRIES - 1)) != 0) begin
       $fatal(1, "rx_classify: INDIR_ENTRIES must be a power of two, 2..4096");
     end
-    if (LATENCY != HASH_LAT + 1) $fatal(1, "rx_classify: LATENCY out of date");
+    if (LATENCY != HASH_LAT + 2) $fatal(1, "rx_classify: LATENCY out of date");
   end
 
   // ---------------------------------------------------------------- hash type and input
@@ -131,38 +124,25 @@ module rx_classify
     .out_hash  (hash)
   );
 
-  logic              steer_valid, steer_hit;
-  logic [RULE_W-1:0] steer_rule;
-  logic [7:0]        steer_queue;
+  // Flow steering: the result comes out of its stage 4, combinationally.
+  logic        steer_valid, steer_hit;
+  logic [7:0]  steer_queue;
+  logic [15:0] steer_loc;
 
-  flow_steer #(
-    .NUM_RULES (NUM_RULES)
-  ) u_steer (
+  flow_steer #(.BUCKETS(BUCKETS)) u_steer (
     .clk,
     .rst,
     .in_valid  (in_valid),
     .in_tuple  (in_tuple),
-    .rule_en,
-    .rule_ipver,
-    .rule_ipver_mask,
-    .rule_proto,
-    .rule_proto_mask,
-    .rule_src_addr,
-    .rule_src_mask,
-    .rule_dst_addr,
-    .rule_dst_mask,
-    .rule_sport,
-    .rule_sport_mask,
-    .rule_dport,
-    .rule_dport_mask,
-    .rule_queue,
+    .type_mask,
+    .slot_wr_valid, .slot_wr_all, .slot_wr_bank, .slot_wr_way, .slot_wr_bucket, .slot_wr_data,
     .out_valid (steer_valid),
     .out_hit   (steer_hit),
-    .out_rule  (steer_rule),
-    .out_queue (steer_queue)
+    .out_queue (steer_queue),
+    .out_loc   (steer_loc)
   );
 
-  // The hash type travels beside the two stages.
+  // The hash type travels beside the two hash stages.
   rss_type_e type_s1_q, type_s2_q;
 
   always_ff @(posedge clk) begin
@@ -170,36 +150,51 @@ module rx_classify
     type_s2_q <= type_s1_q;
   end
 
-  // ---------------------------------------------------------------- stage 3: queue choice
-  logic [7:0] pick_queue;
-  logic       pick_bad;
-  rx_class_t  class_d, class_q;
-  logic       steer_bad_d, rss_bad_d, steer_bad_q, rss_bad_q, out_valid_q;
+  // ---------------------------------------------------------------- stage 3: RSS queue
+  logic        s3_valid_q, s3_rss_bad_q;
+  logic [6:0]  s3_rss_q;
+  logic [31:0] s3_hash_q;
+  rss_type_e   s3_type_q;
+
+  always_ff @(posedge clk) begin
+    if (rst) s3_valid_q <= 1'b0;
+    else     s3_valid_q <= hash_valid;
+  end
+
+  always_ff @(posedge clk) begin
+    if (hash_valid) begin
+      automatic logic [7:0] q   = rss_indir[hash[IDX_W-1:0]];
+      automatic logic       bad = (q >= num_queues) || q[7];
+      s3_rss_q     <= (type_s2_q == RSS_NONE || bad) ? 7'd0 : q[6:0];
+      s3_rss_bad_q <= type_s2_q != RSS_NONE && bad;
+      s3_hash_q    <= hash;
+      s3_type_q    <= type_s2_q;
+    end
+  end
+
+  // ---------------------------------------------------------------- stage 4: queue choice
+  rx_class_t class_d, class_q;
+  logic      steer_bad, steer_bad_q, rss_bad_q, out_valid_q;
 
   always_comb begin
-    if (steer_hit)                  pick_queue = steer_queue;
-    else if (type_s2_q != RSS_NONE) pick_queue = rss_indir[hash[IDX_W-1:0]];
-    else                            pick_queue = 8'd0;
-    pick_bad = (steer_hit || type_s2_q != RSS_NONE)
-               && ((pick_queue >= num_queues) || pick_queue[7]);
-
-    class_d.qid      = pick_bad ? 7'd0 : pick_queue[6:0];
-    class_d.rss_hash = hash;
-    class_d.rss_type = type_s2_q;
+    steer_bad        = (steer_queue >= num_queues) || steer_queue[7];
+    class_d.qid      = steer_hit ? (steer_bad ? 7'd0 : steer_queue[6:0]) : s3_rss_q;
+    class_d.rss_hash = s3_hash_q;
+    class_d.rss_type = s3_type_q;
     class_d.steered  = steer_hit;
-    steer_bad_d      = hash_valid && steer_hit && pick_bad;
-    rss_bad_d        = hash_valid && !steer_hit && pick_bad;
   end
 
   always_ff @(posedge clk) begin
     if (rst) out_valid_q <= 1'b0;
-    else     out_valid_q <= hash_valid;
+    else     out_valid_q <= s3_valid_q;
   end
 
   always_ff @(posedge clk) begin
-    class_q     <= class_d;
-    steer_bad_q <= steer_bad_d;
-    rss_bad_q   <= rss_bad_d;
+    if (s3_valid_q) begin
+      class_q     <= class_d;
+      steer_bad_q <= steer_hit && steer_bad;
+      rss_bad_q   <= !steer_hit && s3_rss_bad_q;
+    end
   end
 
   assign out_valid           = out_valid_q;
@@ -207,8 +202,8 @@ module rx_classify
   assign out_steer_bad_queue = out_valid_q && steer_bad_q;
   assign out_rss_bad_queue   = out_valid_q && rss_bad_q;
 
-  // steer_valid equals hash_valid (same latency); steer_rule is for a future per-rule counter.
+  // steer_valid equals s3_valid_q (same latency); steer_loc is for a future per-rule counter.
   logic unused_steer;
-  assign unused_steer = steer_valid ^ (|steer_rule);
+  assign unused_steer = steer_valid ^ (|steer_loc);
 
 endmodule

@@ -267,7 +267,8 @@ module nic_top
 
   // RSS settings and flow-steering rules (rss_table, steer_table below; the CSR block's
   // external blocks RSS_BLOCK and STEER_BLOCK of nic_csr.rdl).
-  localparam int unsigned NUM_RULES = 32;
+  localparam int unsigned NUM_RULES = 1024;   // flow-steering rule locations (STEER_CAPS)
+  localparam int unsigned BUCKETS   = 512;    // buckets per bank of the steering table
   localparam int unsigned INDIR     = 128;
   localparam int unsigned KEY_WORDS = 10;
 
@@ -416,16 +417,15 @@ module nic_top
   // RSS and flow steering (rtl/rss/rx_classify.sv, docs/rss.md) choose each frame's queue.
   // The parse result waits beside it in a delay line of the classifier's latency. A frame with
   // a header error is not classified (it is dropped anyway) and keeps queue 0.
-  localparam int unsigned CLS_LAT   = 3;            // rx_classify.LATENCY
+  localparam int unsigned CLS_LAT   = 4;            // rx_classify.LATENCY
 
   logic [5:0]                  rss_type_en;
   logic [319:0]                rss_key;
   logic [INDIR-1:0][7:0]       rss_indir;
-  logic [NUM_RULES-1:0]        rule_en;
-  logic [NUM_RULES-1:0][3:0]   rule_ipver, rule_ipver_mask;
-  logic [NUM_RULES-1:0][7:0]   rule_proto, rule_proto_mask, rule_queue;
-  logic [NUM_RULES-1:0][127:0] rule_src_addr, rule_src_mask, rule_dst_addr, rule_dst_mask;
-  logic [NUM_RULES-1:0][15:0]  rule_sport, rule_sport_mask, rule_dport, rule_dport_mask;
+  steer_mask_t [7:0]           steer_type_mask;
+  logic                        slot_wr_valid, slot_wr_all, slot_wr_bank, slot_wr_way;
+  logic [$clog2(BUCKETS)-1:0]  slot_wr_bucket;
+  steer_slot_t                 slot_wr_data;
   logic                        cls_out_valid;
   rx_class_t                   cls_out;
 
@@ -445,7 +445,7 @@ module nic_top
     .indir         (rss_indir)
   );
 
-  steer_table #(.NUM_RULES(NUM_RULES)) u_steer_table (
+  steer_table #(.NUM_RULES(NUM_RULES), .BUCKETS(BUCKETS)) u_steer_table (
     .clk,
     .rst,
     .csr_req       (hwif_out.STEER_BLOCK.req),
@@ -456,21 +456,19 @@ module nic_top
     .csr_rd_ack    (steer_rd_ack),
     .csr_wr_ack    (steer_wr_ack),
     .csr_rd_data   (steer_csr_rd_data),
-    .rule_en, .rule_ipver, .rule_ipver_mask, .rule_proto, .rule_proto_mask,
-    .rule_src_addr, .rule_src_mask, .rule_dst_addr, .rule_dst_mask,
-    .rule_sport, .rule_sport_mask, .rule_dport, .rule_dport_mask, .rule_queue
+    .type_mask     (steer_type_mask),
+    .slot_wr_valid, .slot_wr_all, .slot_wr_bank, .slot_wr_way, .slot_wr_bucket, .slot_wr_data
   );
 
-  rx_classify #(.NUM_RULES(NUM_RULES), .INDIR_ENTRIES(INDIR)) u_classify (
+  rx_classify #(.BUCKETS(BUCKETS), .INDIR_ENTRIES(INDIR)) u_classify (
     .clk,
     .rst,
     .in_valid   (meta_in_valid && !meta_in.hdr_err),
     .in_tuple   (tuple_in),
     .rss_type_en, .rss_key, .rss_indir,
     .num_queues (8'(NUM_RXQ)),
-    .rule_en, .rule_ipver, .rule_ipver_mask, .rule_proto, .rule_proto_mask,
-    .rule_src_addr, .rule_src_mask, .rule_dst_addr, .rule_dst_mask,
-    .rule_sport, .rule_sport_mask, .rule_dport, .rule_dport_mask, .rule_queue,
+    .type_mask  (steer_type_mask),
+    .slot_wr_valid, .slot_wr_all, .slot_wr_bank, .slot_wr_way, .slot_wr_bucket, .slot_wr_data,
     .out_valid           (cls_out_valid),
     .out_class           (cls_out),
     .out_steer_bad_queue (ev_steer_bad_queue),
