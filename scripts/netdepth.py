@@ -72,11 +72,13 @@ class PathReport:
     start: str
     end: str
     cells: list[str] = field(default_factory=list)
+    through: list[str] = field(default_factory=list)   # RTL signals the path passes, in order
 
     def as_dict(self) -> dict:
         return {"lut_levels": self.lut_levels, "mux_levels": self.mux_levels,
                 "carry_cells": self.carry_cells, "cell_levels": self.cell_levels,
-                "start": self.start, "end": self.end, "cells": self.cells[:200]}
+                "start": self.start, "end": self.end, "through": self.through,
+                "cells": self.cells[:200]}
 
 
 @dataclass
@@ -244,6 +246,7 @@ def analyse(netlist: Path | dict, top: str, family: str) -> DepthReport:
 
     def trace(via: dict[int, int | None], b: int) -> tuple[str, list[str]]:
         cells = []
+        names = []
         cur: int | None = b
         seen = set()
         last = b
@@ -251,11 +254,29 @@ def analyse(netlist: Path | dict, top: str, family: str) -> DepthReport:
             seen.add(cur)
             if cur in driver_cell and preds.get(cur):
                 cells.append(driver_cell[cur])
+            n = bit_name.get(cur, "$")
+            if not n.startswith("$") and not _AUTONAME.search(n):
+                names.append(_strip_bit(n))
             last = cur
             cur = via.get(cur)
+        through.clear()
+        for n in reversed(names[1:-1] if len(names) > 2 else []):
+            if n not in through:
+                through.append(n)
         start = bit_name.get(last, f"bit {last}")
-        return start, list(reversed(cells))
+        cells.reverse()
+        if start.startswith("$") and last in driver_cell:
+            # A register whose output net kept no RTL name (one Yosys made, such as a
+            # memory's read address register): its RTL source if it has one, and the first
+            # named cell it feeds.
+            cell = mod["cells"][driver_cell[last]]
+            src = cell.get("attributes", {}).get("src", "").split("|")[0]
+            named = next((c for c in cells if not c.startswith("$")), None)
+            start = (f"{cell['type']}" + (f" of {src}" if src and not src.startswith("/share") else "")
+                     + (f" feeding {named}" if named else ""))
+        return start, cells
 
+    through: list[str] = []
     reports = []
     by_module: dict[str, int] = defaultdict(int)
     endpoints: dict[str, int] = {}
@@ -279,7 +300,7 @@ def analyse(netlist: Path | dict, top: str, family: str) -> DepthReport:
         _, b, label, t = worst
         start, cells = trace(via, b)
         reports.append(PathReport(measure, t[0], t[1], t[2], t[3], start,
-                                  _endpoint_name(label, b, bit_name), cells))
+                                  _endpoint_name(label, b, bit_name), cells, list(through[:8])))
     top_eps = sorted(((n, e) for e, n in endpoints.items()), reverse=True)[:15]
     return DepthReport(family, reports[0], reports[1], dict(sorted(by_module.items())),
                        top_eps, dict(unknown))

@@ -82,6 +82,8 @@ CONFIGS = {c.name: c for c in (
            "MAC 64 / DMA 128 bits, 8 RX and 4 TX queues (default)"),
     Config("512_1024", {"DATA_W": 512, "DMA_DATA_W": 1024},
            "MAC 512 / DMA 1024 bits, 8 RX and 4 TX queues"),
+    Config("512_1024_1q", {"DATA_W": 512, "DMA_DATA_W": 1024, "NUM_RXQ": 1, "NUM_TXQ": 1},
+           "MAC 512 / DMA 1024 bits, 1 RX and 1 TX queue"),
     Config("512_512", {"DATA_W": 512, "DMA_DATA_W": 512},
            "MAC 512 / DMA 512 bits, 8 RX and 4 TX queues"),
 )}
@@ -296,7 +298,7 @@ def parse_memories(d: Path) -> list[dict]:
 def memory_kind(mapped: str) -> str:
     if mapped == "FF":
         return "ff"
-    if re.search(r"DP16KD|PDPW16KD|RAMB|URAM", mapped):
+    if re.search(r"DP16KD|PDPW16KD|RAMB|URAM|BLOCKRAM", mapped):
         return "block"
     if re.search(r"DPR16X4|RAM\d|LUTRAM|SRL", mapped, re.I):
         return "lut"
@@ -350,6 +352,7 @@ def check_memories(cfg: Config, flow: str, mems: list[dict]) -> list[str]:
         row.used = True
         mem["intent"] = row.kind
         mem["why"] = row.why
+        mem["kind"] = memory_kind(mem["mapped_to"])
         if mem["kind"] != row.kind:
             problems.append(f"memory {mem['name']} ({mem['depth']}x{mem['width']}) became "
                             f"{mem['kind']} ({mem['mapped_to']}), {MEMORY_INTENT.relative_to(ROOT)}"

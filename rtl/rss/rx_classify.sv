@@ -2,7 +2,8 @@
 // RX queue of every frame (docs/rss.md).
 //
 //   in_tuple ──► hash type + hash input ──► rss_toeplitz (2 stages) ──► stage 3: table lookup,
-//            │                                                          RSS queue range check
+//            │   (up to 128-bit MACs: rss_toeplitz_seq, the addresses     RSS queue range check
+//            │    hashed over the 3 cycles before in_valid)
 //            └──► flow_steer (key, buckets, slot reads: 3 stages) ─────► stage 4: slot compare,
 //                                                                          queue choice
 // One flow per cycle, no backpressure: out_valid/out_class follow in_valid/in_tuple exactly
@@ -18,25 +19,37 @@
 // rule steered the frame.
 //
 // Configuration ports are sampled as the frame passes: key, enables and type masks in stage
-// 1, the slots in stage 3, rss_indir in stage 3, num_queues in stages 3 and 4.
+// 1, the slots and the indirection table in stage 3, num_queues in stages 3 and 4. The
+// indirection table arrives as its register writes (indir_wr_*) and is kept here as LUT RAM.
+// Memories (rtl/memories.tsv): indir_mem is LUT RAM, flow_steer's slots block RAM.
 // out_class holds no meaning while out_valid is low (it may hold an earlier frame's class).
 // Reset: synchronous, active high; clears the valid pipeline (data registers are not reset).
 module rx_classify
   import nic_pkg::*;
 #(
+  parameter int unsigned DATA_W        = 64,      // MAC width: up to 128 the hash is sequential
   parameter int unsigned BUCKETS       = 512,     // flow_steer's buckets per bank
   parameter int unsigned INDIR_ENTRIES = 128,
-  localparam int unsigned IW           = $clog2(BUCKETS)
+  localparam int unsigned IW           = $clog2(BUCKETS),
+  localparam int unsigned IXW          = $clog2(INDIR_ENTRIES / 4)
 ) (
   input  logic                            clk,
   input  logic                            rst,
-  // the flow of each frame, at most one per cycle
+  // the flow of each frame, at most one per cycle (one per 4 cycles up to 128 bits)
   input  logic                            in_valid,
   input  rx_tuple_t                       in_tuple,
+  // its addresses, ADDR_LEAD = 3 cycles earlier, held until the next frame's (the parser's
+  // stage 1 registers; used up to 128 bits, where frames are at least 4 cycles apart)
+  input  logic                            addr_valid,
+  input  logic                            addr_v6,
+  input  logic [127:0]                    addr_src,
+  input  logic [127:0]                    addr_dst,
   // RSS configuration (RSS_CTRL, RSS_KEY, RSS_INDIR)
   input  logic [5:0]                      rss_type_en,
   input  logic [319:0]                    rss_key,      // key byte 0 in [319:312]
-  input  logic [INDIR_ENTRIES-1:0][7:0]   rss_indir,    // entry i in [8i+7:8i]
+  input  logic                            indir_wr_valid,  // RSS_INDIR word written (rss_table)
+  input  logic [IXW-1:0]                  indir_wr_word,   // word j: entries 4j+3..4j
+  input  logic [31:0]                     indir_wr_data,   // entry 4j+k in [8k+7:8k]
   input  logic [7:0]                      num_queues,   // RX queues that exist (1..128)
   // flow steering (steer_table): the type masks and the slot write port
   input  steer_mask_t [7:0]               type_mask,
@@ -58,8 +71,8 @@ module rx_classify
   localparam int unsigned IDX_W     = $clog2(INDIR_ENTRIES);
 
   initial begin
-    if (INDIR_ENTRIES < 2 || INDIR_ENTRIES > 4096 || (INDIR_ENTRIES & (INDIR_ENTRIES - 1)) != 0) begin
-      $fatal(1, "rx_classify: INDIR_ENTRIES must be a power of two, 2..4096");
+    if (INDIR_ENTRIES < 8 || INDIR_ENTRIES > 4096 || (INDIR_ENTRIES & (INDIR_ENTRIES - 1)) != 0) begin
+      $fatal(1, "rx_classify: INDIR_ENTRIES must be a power of two, 8..4096");
     end
     if (LATENCY != HASH_LAT + 2) $fatal(1, "rx_classify: LATENCY out of date");
   end
@@ -111,18 +124,48 @@ module rx_classify
   logic        hash_valid;
   logic [31:0] hash;
 
-  rss_toeplitz #(
-    .IN_BYTES  (IN_BYTES),
-    .KEY_BYTES (40)
-  ) u_toeplitz (
-    .clk,
-    .rst,
-    .in_valid  (in_valid),
-    .in_data   (hash_in),
-    .key       (rss_key),
-    .out_valid (hash_valid),
-    .out_hash  (hash)
-  );
+  // Up to 128-bit MACs a frame takes at least 4 cycles: the address part of the hash is
+  // worked out over the parser's last cycles, a quarter a cycle (rss_toeplitz_seq); wider,
+  // the whole input is hashed in two stages from the tuple.
+  localparam bit SEQ = DATA_W <= 128;
+
+  if (SEQ) begin : g_seq_hash
+    rss_toeplitz_seq #(.STEPS(4), .ADDR_LEAD(3)) u_toeplitz (
+      .clk,
+      .rst,
+      .addr_valid,
+      .v6        (addr_v6),
+      .src       (addr_src),
+      .dst       (addr_dst),
+      .in_valid  (in_valid),
+      .in_v6     (is_v6),
+      .in_hashed (type_d != RSS_NONE),
+      .in_four   (type_d == RSS_TCP_IPV4 || type_d == RSS_UDP_IPV4 ||
+                  type_d == RSS_TCP_IPV6 || type_d == RSS_UDP_IPV6),
+      .sport     (in_tuple.sport),
+      .dport     (in_tuple.dport),
+      .key       (rss_key),
+      .out_valid (hash_valid),
+      .out_hash  (hash)
+    );
+    logic unused_in;
+    assign unused_in = ^hash_in;
+  end else begin : g_par_hash
+    rss_toeplitz #(
+      .IN_BYTES  (IN_BYTES),
+      .KEY_BYTES (40)
+    ) u_toeplitz (
+      .clk,
+      .rst,
+      .in_valid  (in_valid),
+      .in_data   (hash_in),
+      .key       (rss_key),
+      .out_valid (hash_valid),
+      .out_hash  (hash)
+    );
+    logic unused_addr;
+    assign unused_addr = ^{addr_valid, addr_v6, addr_src, addr_dst};
+  end
 
   // Flow steering: the result comes out of its stage 4, combinationally.
   logic        steer_valid, steer_hit;
@@ -161,9 +204,29 @@ module rx_classify
     else     s3_valid_q <= hash_valid;
   end
 
+  // The indirection table: a copy of rss_table's, written with it, as LUT RAM (a word that was
+  // never written since reset reads zero: its valid bit).
+  logic [31:0]                indir_mem [INDIR_ENTRIES / 4];
+  logic [INDIR_ENTRIES/4-1:0] indir_ok_q;
+
+  always_ff @(posedge clk) begin
+    if (rst)                 indir_ok_q <= '0;
+    else if (indir_wr_valid) indir_ok_q[indir_wr_word] <= 1'b1;
+  end
+
+  always_ff @(posedge clk) begin
+    if (indir_wr_valid) indir_mem[indir_wr_word] <= indir_wr_data;
+  end
+
+  function automatic logic [7:0] indir_entry(input logic [IDX_W-1:0] e);
+    logic [31:0] w;
+    w = indir_ok_q[e[IDX_W-1:2]] ? indir_mem[e[IDX_W-1:2]] : 32'd0;
+    return w[8 * e[1:0] +: 8];
+  endfunction
+
   always_ff @(posedge clk) begin
     if (hash_valid) begin
-      automatic logic [7:0] q   = rss_indir[hash[IDX_W-1:0]];
+      automatic logic [7:0] q   = indir_entry(hash[IDX_W-1:0]);
       automatic logic       bad = (q >= num_queues) || q[7];
       s3_rss_q     <= (type_s2_q == RSS_NONE || bad) ? 7'd0 : q[6:0];
       s3_rss_bad_q <= type_s2_q != RSS_NONE && bad;

@@ -38,6 +38,12 @@ module rx_parser
   // from the ingress, with the last beat
   input  logic                frame_keep,
   input  logic [15:0]         frame_len,
+  // the frame's addresses, after stage 1: 3 cycles before its meta_valid, held until the
+  // next frame's (rx_classify hashes them while the later stages run)
+  output logic                addr_valid,
+  output logic                addr_v6,
+  output logic [127:0]        addr_src,
+  output logic [127:0]        addr_dst,
   // result
   output logic                meta_valid,
   output rx_meta_t            meta,
@@ -266,8 +272,16 @@ module rx_parser
     else     s2_valid_q <= beat_valid && beat_last && frame_keep;
   end
 
+  assign addr_valid = s2_valid_q;
+  assign addr_v6    = s2_q.l3 == L3_IPV6;
+  assign addr_src   = s2_q.src;
+  assign addr_dst   = s2_q.dst;
+
+  // Loaded for kept frames only: a dropped frame (runt, bad FCS) right behind a kept one must
+  // not overwrite the addresses rx_classify still hashes (kept frames are >= 60 bytes, so
+  // their last beats are at least 4 cycles apart up to 128 bits).
   always_ff @(posedge clk) begin
-    if (beat_valid && beat_last) begin
+    if (beat_valid && beat_last && frame_keep) begin
       automatic logic [WB-1:0] win = with_beat(cap_q);
       s2_win_q <= win[WB-1:8*W0];
       s2_q     <= l23_decode(win, frame_len);

@@ -399,6 +399,9 @@ module nic_top
     .rd_data  (ff_rd_data)
   );
 
+  logic         parse_addr_valid, parse_addr_v6;
+  logic [127:0] parse_addr_src, parse_addr_dst;
+
   rx_parser #(.DATA_W(DATA_W), .PARSE_BYTES(PARSE_BYTES)) u_parser (
     .clk,
     .rst,
@@ -408,6 +411,10 @@ module nic_top
     .beat_last  (s_axis_rx_tlast),
     .frame_keep,
     .frame_len,
+    .addr_valid (parse_addr_valid),
+    .addr_v6    (parse_addr_v6),
+    .addr_src   (parse_addr_src),
+    .addr_dst   (parse_addr_dst),
     .meta_valid (meta_in_valid),
     .meta       (meta_in),
     .tuple      (tuple_in)
@@ -421,7 +428,9 @@ module nic_top
 
   logic [5:0]                  rss_type_en;
   logic [319:0]                rss_key;
-  logic [INDIR-1:0][7:0]       rss_indir;
+  logic                        indir_wr_valid;
+  logic [$clog2(INDIR/4)-1:0]  indir_wr_word;
+  logic [31:0]                 indir_wr_data;
   steer_mask_t [7:0]           steer_type_mask;
   logic                        slot_wr_valid, slot_wr_all, slot_wr_bank, slot_wr_way;
   logic [$clog2(BUCKETS)-1:0]  slot_wr_bucket;
@@ -442,7 +451,7 @@ module nic_top
     .csr_rd_data   (rss_csr_rd_data),
     .type_en       (rss_type_en),
     .key           (rss_key),
-    .indir         (rss_indir)
+    .indir_wr_valid, .indir_wr_word, .indir_wr_data
   );
 
   steer_table #(.NUM_RULES(NUM_RULES), .BUCKETS(BUCKETS)) u_steer_table (
@@ -460,12 +469,16 @@ module nic_top
     .slot_wr_valid, .slot_wr_all, .slot_wr_bank, .slot_wr_way, .slot_wr_bucket, .slot_wr_data
   );
 
-  rx_classify #(.BUCKETS(BUCKETS), .INDIR_ENTRIES(INDIR)) u_classify (
+  rx_classify #(.DATA_W(DATA_W), .BUCKETS(BUCKETS), .INDIR_ENTRIES(INDIR)) u_classify (
     .clk,
     .rst,
     .in_valid   (meta_in_valid && !meta_in.hdr_err),
     .in_tuple   (tuple_in),
-    .rss_type_en, .rss_key, .rss_indir,
+    .addr_valid (parse_addr_valid),
+    .addr_v6    (parse_addr_v6),
+    .addr_src   (parse_addr_src),
+    .addr_dst   (parse_addr_dst),
+    .rss_type_en, .rss_key, .indir_wr_valid, .indir_wr_word, .indir_wr_data,
     .num_queues (8'(NUM_RXQ)),
     .type_mask  (steer_type_mask),
     .slot_wr_valid, .slot_wr_all, .slot_wr_bank, .slot_wr_way, .slot_wr_bucket, .slot_wr_data,

@@ -28,8 +28,8 @@ from models.rss import (ALL_TYPES, NO_MASKS, STEER_TYPES, FlowTuple, FlowType, R
                         RuleIndex, SteerRule, TypeMask, full_mask, tuple_from_frame)
 from tb.sim import pytest_test_name, run_rtl_test
 
-SOURCES = ["rtl/pkg/nic_pkg.sv", "rtl/rss/rss_toeplitz.sv", "rtl/rss/flow_steer.sv",
-           "rtl/rss/rx_classify.sv"]
+SOURCES = ["rtl/pkg/nic_pkg.sv", "rtl/rss/rss_toeplitz.sv", "rtl/rss/rss_toeplitz_seq.sv",
+           "rtl/rss/flow_steer.sv", "rtl/rss/rx_classify.sv"]
 EXPECTED_LATENCY = 4          # docs/rss.md section 6
 MS_KEY = bytes.fromhex('6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b477cb2da38030f20c'
                        '6a42b73bbeac01fa')
@@ -202,7 +202,10 @@ class ClassifyTb:
         self.buckets = int(dut.BUCKETS.value)
         self.indir_entries = int(dut.INDIR_ENTRIES.value)
         self.latency = int(dut.LATENCY.value)         # the localparam the lead integrates with
-        self.cfg = RssConfig()
+        # Up to 128-bit MACs the addresses come 3 cycles ahead and frames 4 cycles apart.
+        self.seq = int(dut.DATA_W.value) <= 128
+        self.lead, self.spacing = (3, 4) if self.seq else (0, 1)
+        self.cfg = RssConfig(indir=(0,) * self.indir_entries)   # the table after reset
         self.masks: dict[FlowType, TypeMask] = dict(NO_MASKS)
         self.rules: dict[int, SteerRule] = {}
         self.slots = SteerSlots(self.buckets)
@@ -219,6 +222,8 @@ class ClassifyTb:
         cocotb.start_soon(Clock(d.clk, 4, unit="ns").start())
         d.in_valid.value = 0
         d.in_tuple.value = 0
+        d.addr_valid.value = 0
+        d.indir_wr_valid.value = 0
         d.slot_wr_valid.value = 0
         d.slot_wr_all.value = 0
         d.type_mask.value = 0
@@ -237,21 +242,31 @@ class ClassifyTb:
         d.slot_wr_all.value = 0
         await RisingEdge(d.clk)
 
-    def configure(self, cfg: RssConfig, num_queues: int,
-                  masks: dict[FlowType, TypeMask] | None = None) -> None:
-        """Drive the configuration ports (call with the pipeline empty and no rule of a type
-        whose mask changes)."""
+    async def configure(self, cfg: RssConfig, num_queues: int,
+                        masks: dict[FlowType, TypeMask] | None = None) -> None:
+        """Drive the configuration (call with the pipeline empty and no rule of a type whose
+        mask changes): ports, and the indirection table as its register writes, a word a
+        cycle, as rss_table gives them."""
         assert len(cfg.indir) == self.indir_entries
         d = self.dut
         d.rss_type_en.value = sum(1 << t.ctrl_bit for t in cfg.types)
         d.rss_key.value = int.from_bytes(cfg.key, "big")
-        d.rss_indir.value = sum(q << (8 * i) for i, q in enumerate(cfg.indir))
         d.num_queues.value = num_queues
         if masks is not None:
             for t, m in masks.items():
                 assert m == self.masks[t] or not any(r.ftype == t for r in self.rules.values())
             self.masks = {**self.masks, **masks}
             d.type_mask.value = sum(pack_mask(self.masks[t]) << (56 * int(t)) for t in STEER_TYPES)
+        if cfg.indir != self.cfg.indir:
+            for j in range(self.indir_entries // 4):
+                await FallingEdge(d.clk)
+                self.cycle += 1
+                d.indir_wr_valid.value = 1
+                d.indir_wr_word.value = j
+                d.indir_wr_data.value = sum(cfg.indir[4 * j + k] << (8 * k) for k in range(4))
+            await FallingEdge(d.clk)
+            self.cycle += 1
+            d.indir_wr_valid.value = 0
         self.cfg, self.num_queues = cfg, num_queues
 
     # --- rules ----------------------------------------------------------------------------
@@ -323,7 +338,8 @@ class ClassifyTb:
     # --- traffic ---------------------------------------------------------------------------
     async def run(self, tuples: list[FlowTuple], rng: random.Random, gap_prob: float = 0.0,
                   expect_hash: list[int] | None = None, churn=None) -> list[dict[str, int]]:
-        """Send `tuples` (back to back unless gap_prob > 0) and check every output cycle.
+        """Send `tuples` (back to back unless gap_prob > 0: every cycle at 512 bits, every
+        4th with the addresses 3 cycles ahead up to 128 bits) and check every output cycle.
 
         At each falling edge the outputs (registered at the last rising edge) are compared
         with what went in exactly `latency` cycles earlier, then the next input and the next
@@ -332,11 +348,13 @@ class ClassifyTb:
         """
         d = self.dut
         history: collections.deque = collections.deque([None] * self.latency)
+        staged: collections.deque = collections.deque()     # (cycle of in_valid, entry)
         pending = list(tuples)
         n_in = n_out = 0
         idx = 0
+        next_start = self.cycle
         results = []
-        while pending or any(h is not None for h in history) or self.ops:
+        while pending or staged or any(h is not None for h in history) or self.ops:
             await FallingEdge(d.clk)
             self.cycle += 1
             exp = history.popleft()
@@ -350,12 +368,24 @@ class ClassifyTb:
             if churn is not None and pending:
                 churn(self, rng)
             self._drive_op()
-            if pending and (gap_prob == 0.0 or rng.random() >= gap_prob):
+            d.addr_valid.value = 0
+            if pending and self.cycle >= next_start and (gap_prob == 0.0 or rng.random() >= gap_prob):
                 t = pending.pop(0)
-                d.in_tuple.value = pack_tuple(t)
-                d.in_valid.value = 1
-                history.append((idx, t, self.cycle, None if expect_hash is None else expect_hash[idx]))
+                # The addresses now (held until the next frame's), the tuple `lead` cycles on.
+                d.addr_valid.value = 1
+                d.addr_v6.value = int(t.l3_type is L3Type.IPV6)
+                d.addr_src.value = t.src_addr
+                d.addr_dst.value = t.dst_addr
+                staged.append((self.cycle + self.lead,
+                               (idx, t, self.cycle + self.lead,
+                                None if expect_hash is None else expect_hash[idx])))
                 idx += 1
+                next_start = self.cycle + self.spacing
+            if staged and staged[0][0] == self.cycle:
+                _, entry = staged.popleft()
+                d.in_tuple.value = pack_tuple(entry[1])
+                d.in_valid.value = 1
+                history.append(entry)
                 n_in += 1
             else:
                 d.in_valid.value = 0
@@ -442,7 +472,7 @@ async def run_published_vectors(dut) -> None:
                        FlowTuple(l3, L4Type.OTHER, False, 1, s, d, sp, dp)]
             hashes += [h4, h4, h2, h2]
     indir = list(range(tb.indir_entries))
-    tb.configure(RssConfig(MS_KEY, ALL_TYPES, [i % 128 for i in indir]), 128)
+    await tb.configure(RssConfig(MS_KEY, ALL_TYPES, [i % 128 for i in indir]), 128)
     await tb.run(tuples, random.Random(cocotb.RANDOM_SEED), expect_hash=hashes)
 
 
@@ -467,7 +497,7 @@ async def run_random_classify(dut) -> None:
         if phase % 8 == 3:
             cfg = RssConfig(cfg.key, set(), cfg.indir)                                  # no RSS
         await clear_rules(tb)
-        tb.configure(cfg, nq, masks)
+        await tb.configure(cfg, nq, masks)
         if phase % 8 != 1:                                                              # RSS only
             for _ in range(rng.randrange(1, 40)):
                 tb.add(rng.randrange(64), random_rule(rng, pool, min(nq + 2, 256)))
@@ -515,7 +545,7 @@ async def run_full_table_and_churn(dut) -> None:
     nq = 8
     masks = {t: full_mask(t) for t in STEER_TYPES}
     masks[FlowType.IP4] = TypeMask(24, 32, 0, 0, 0xFF)                 # a /24 source prefix
-    tb.configure(RssConfig(rng.randbytes(40), ALL_TYPES, [rng.randrange(nq) for _ in range(tb.indir_entries)]),
+    await tb.configure(RssConfig(rng.randbytes(40), ALL_TYPES, [rng.randrange(nq) for _ in range(tb.indir_entries)]),
                  nq, masks)
     flows = flows_for_table(rng, num_rules)
     locs = list(range(num_rules))
@@ -527,10 +557,10 @@ async def run_full_table_and_churn(dut) -> None:
     moves = tb.stats["slot_writes"] - num_rules
     dut._log.info("%d rules in %d slots, %d moves", num_rules, 4 * tb.buckets, moves)
     assert moves > 0, "a table 3/4 full should have needed cuckoo moves"
-    probe = [rng.choice(flows) for _ in range(1500)] + [random_tuple(rng, flows) for _ in range(500)]
+    probe = [rng.choice(flows) for _ in range(1000)] + [random_tuple(rng, flows) for _ in range(300)]
     rng.shuffle(probe)
     await tb.run(probe, rng)
-    assert tb.stats["steered"] >= 1000, dict(tb.stats)
+    assert tb.stats["steered"] >= 800, dict(tb.stats)
 
     # Churn: deletes, adds (new keys, keys of existing rules at lower and higher locations:
     # the winner changes), replacements at a location.
@@ -561,7 +591,7 @@ async def run_full_table_and_churn(dut) -> None:
 
     keys = list(flows)
     for _ in range(3):
-        probe = [rng.choice(keys) for _ in range(1500)] + [rng.choice(spare) for _ in range(300)]
+        probe = [rng.choice(keys) for _ in range(800)] + [rng.choice(spare) for _ in range(200)]
         rng.shuffle(probe)
         await tb.run(probe, rng, churn=churn)
     dut._log.info("full table and churn: %s", dict(tb.stats))
@@ -580,7 +610,7 @@ async def run_precedence_and_removal(dut) -> None:
     flow = FlowTuple(L3Type.IPV4, L4Type.TCP, False, 6, 0x0A000001, 0x0A000002, 40000, 5201)
     udp = FlowTuple(L3Type.IPV4, L4Type.UDP, False, 17, 0x0A000001, 0x0A000002, 40000, 5201)
     cfg = RssConfig(rng.randbytes(40), ALL_TYPES, [3] * tb.indir_entries)
-    tb.configure(cfg, 8, {FlowType.TCP4: full_mask(FlowType.TCP4)})
+    await tb.configure(cfg, 8, {FlowType.TCP4: full_mask(FlowType.TCP4)})
     steps = [(lambda: None, 3, 0),                                               # RSS
              (lambda: tb.add(9, SteerRule.exact(flow, 5)), 5, 1),                # one rule
              (lambda: tb.add(4, SteerRule.exact(flow, 6)), 6, 1),                # lower wins
@@ -592,7 +622,7 @@ async def run_precedence_and_removal(dut) -> None:
         await tb.drain()
         for got in await tb.run([flow] * 4, rng):
             assert (got["qid"], got["steered"]) == (want_q, want_steered), (tb.rules, got)
-    tb.configure(cfg, 8, {FlowType.TCP4: TypeMask()})                           # masks of zeros
+    await tb.configure(cfg, 8, {FlowType.TCP4: TypeMask()})                           # masks of zeros
     tb.add(0, SteerRule(FlowType.TCP4, 7))
     await tb.drain()
     other = FlowTuple(L3Type.IPV4, L4Type.TCP, False, 6, 0xC0A80001, 0x01020304, 1, 2)
@@ -604,7 +634,12 @@ async def run_precedence_and_removal(dut) -> None:
 # pytest entry point
 # --------------------------------------------------------------------------------------------
 @pytest.mark.rtl
-@pytest.mark.parametrize("buckets,indir_entries", [(512, 128), (64, 256)])
-def test_rx_classify(buckets: int, indir_entries: int) -> None:
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("data_w,buckets,indir_entries", [(64, 512, 128), (512, 512, 128),
+                                                          (512, 64, 256)])
+def test_rx_classify(data_w: int, buckets: int, indir_entries: int) -> None:
+    """At 64 bits the hash is sequential (addresses 3 cycles ahead, a frame per 4 cycles), at
+    512 bits parallel (a frame per cycle)."""
     run_rtl_test("rx_classify", SOURCES, "tests.rtl.test_rx_classify",
-                 {"BUCKETS": buckets, "INDIR_ENTRIES": indir_entries}, pytest_test_name())
+                 {"DATA_W": data_w, "BUCKETS": buckets, "INDIR_ENTRIES": indir_entries},
+                 pytest_test_name())
