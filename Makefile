@@ -24,16 +24,18 @@ SHARD       ?= 1/1
 COVERAGE    ?= 1
 BUG         ?=
 REGRESS_K   ?=
+REGRESS_SCHEDULER ?=
 SYNTH_ARGS  ?=
 NO_ROUTE    ?=
 
-.PHONY: help setup test lint regs demo waves bench regress synth synth-pnr clean
+.PHONY: help setup test lint regs formats demo waves bench regress synth synth-pnr clean
 
 help: ## list the targets (default)
 	@echo "devmem-nic: make TARGET [VAR=value]"
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z_-]*:.*## / {printf "  %-9s %s\n", $$1, $$2}' $(firstword $(MAKEFILE_LIST))
 	@echo "variables: LINT_TOP=$(LINT_TOP) JOBS=$(JOBS) PYTEST_ARGS='$(PYTEST_ARGS)' TEST=<pytest -k expression>"
-	@echo "regress:   REGRESS_SEEDS=$(REGRESS_SEEDS) SHARD=$(SHARD) COVERAGE=$(COVERAGE) (0|1|toggle) BUG=<name of tests/bugs/*.patch> REGRESS_K=<pytest -k> (docs/verification.md)"
+	@echo "regress:   REGRESS_SEEDS=$(REGRESS_SEEDS) SHARD=$(SHARD) COVERAGE=$(COVERAGE) (0|1|toggle) BUG=<name of tests/bugs/*.patch> REGRESS_K=<pytest -k>"
+	@echo "           JOBS=<LocalCluster workers> REGRESS_SCHEDULER=tcp://HOST:PORT (an existing Dask cluster; docs/verification.md)"
 	@echo "synth:     SYNTH_ARGS='--configs 64_128_1q,... --flows ecp5,xilinx,ecp5-hier --jobs 2'; synth-pnr: NO_ROUTE=1 (placement only) (docs/synthesis.md)"
 
 setup: ## install apt packages, .venv and pinned Python deps if missing or changed (idempotent)
@@ -56,6 +58,9 @@ lint: setup ## Verilator -Wall lint of rtl/files.f with the waivers (LINT_TOP=ni
 regs: setup ## regenerate the CSR RTL, driver/regs.py and docs/registers.md from rtl/csr/nic_csr.rdl
 	@$(VENV_PY) scripts/gen_regs.py
 
+formats: setup ## regenerate the DMA formats (SV package, models/formats.py, C header, docs tables) from rtl/formats/dma_formats.toml
+	@$(VENV_PY) scripts/gen_formats.py
+
 demo: setup ## the devmem story on the RTL with a report in build/demo/ (nicsim demo)
 	@.venv/bin/nicsim demo
 
@@ -70,17 +75,18 @@ waves: setup ## re-run TEST=<pytest -k expr> with FST waves; GTKWave if a displa
 	  for f in $$new; do .venv/bin/nicsim waves "$$f" --gtkw "$${f%.fst}.gtkw" && gtkwave --save="$${f%.fst}.gtkw" "$$f" & done; \
 	else for f in $$new; do .venv/bin/nicsim waves "$$f" -o "$${f%.fst}.png" || true; done; fi; exit $$rc
 
-bench: setup ## benchmarks -> build/bench/bench.json + plots: RX/TX line rate, DMA efficiency, latency, devmem goodput, sim speed
+bench: setup ## benchmarks -> build/bench/bench.json + plots: RX/TX line rate, DMA efficiency, latency, devmem goodput, sim speed, memory
 	@$(VENV_PY) -m bench.rx_linerate
 	@$(VENV_PY) -m bench.rx_metrics
 	@$(VENV_PY) -m bench.tx_linerate
 	@$(VENV_PY) -m bench.sim_speed
+	@$(VENV_PY) -m bench.sim_memory
 	@$(VENV_PY) -m bench.collect
 
-# make regress [REGRESS_SEEDS=3] [SHARD=i/K] [JOBS=auto] [COVERAGE=1|0|toggle] [BUG=<tests/bugs/NAME.patch>] [REGRESS_K=<pytest -k>]
-regress: setup ## every RTL test x REGRESS_SEEDS seeds in parallel: JUnit, coverage, summary in build/regress/ (SHARD=i/K, BUG=, COVERAGE=0|toggle)
+# make regress [REGRESS_SEEDS=3] [SHARD=i/K] [JOBS=auto] [COVERAGE=1|0|toggle] [BUG=<tests/bugs/NAME.patch>] [REGRESS_K=<pytest -k>] [REGRESS_SCHEDULER=tcp://HOST:PORT]
+regress: setup ## every RTL test x REGRESS_SEEDS seeds on Dask (LocalCluster or REGRESS_SCHEDULER): JUnit, coverage, summary in build/regress/
 	@REGRESS_SEEDS="$(REGRESS_SEEDS)" SHARD="$(SHARD)" JOBS="$(JOBS)" COVERAGE="$(COVERAGE)" BUG="$(BUG)" \
-	REGRESS_K="$(REGRESS_K)" $(VENV_PY) -m tb.regress
+	REGRESS_K="$(REGRESS_K)" REGRESS_SCHEDULER="$(REGRESS_SCHEDULER)" $(VENV_PY) -m tb.regress
 
 synth: setup ## Yosys synthesis of nic_top, 4 configs x ECP5/Xilinx/per module: LUTs, FFs, RAMs, memories, latches, logic depth -> build/synth/ (1-3 h)
 	@$(VENV_PY) scripts/synth.py $(SYNTH_ARGS)

@@ -23,6 +23,7 @@ BENCHMARKS = {
     "rx_metrics": "rx_metrics.json",     # DMA efficiency, bursts, outstanding, latency, goodput
     "tx_linerate": "tx_linerate.json",   # TX beats/frames per cycle, per size and width
     "sim_speed": "sim_speed.json",       # simulated cycles/s: fast path, per-beat baseline, ceiling
+    "sim_memory": "sim_memory.json",     # simulator resident memory over 200k-frame RX and TX runs
 }
 
 

@@ -29,9 +29,7 @@ from driver import ethtool, regs
 from models.formats import CPL_BYTES, RxCompletion
 from tb.frames import Flow
 from tb.nic_tb import CLK_NS, DEV_BASE, DEV_SIZE, NicTb
-from tests.driver.env import RtlEnv
-from tests.driver.peer import TcpPeer
-from tests.driver.scenarios import RSS_KEY, Reader, Rig, make_data
+from tb.scenario import RSS_KEY, Reader, Rig, RtlEnv, TcpPeer, make_data
 
 KINDS = ("header", "payload", "completion", "other")
 

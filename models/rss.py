@@ -32,7 +32,7 @@ STEER_BUCKETS = 512
 
 
 class RssType(IntEnum):
-    """Hash types, the completion's `rss_type` byte (`nic_pkg::rss_type_e`)."""
+    """Hash types, the completion's `rss_type` byte (`nic_dma_pkg::rss_type_e`)."""
 
     NONE = 0
     IPV4 = 1

@@ -27,7 +27,7 @@ DEVMEM_QUEUE = 7
 
 def build_traffic(frames_per_flow: int, devmem_bytes: int, seed: int) -> tuple[list[bytes], bytes]:
     from tb.frames import Flow, build, pattern
-    from tests.driver.peer import TcpPeer
+    from tb.scenario import TcpPeer
     rng = random.Random(seed)
     devmem = TcpPeer(Flow(sport=40000, dport=DEVMEM_PORT), isn=rng.getrandbits(32))
     want = rng.randbytes(devmem_bytes)

@@ -1,7 +1,7 @@
 """The replay engine, written once for both backends (the golden model and the RTL).
 
 `replay(env, frames, cfg)` brings the reference driver up on `env` (anything with `hw`,
-`dev` and `send`, like tests/driver/env.py's ModelEnv and RtlEnv), programs RSS and n-tuple
+`dev` and `send`, like tb/scenario's ModelEnv and RtlEnv), programs RSS and n-tuple
 steering through driver/ethtool.py, binds dma-bufs to the devmem queues through the netlink
 `bind_rx`, listens on every TCP port a SYN in the capture goes to, and then sends the frames
 one at a time: after each it waits until the NIC has counted it (RX_FRAMES or one of the
@@ -35,7 +35,7 @@ from models.host_memory import PAGE_SIZE
 from models.rss import Classifier, RssType
 from models.rx_parser import parse_frame
 from tb.rx_env import MirrorHw
-from tests.driver.scenarios import Reader
+from tb.scenario import Reader
 
 ETH_MIN = 60
 DEFAULT_RSS_KEY = bytes.fromhex(
@@ -133,7 +133,7 @@ class RecordingNetdev(Netdev):
 @dataclass
 class Conn:
     """One accepted TCP connection direction and what the application read from it
-    (`reader`: tests/driver/scenarios.Reader, the ncdevmem-like loop)."""
+    (`reader`: tb.scenario.Reader, the ncdevmem-like loop)."""
 
     name: str
     reader: Reader

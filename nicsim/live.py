@@ -51,7 +51,7 @@ from driver.socket import (MSG_ZEROCOPY, SCM_DEVMEM_DMABUF,
 from driver.tcp import TcpState
 from models.host_memory import PAGE_SIZE
 from nicsim.live_net import LiveNet, LiveNetConfig
-from tests.driver.scenarios import Reader
+from tb.scenario import Reader
 
 NIC_MAC = "02:00:00:00:00:02"
 RX_PORT = 5201

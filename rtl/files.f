@@ -1,4 +1,5 @@
 rtl/csr/generated/nic_csr_pkg.sv
+rtl/formats/generated/nic_dma_pkg.sv
 rtl/pkg/nic_pkg.sv
 rtl/csr/generated/nic_csr.sv
 rtl/common/sync_fifo.sv

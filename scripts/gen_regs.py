@@ -5,6 +5,7 @@ Outputs (all committed, so a reader can browse them without running anything):
   rtl/csr/generated/nic_csr.sv, nic_csr_pkg.sv   peakrdl-regblock, flat AXI4-Lite slave
   driver/regs.py                                 register offsets and field shapes for Python
   docs/registers.md                              the register reference
+  tb/uvm/nic_csr_ral.py                          peakrdl-pyuvm, the pyuvm register model
 
 `--check` regenerates into a temporary folder and exits 1 if any committed file differs;
 tests/rtl/test_csr.py::test_generated_files_up_to_date runs it so a stale generated file fails the test suite.
@@ -30,6 +31,7 @@ OUTPUTS = {
     "sv": ROOT / "rtl/csr/generated",
     "py": ROOT / "driver/regs.py",
     "md": ROOT / "docs/registers.md",
+    "ral": ROOT / "tb/uvm/nic_csr_ral.py",
 }
 # The CSR block's AXI4-Lite address width: the whole 64 KiB window, whatever the RDL uses.
 CSR_ADDR_W = 16
@@ -274,7 +276,9 @@ def gen_markdown(top: AddrmapNode, out: Path) -> None:
     out.write_text("\n".join(lines))
 
 
-def generate(dest_sv: Path, dest_py: Path, dest_md: Path) -> None:
+def generate(dest_sv: Path, dest_py: Path, dest_md: Path, dest_ral: Path) -> None:
+    from peakrdl_pyuvm.exporter import PyUVMExporter
+
     top = compile_rdl()
     dest_sv.mkdir(parents=True, exist_ok=True)
     RegblockExporter().export(
@@ -285,6 +289,7 @@ def generate(dest_sv: Path, dest_py: Path, dest_md: Path) -> None:
     )
     gen_python(top, dest_py)
     gen_markdown(top, dest_md)
+    PyUVMExporter().export(top, str(dest_ral))
 
 
 def main() -> int:
@@ -292,17 +297,17 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="compare against the committed files, write nothing")
     args = ap.parse_args()
     if not args.check:
-        generate(OUTPUTS["sv"], OUTPUTS["py"], OUTPUTS["md"])
-        print(f"generated {OUTPUTS['sv']}, {OUTPUTS['py']}, {OUTPUTS['md']}")
+        generate(OUTPUTS["sv"], OUTPUTS["py"], OUTPUTS["md"], OUTPUTS["ral"])
+        print(f"generated {OUTPUTS['sv']}, {OUTPUTS['py']}, {OUTPUTS['md']}, {OUTPUTS['ral']}")
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
-        generate(t / "sv", t / "regs.py", t / "registers.md")
+        generate(t / "sv", t / "regs.py", t / "registers.md", t / "nic_csr_ral.py")
         stale = []
         for name in ("nic_csr.sv", "nic_csr_pkg.sv"):
             if not (OUTPUTS["sv"] / name).exists() or not filecmp.cmp(t / "sv" / name, OUTPUTS["sv"] / name, shallow=False):
                 stale.append(str(OUTPUTS["sv"] / name))
-        for key, tmpname in (("py", "regs.py"), ("md", "registers.md")):
+        for key, tmpname in (("py", "regs.py"), ("md", "registers.md"), ("ral", "nic_csr_ral.py")):
             if not OUTPUTS[key].exists() or not filecmp.cmp(t / tmpname, OUTPUTS[key], shallow=False):
                 stale.append(str(OUTPUTS[key]))
         if stale:

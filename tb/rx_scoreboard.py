@@ -73,10 +73,21 @@ class RxScoreboard:
     payload_bytes_to_host: int = 0
     sent: int = 0
     info: dict[str, int] = field(default_factory=lambda: dict.fromkeys(INFO_COUNTERS, 0))
-    delivered: list[RxFrame] = field(default_factory=list)   # checked frames, in order
-    delivered_index: list[int] = field(default_factory=list)  # their index among sent frames
-    delivered_payload: list[bytes] = field(default_factory=list)  # payload as the GPU read it
+    keep: int | None = None
+    """How many of the newest checked frames `delivered*` hold (None: every one). A long run
+    sets it: each kept frame holds its completions and payload (about 2 KiB for a 1500-byte
+    frame), which is what made bulk runs grow without bound."""
+    delivered: deque[RxFrame] = field(init=False)          # checked frames, in order
+    delivered_index: deque[int] = field(init=False)        # their index among sent frames
+    delivered_payload: deque[bytes] = field(init=False)    # payload as the GPU read it
     _placements: dict[tuple, tuple[Placement, dict[str, int]]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.keep is not None and self.keep < 0:
+            raise ValueError(f"keep={self.keep}: a number of frames (0 or more) or None")
+        self.delivered = deque(maxlen=self.keep)
+        self.delivered_index = deque(maxlen=self.keep)
+        self.delivered_payload = deque(maxlen=self.keep)
 
     # ------------------------------------------------------------------ buffers
     def _canary(self, buf_id: int, hdr: bool) -> None:

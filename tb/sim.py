@@ -5,7 +5,8 @@
     @pytest.mark.rtl
     @pytest.mark.parametrize("width", [64, 512])
     def test_parser(width):
-        run_rtl_test("rx_parser", rtl("rtl/pkg/nic_pkg.sv", "rtl/rx/rx_parser.sv"),
+        run_rtl_test("rx_parser", rtl("rtl/formats/generated/nic_dma_pkg.sv", "rtl/pkg/nic_pkg.sv",
+                                      "rtl/rx/rx_parser.sv"),
                      "tests.rtl.cocotb_rx_parser", {"DATA_W": width}, f"rx_parser_w{width}")
 
 What it takes care of:
@@ -35,6 +36,11 @@ Regression hooks (environment variables, used by tb/regress.py; unset = the beha
 - `NIC_BUG=<name>`: build from a temporary copy of rtl/ patched with tests/bugs/<name>.patch
   (build/bugs/<name>/), in its own build folder; rtl/ itself is never touched. The rerun
   command printed on failure carries it.
+- `SIM_PLAN_FILE=<path>`: build and simulate nothing: append the running pytest node's id
+  and its build folder (one JSON object per line) to the file and skip the test. The
+  regression learns this way which builds each test needs, all tests in one quick pass.
+- `SIM_BUILD_ONLY=1`: build, then skip the simulation (the regression's build step, done
+  once per build folder before the jobs that need it).
 
 `test_name` must be unique per parametrization (it names the results and waves files); use
 `pytest_test_name()` to get the running pytest item's name, parameters included.
@@ -275,6 +281,19 @@ def patched_rtl_root(bug: str) -> Path:
     return top / "rtl"
 
 
+def _plan_and_skip(plan_file: Path, build_dir: Path) -> None:
+    """SIM_PLAN_FILE: record (pytest node, build folder) and skip the test."""
+    import json
+
+    import pytest
+
+    nodeid = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
+    with open(plan_file, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        fh.write(json.dumps({"nodeid": nodeid, "build_dir": str(build_dir)}) + "\n")
+    pytest.skip(f"SIM_PLAN_FILE: build folder {_rel(build_dir)} recorded")
+
+
 # --------------------------------------------------------------------------------------------
 # Results
 # --------------------------------------------------------------------------------------------
@@ -399,6 +418,9 @@ def run_rtl_test(
     # lock keeps parallel pytest workers from building the same folder at once); each test
     # runs in its own folder.
     build_dir = BUILD_ROOT / "sim" / _safe(toplevel) / _config_dir_name(params, extra_key, waves)
+    plan_file = os.environ.get("SIM_PLAN_FILE", "").strip()
+    if plan_file:
+        _plan_and_skip(Path(plan_file), build_dir)
     run_dir = BUILD_ROOT / "run" / name
     results_xml = BUILD_ROOT / "results" / f"{name}.xml"
     wave_file = BUILD_ROOT / "waves" / f"{name}.fst"
@@ -444,6 +466,9 @@ def run_rtl_test(
             lock.close()
         built = time.monotonic() - t0
         print(f"sim: {where}: built in {built:.1f} s in {_rel(build_dir)}", flush=True)
+        if _env_bool("SIM_BUILD_ONLY"):
+            import pytest
+            pytest.skip(f"SIM_BUILD_ONLY: built {_rel(build_dir)}, not simulated")
 
         sim_env = {"COCOTB_RANDOM_SEED": str(seed), **(extra_env or {})}
         t0 = time.monotonic()

@@ -14,21 +14,26 @@ RTL:
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+import time
+from collections import deque
+from dataclasses import dataclass, replace
 
 import cocotb
 from cocotb.triggers import RisingEdge
+from cocotb.utils import get_sim_time
 from scapy.layers.inet import IP, TCP, UDP, in4_pseudoheader
 from scapy.layers.inet6 import IPv6, in6_pseudoheader
 from scapy.layers.l2 import Ether
 from scapy.utils import checksum
 
 from driver import regs
+from models.formats import TX_FRAME_LIMIT_RESET
 from models.formats import TX_MAX_SEGS as MAX_SEGS
 from models.formats import TX_MIN_FRAME_LEN as MIN_LEN
 from models.formats import TX_SEG_PAGE as PAGE
 from models.formats import TxCompletion, TxDesc, TxStatus
 from models.tx import STATUS_COUNTER, TX_COUNTER_NAMES, check_frame, frame_extent, l4_checksum
+from tb.nic_tb import CLK_NS
 
 
 # ------------------------------------------------------------------------------------------
@@ -658,3 +663,129 @@ async def bring_up(tb: NicTb, queues: list[int], log2: int = 8) -> list[TxRing]:
     for r in rings:
         await r.start()
     return rings
+
+
+# ------------------------------------------------------------------------------------------
+# Bulk TX: many frames through one queue, little Python per frame
+# ------------------------------------------------------------------------------------------
+@dataclass
+class BulkTxFrame:
+    """One of the distinct frames a bulk run repeats: its descriptors packed once (the
+    segments never move), the completion it must get (ring and CQ indices filled in per
+    instance) and the bytes it must put on the wire (None when it fails)."""
+
+    descs: bytes
+    ndesc: int
+    cpl: TxCompletion
+    wire: bytes | None
+
+
+def bulk_tx_frames(tb, rng: random.Random, ring: TxRing, n_distinct: int = 64,
+                   sizes: tuple[int, int] = (60, 128), limit: int = TX_FRAME_LIMIT_RESET,
+                   bad_every: int = 16) -> list[BulkTxFrame]:
+    """`n_distinct` frames for `bulk_tx`: TCP/UDP over IPv4/IPv6 of `sizes[0]..sizes[1]`
+    bytes with checksum offload, the header segment in host memory and the payload in 1 to
+    15 device-memory segments at odd offsets (some ending at a 4 KiB boundary); every
+    `bad_every`-th frame is too short (BAD_LEN: no wire bytes, nothing read). Expected
+    outcomes from docs/tx.md's rules, the golden model and scapy (`spec_outcomes`)."""
+    host = PagePool(tb, n_distinct * MAX_SEGS, device=False)
+    dev = PagePool(tb, n_distinct * MAX_SEGS, device=True)
+    out = []
+    for k in range(n_distinct):
+        plan = QueuePlan(ring)
+        if bad_every and k % bad_every == bad_every - 1:
+            short = rng.randint(1, MIN_LEN - 1)
+            plan.add([TxDesc(host.place(bytes(short), seg_offset(rng, short)), short, eop=True, tag=k)])
+        else:
+            good_frame(rng, plan, host, dev, rng.randint(*sizes), kind=k % 4, tag=k)
+        (exp,) = spec_outcomes(plan.descs, 0, ring.t, 0, ring.cq_log2, limit, plan.wire, set())
+        out.append(BulkTxFrame(b"".join(d.pack() for d in plan.descs), len(plan.descs), exp.cpl, exp.wire))
+    return out
+
+
+async def bulk_tx(tb, n_frames: int, *, queue: int = 0, log2: int = 10, n_distinct: int = 64,
+                  sizes: tuple[int, int] = (60, 128), seed: int = 1, poll_cycles: int = 2048,
+                  progress_s: float = 5.0, on_poll=None) -> dict:
+    """Send `n_frames` frames through TX queue `queue` (rings of 2^`log2` entries) and check
+    every completion (every field, desc_idx and GEN included, against `spec_outcomes`) and
+    every frame on the wire (byte for byte, in order), keeping the descriptor ring as full as
+    it goes. The frames repeat `bulk_tx_frames`'s `n_distinct` frames, so Python per frame
+    is one descriptor write, one completion compare and one frame compare. `tb` (reset
+    already) is a NicTb or a FastNicTb. Returns counts (frames, descriptors, OK frames,
+    bytes) and the simulated cycles; AssertionError on the first difference or after 50
+    polls without a completion. `on_poll(frames_done)` is called after every poll."""
+    ring = TxRing(tb, queue, log2=log2, cq_log2=log2)
+    await ring.start()
+    frames = bulk_tx_frames(tb, random.Random(seed), ring, n_distinct, sizes)
+    size = 1 << log2
+    clk_ns = CLK_NS
+    c0 = get_sim_time("ns") / clk_ns
+    sent = done = descs = ok = ok_bytes = 0
+    clean = 0                                   # first descriptor not completed (16-bit)
+    cq_idx = 0                                  # free-running completions consumed
+    expect: deque[tuple[BulkTxFrame, int]] = deque()
+    wires: deque[bytes] = deque()
+    on_wire = 0
+    idle = 0
+    t0 = last = time.perf_counter()
+    while done < n_frames:
+        posted = False
+        while sent < n_frames:
+            f = frames[sent % n_distinct]
+            if ((ring.sw_idx - clean) & 0xFFFF) + f.ndesc > size:
+                break
+            slot = ring.sw_idx % size
+            head = min(f.ndesc, size - slot)
+            tb.host.write(ring.entry_addr(ring.sw_idx), f.descs[:16 * head])
+            if head < f.ndesc:                  # the frame's descriptors wrap the ring
+                tb.host.write(ring.base, f.descs[16 * head:])
+            expect.append((f, ring.sw_idx))
+            if f.wire is not None:
+                wires.append(f.wire)
+            ring.sw_idx = (ring.sw_idx + f.ndesc) & 0xFFFF
+            sent += 1
+            descs += f.ndesc
+            posted = True
+        if posted:
+            await ring.doorbell()
+        await tb.delay(poll_cycles * clk_ns)
+        cpls = ring.poll()
+        for c in cpls:
+            assert expect, f"TXQ[{queue}]: completion {cq_idx} for no posted frame: {c}"
+            f, first = expect.popleft()
+            want = replace(f.cpl, desc_idx=first, gen=1 - ((cq_idx >> log2) & 1))
+            assert c == want, f"TXQ[{queue}] completion {cq_idx} (frame {done}): got {c}, want {want}"
+            clean = (clean + c.ndesc) & 0xFFFF
+            cq_idx += 1
+            done += 1
+            if c.status == TxStatus.OK:
+                ok += 1
+                ok_bytes += c.len
+        if cpls:
+            await ring.ack()
+        for g in tb.tx_frames():
+            assert wires, f"TXQ[{queue}]: frame {on_wire} on the wire that no posted frame explains"
+            w = wires.popleft()
+            assert g == w, (f"TXQ[{queue}]: frame {on_wire} on the wire ({len(g)} B) differs from "
+                            f"the expected {len(w)} B: {g[:32].hex()} vs {w[:32].hex()}")
+            on_wire += 1
+        if on_poll is not None:
+            on_poll(done)
+        idle = 0 if cpls else idle + 1
+        assert idle < 50, f"TXQ[{queue}]: no completion for 50 polls: {done} of {n_frames} frames done"
+        now = time.perf_counter()
+        if now - last > progress_s:
+            tb.dut._log.info("bulk TX: %d/%d frames checked", done, n_frames)
+            last = now
+    for _ in range(50):                         # the last frames may still be on their way out
+        if not wires:
+            break
+        await tb.delay(poll_cycles * clk_ns)
+        for g in tb.tx_frames():
+            w = wires.popleft()
+            assert g == w, f"TXQ[{queue}]: frame {on_wire} on the wire differs from the expected bytes"
+            on_wire += 1
+    assert not wires, f"TXQ[{queue}]: {len(wires)} expected frames never left the NIC"
+    return {"frames": n_frames, "descriptors": descs, "completions": cq_idx, "ok": ok,
+            "ok_bytes": ok_bytes, "on_wire": on_wire, "ring": ring,
+            "cycles": int(get_sim_time("ns") / clk_ns - c0), "wall_s": time.perf_counter() - t0}

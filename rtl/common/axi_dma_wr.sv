@@ -5,7 +5,15 @@
 // on `in_*`: byte i of the region sits in lane (addr + i) mod DB, so a command whose address is
 // aligned takes plain beats, and an unaligned one (a 16-byte completion inside a wide beat)
 // takes the bytes already shifted into place. Write strobes cover exactly the region.
-// The address side may run ahead of the data side by up to 4 bursts.
+//
+// Address and data are independent, as AXI requires (IHI 0022, A3.3.1: a master must not
+// wait for AWREADY before it asserts WVALID; a slave may wait for WVALID before AWREADY).
+// A burst is issued when its AW is first presented: in that cycle its note (beats, strobes)
+// goes to the data side, so the burst's W beats may be presented before, with or after its AW
+// handshake; AWVALID and the AW payload then stay stable until AWREADY. The address side may
+// run up to 4 bursts ahead of the data side; the data side is never more than the one burst
+// whose AW is presented ahead of the address handshakes. `burst_issue` pulses with each
+// issued burst (ID on m_awid): issued bursts minus B responses are the bursts in flight.
 //
 // Write responses are accepted at once; SLVERR/DECERR raise `b_err` for one cycle.
 // Reset: synchronous, active high; do not reset with bursts in flight.
@@ -46,6 +54,7 @@ module axi_dma_wr #(
   output logic                m_bready,
   output logic                b_err,        // with b_err_id: the ID of the failed burst
   output logic [ID_W-1:0]     b_err_id,
+  output logic                burst_issue, // a burst's AW is presented for the first time
   output logic                idle         // no command or burst in progress
 );
   localparam int unsigned DB  = DATA_W / 8;
@@ -67,6 +76,7 @@ module axi_dma_wr #(
 
   // ---------------------------------------------------------------- address side
   logic          aw_active_q, aw_first_q;
+  logic          aw_pend_q;            // the burst's AW is presented (note queued), not accepted
   logic [ID_W-1:0] aw_id_q;
   logic [ADDR_W-1:0] aw_addr_q;        // next burst address, aligned to DB
   logic [13:0]   beats_left_q;         // beats of the command not yet issued
@@ -91,7 +101,10 @@ module axi_dma_wr #(
   assign cmd_ready = !aw_active_q || (aw_fire && wq_in.last);
   assign total_bytes = {1'b0, cmd_len} + {{(18 - LW){1'b0}}, cmd_addr[LW-1:0]};
 
-  assign m_awvalid = aw_active_q && wq_in_ready;
+  // A burst is issued (its note queued) in the first cycle its AW is presented; from then on
+  // AWVALID is held until AWREADY, whatever the data side's queue does.
+  assign burst_issue = aw_active_q && !aw_pend_q && wq_in_ready;
+  assign m_awvalid = aw_active_q && (aw_pend_q || wq_in_ready);
   assign m_awid    = aw_id_q;
   assign m_awaddr  = aw_addr_q;
   assign m_awlen   = 8'(burst_beats - 1'b1);
@@ -104,6 +117,14 @@ module axi_dma_wr #(
   assign wq_in.last       = ({5'd0, burst_beats} == beats_left_q);
   assign wq_in.start_lane = start_lane_q;
   assign wq_in.end_lane   = end_lane_q;
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      aw_pend_q <= 1'b0;
+    end else begin
+      aw_pend_q <= m_awvalid && !m_awready;
+    end
+  end
 
   always_ff @(posedge clk) begin
     if (rst) begin
@@ -134,7 +155,7 @@ module axi_dma_wr #(
     .clk,
     .rst,
     .clear     (1'b0),
-    .in_valid  (aw_fire),
+    .in_valid  (burst_issue),
     .in_ready  (wq_in_ready),
     .in_data   (wq_in),
     .out_valid (wq_out_valid),

@@ -1,18 +1,22 @@
 // AXI4 write-channel multiplexer: two write masters share one AXI write port.
 //
 // AW: round robin between the two masters, the grant held while the winner waits (valid stays
-// stable, as AXI requires). Each accepted AW leaves a note of its master in an order FIFO, and
-// W beats are taken from the master named at its head until that burst's WLAST: W follows AW
-// order, as AXI requires without write interleaving. B is routed by BID: IDs at or above
-// S1_ID_MIN belong to master 1, the others to master 0.
-// Both masters must issue AW before the burst's W beats (axi_dma_wr does).
+// stable, as AXI requires). The order of bursts is decided when the mux first presents an AW,
+// not when the AW is accepted: in that cycle a note of its master goes into an order FIFO, and
+// AWVALID with the AW payload is then held until AWREADY. W beats are taken from the master
+// named at the FIFO's head until that burst's WLAST: W follows AW order, as AXI requires
+// without write interleaving, and a burst's W beats may go out before, with or after its AW
+// handshake (IHI 0022, A3.3.1: a slave may wait for WVALID before it asserts AWREADY, so W
+// must not wait for AWREADY). A master's W beats wait (WREADY low) until the mux has presented
+// that burst's AW, as a slave may make them wait; so a master may present W before its AW too.
+// B is routed by BID: IDs at or above S1_ID_MIN belong to master 1, the others to master 0.
 // Reset: synchronous, active high; do not reset with bursts in flight.
 module axi_wr_mux #(
   parameter int unsigned DATA_W    = 128,
   parameter int unsigned ADDR_W    = 64,
   parameter int unsigned ID_W      = 5,
   parameter int unsigned S1_ID_MIN = 8,
-  parameter int unsigned DEPTH     = 8      // AW bursts whose W beats are not all out
+  parameter int unsigned DEPTH     = 8      // presented AW bursts whose W beats are not all out
 ) (
   input  logic                         clk,
   input  logic                         rst,
@@ -53,6 +57,8 @@ module axi_wr_mux #(
   end
 
   logic       gnt_valid, gnt, ord_in_ready, ord_valid, ord_head;
+  logic       aw_pend_q;      // the granted AW is presented (order noted), not yet accepted
+  logic       aw_new;         // an AW is presented for the first time: its order is noted
   logic [$clog2(DEPTH):0] ord_count;
 
   rr_arbiter #(.N(2)) u_arb (
@@ -64,7 +70,10 @@ module axi_wr_mux #(
     .gnt_idx   (gnt)
   );
 
-  assign m_awvalid = gnt_valid && s_awvalid[gnt] && ord_in_ready;
+  // The arbiter holds the grant while the AW waits, and the master holds its AWVALID, so a
+  // presented AW stays presented (with its payload) until accepted, even with the FIFO full.
+  assign m_awvalid = gnt_valid && s_awvalid[gnt] && (aw_pend_q || ord_in_ready);
+  assign aw_new    = m_awvalid && !aw_pend_q;
   assign m_awid    = s_awid[gnt];
   assign m_awaddr  = s_awaddr[gnt];
   assign m_awlen   = s_awlen[gnt];
@@ -72,14 +81,22 @@ module axi_wr_mux #(
   assign m_awburst = s_awburst[gnt];
   always_comb begin
     s_awready      = '0;
-    s_awready[gnt] = m_awready && gnt_valid && ord_in_ready;
+    s_awready[gnt] = m_awready && m_awvalid;
+  end
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      aw_pend_q <= 1'b0;
+    end else begin
+      aw_pend_q <= m_awvalid && !m_awready;
+    end
   end
 
   sync_fifo #(.WIDTH(1), .DEPTH(DEPTH)) u_order (
     .clk,
     .rst,
     .clear     (1'b0),
-    .in_valid  (m_awvalid && m_awready),
+    .in_valid  (aw_new),
     .in_ready  (ord_in_ready),
     .in_data   (gnt),
     .out_valid (ord_valid),

@@ -1,19 +1,9 @@
-// Types shared by the NIC's RX and TX modules: the parse result that travels with each frame and the
-// completion record layout of docs/dma-formats.md.
+// Types shared by the NIC's RX and TX modules: the parse result that travels with each frame,
+// the classification, the queue settings and what the TX stages pass along. The memory formats
+// (descriptors, completions, and the enums of their fields: l3_type_e, l4_type_e, rss_type_e,
+// tx_status_e) are in nic_dma_pkg, generated from rtl/formats/dma_formats.toml.
 package nic_pkg;
-
-  typedef enum logic [1:0] {
-    L3_NONE = 2'd0,
-    L3_IPV4 = 2'd1,
-    L3_IPV6 = 2'd2
-  } l3_type_e;
-
-  typedef enum logic [1:0] {
-    L4_NONE  = 2'd0,
-    L4_TCP   = 2'd1,
-    L4_UDP   = 2'd2,
-    L4_OTHER = 2'd3
-  } l4_type_e;
+  import nic_dma_pkg::*;
 
   // What the parser learnt about one frame that the ingress accepted (docs/rx-rules.md §2).
   typedef struct packed {
@@ -46,17 +36,6 @@ package nic_pkg;
     logic [15:0]  sport;
     logic [15:0]  dport;
   } rx_tuple_t;
-
-  // RSS hash types, as the completion's rss_type byte reports them (0: no hash computed).
-  typedef enum logic [3:0] {
-    RSS_NONE     = 4'd0,
-    RSS_IPV4     = 4'd1,
-    RSS_TCP_IPV4 = 4'd2,
-    RSS_UDP_IPV4 = 4'd3,
-    RSS_IPV6     = 4'd4,
-    RSS_TCP_IPV6 = 4'd5,
-    RSS_UDP_IPV6 = 4'd6
-  } rss_type_e;
 
   // Where classification sent a frame.
   typedef struct packed {
@@ -119,46 +98,7 @@ package nic_pkg;
     logic [15:0] cq_sw_idx;      // CQ.SW_IDX
   } rxq_cfg_t;
 
-  localparam int unsigned CPL_BYTES  = 16;
-
-  // Completion flag bits (byte 14).
-  localparam int unsigned CPL_SOP          = 0;
-  localparam int unsigned CPL_EOP          = 1;
-  localparam int unsigned CPL_SPLIT        = 2;
-  localparam int unsigned CPL_HDR_VALID    = 3;
-  localparam int unsigned CPL_PAY_VALID    = 4;
-  localparam int unsigned CPL_HDR_OVERFLOW = 5;
-
-  // Pack a completion into its 16 little-endian bytes (docs/dma-formats.md).
-  function automatic logic [127:0] pack_cpl(
-    input logic [15:0] pay_buf_id,
-    input logic [15:0] pay_len,
-    input logic [15:0] hdr_buf_id,
-    input logic [15:0] hdr_len,
-    input logic [31:0] rss_hash,
-    input logic [7:0]  rss_type,
-    input logic [7:0]  l3l4,
-    input logic [7:0]  flags,
-    input logic [6:0]  queue,
-    input logic        gen
-  );
-    return {gen, queue, flags, l3l4, rss_type, rss_hash, hdr_len, hdr_buf_id, pay_len, pay_buf_id};
-  endfunction
-
   // ---------------------------------------------------------------- TX (docs/tx.md)
-  localparam int unsigned TX_MAX_SEGS = 16;   // TX_CAPS.max_segs
-  localparam int unsigned TX_MIN_LEN  = 60;   // shorter frames fail with BAD_LEN
-
-  // Completion status (byte 14 of a TX completion).
-  typedef enum logic [7:0] {
-    TX_OK          = 8'd0,
-    TX_BAD_SEG     = 8'd1,
-    TX_BAD_LEN     = 8'd2,
-    TX_BAD_CSUM    = 8'd3,
-    TX_DMA_RD_ERR  = 8'd4,
-    TX_DESC_RD_ERR = 8'd5
-  } tx_status_e;
-
   // One TX queue's settings, as the register block holds them (docs/registers.md, TXQ[t]).
   typedef struct packed {
     logic        enable;      // CTRL.enable
@@ -183,7 +123,7 @@ package nic_pkg;
     logic [15:0] csum_pos;    // csum_start + csum_offset
   } tx_frame_t;
 
-  // A TX completion before the ring slot (and so the generation bit) is known.
+  // A frame's outcome: its TX completion before the ring slot (and so the generation bit) is known.
   typedef struct packed {
     logic [2:0]  qid;
     logic [15:0] desc_idx;
@@ -192,11 +132,21 @@ package nic_pkg;
     logic [15:0] tag;
     logic [15:0] csum;
     tx_status_e  status;
-  } tx_cpl_t;
+  } tx_result_t;
 
-  // The 16 little-endian bytes of a TX completion (docs/tx.md).
-  function automatic logic [127:0] pack_tx_cpl(input tx_cpl_t c, input logic gen);
-    return {gen, 4'd0, c.qid, c.status, 32'd0, c.csum, c.tag, c.len, c.ndesc, c.desc_idx};
+  // The TX completion ring entry of a frame's outcome (docs/tx.md).
+  function automatic tx_cpl_t pack_tx_cpl(input tx_result_t r, input logic gen);
+    tx_cpl_t c;
+    c          = '0;
+    c.desc_idx = r.desc_idx;
+    c.ndesc    = r.ndesc;
+    c.len      = r.len;
+    c.tag      = r.tag;
+    c.csum     = r.csum;
+    c.status   = r.status;
+    c.queue    = 7'(r.qid);
+    c.gen      = gen;
+    return c;
   endfunction
 
   // ---------------------------------------------------------------- external register tables

@@ -27,7 +27,7 @@
 // Reset: synchronous, active high; clears the valid pipeline. The slots are not reset here:
 // steer_table clears them (every bucket, one per cycle) after reset.
 module flow_steer
-  import nic_pkg::*;
+  import nic_pkg::*, nic_dma_pkg::*;
 #(
   parameter int unsigned BUCKETS = 512,
   localparam int unsigned IW     = $clog2(BUCKETS)

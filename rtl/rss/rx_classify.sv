@@ -25,7 +25,7 @@
 // out_class holds no meaning while out_valid is low (it may hold an earlier frame's class).
 // Reset: synchronous, active high; clears the valid pipeline (data registers are not reset).
 module rx_classify
-  import nic_pkg::*;
+  import nic_pkg::*, nic_dma_pkg::*;
 #(
   parameter int unsigned DATA_W        = 64,      // MAC width: up to 128 the hash is sequential
   parameter int unsigned BUCKETS       = 512,     // flow_steer's buckets per bank

@@ -21,7 +21,9 @@
 // The DMA engine reads the head of two caches: header ring of queue `hdr_sel`, payload ring of
 // queue `pay_sel` (combinational, like a register-file read port).
 // Reset: synchronous, active high.
-module rx_desc_engine #(
+module rx_desc_engine
+  import nic_dma_pkg::*;
+#(
   parameter int unsigned NUM_RXQ     = 8,
   parameter int unsigned DMA_DATA_W  = 64,
   parameter int unsigned ADDR_W      = 64,
@@ -104,7 +106,7 @@ module rx_desc_engine #(
 
   logic                  e_valid, e_err, e_skip, e_push;
   logic [RW-1:0]         e_ring;
-  logic [127:0]          e_desc;
+  rx_desc_t              e_desc;
   logic [1:0][RW-1:0]    head_sel;
   logic [1:0][79:0]      head_data;
 
@@ -130,7 +132,7 @@ module rx_desc_engine #(
     .rd_desc     (e_desc),
     .rd_err      (e_err),
     .rd_skip     (e_skip),
-    .rd_data     (e_desc[79:0]),        // {buf_id, addr}
+    .rd_data     ({e_desc.buf_id, e_desc.addr}),
     .cache_push  (e_push),
     .desc_valid  (ring_valid),
     .cache_count (ring_count),

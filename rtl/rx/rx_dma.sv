@@ -254,7 +254,7 @@ module rx_dma
     end
   end
 
-  logic wr_idle;
+  logic wr_idle, burst_issue;   // declared before the instance that drives them
   axi_dma_wr #(.DATA_W(DATA_W), .ADDR_W(ADDR_W), .MAX_BURST(MAX_BURST), .ID_W(ID_W)) u_wr (
     .clk, .rst,
     .cmd_valid (wr_cmd_valid),
@@ -269,6 +269,7 @@ module rx_dma
     .m_wdata, .m_wstrb, .m_wlast, .m_wvalid, .m_wready,
     .m_bid, .m_bresp, .m_bvalid, .m_bready,
     .b_err, .b_err_id,
+    .burst_issue,
     .idle (wr_idle)
   );
 
@@ -279,8 +280,9 @@ module rx_dma
   end
 
   // ---------------------------------------------------------------- busy
-  // Per queue: write commands planned and not yet fed to the bus, and bursts whose write
-  // response has not come back. A queue that was disabled may have its buffers reused once
+  // Per queue: write commands planned and not yet fed to the bus, and bursts issued (AW
+  // presented; a burst's data may go out before its AW is accepted) whose write response has
+  // not come back. A queue that was disabled may have its buffers reused once
   // it is no longer busy (the driver polls STATUS.busy).
   logic [NUM_RXQ-1:0][7:0] cmd_cnt_q, bur_cnt_q;
   always_ff @(posedge clk) begin
@@ -295,9 +297,9 @@ module rx_dma
                                        - 8'(pl_ready && pl_out.qid == QW'(i));
         end
       end
-      if ((m_awvalid && m_awready) || (m_bvalid && m_bready)) begin
+      if (burst_issue || (m_bvalid && m_bready)) begin
         for (int i = 0; i < NUM_RXQ; i++) begin
-          bur_cnt_q[i] <= bur_cnt_q[i] + 8'(m_awvalid && m_awready && m_awid == ID_W'(i))
+          bur_cnt_q[i] <= bur_cnt_q[i] + 8'(burst_issue && m_awid == ID_W'(i))
                                        - 8'(m_bvalid && m_bready && m_bid == ID_W'(i));
         end
       end

@@ -23,7 +23,7 @@
 // meta and tuple hold their last values while meta_valid is low.
 // Reset: synchronous, active high; clears the pipeline valid bits.
 module rx_parser
-  import nic_pkg::*;
+  import nic_pkg::*, nic_dma_pkg::*;
 #(
   parameter int unsigned DATA_W      = 64,
   parameter int unsigned PARSE_BYTES = 128

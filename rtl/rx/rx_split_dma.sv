@@ -21,7 +21,7 @@
 // rx_dma tells the driver when the queue's last planned write has gone out.
 // Reset: synchronous, active high. A disabled queue's completion index is held at zero.
 module rx_split_dma
-  import nic_pkg::*;
+  import nic_pkg::*, nic_dma_pkg::*;
 #(
   parameter int unsigned DATA_W      = 64,   // DMA data width
   parameter int unsigned ADDR_W      = 64,
@@ -184,7 +184,7 @@ module rx_split_dma
   end
 
   // ---------------------------------------------------------------- completion record
-  logic [7:0]  cpl_flags;
+  rx_cpl_t     cpl;
   logic [15:0] cq_mask;
   logic [63:0] cq_addr;
   logic        gen;
@@ -194,17 +194,26 @@ module rx_split_dma
   assign gen     = !cq_idx_q[fr_q.q][qcfg[fr_q.q].cq_log2];
 
   always_comb begin
-    cpl_flags = '0;
-    cpl_flags[CPL_SOP]          = first_q;
-    cpl_flags[CPL_EOP]          = last_seg;
-    cpl_flags[CPL_SPLIT]        = fr_q.split;
-    cpl_flags[CPL_HDR_VALID]    = fr_q.split;
-    cpl_flags[CPL_PAY_VALID]    = (seg_len_q != '0);
-    cpl_flags[CPL_HDR_OVERFLOW] = fr_q.ovf;
-    cpl_data = pack_cpl((seg_len_q != '0) ? pay_id_q : 16'd0, seg_len_q, fr_q.split ? hdr_id_q : 16'd0,
-                        fr_q.hdr_len, cls.rss_hash, {4'd0, cls.rss_type},
-                        {1'b0, meta.vlan_tags, meta.ip_frag, meta.l4_type, meta.l3_type},
-                        cpl_flags, 7'(fr_q.q), gen);
+    cpl              = '0;
+    cpl.pay_buf_id   = (seg_len_q != '0) ? pay_id_q : 16'd0;
+    cpl.pay_len      = seg_len_q;
+    cpl.hdr_buf_id   = fr_q.split ? hdr_id_q : 16'd0;
+    cpl.hdr_len      = fr_q.hdr_len;
+    cpl.rss_hash     = cls.rss_hash;
+    cpl.rss_type     = 8'(cls.rss_type);
+    cpl.l3_type      = meta.l3_type;
+    cpl.l4_type      = meta.l4_type;
+    cpl.ip_frag      = meta.ip_frag;
+    cpl.vlan_tags    = meta.vlan_tags;
+    cpl.sop          = first_q;
+    cpl.eop          = last_seg;
+    cpl.split        = fr_q.split;
+    cpl.hdr_valid    = fr_q.split;
+    cpl.pay_valid    = (seg_len_q != '0);
+    cpl.hdr_overflow = fr_q.ovf;
+    cpl.queue        = 7'(fr_q.q);
+    cpl.gen          = gen;
+    cpl_data         = cpl;
   end
 
   // ---------------------------------------------------------------- control
@@ -298,7 +307,7 @@ module rx_split_dma
         cmd_queue   = fr_q.q;
         cmd_valid   = cpl_ready && (!need_tail || rng_ready);
         cmd_addr    = ADDR_W'(cq_addr);
-        cmd_len     = 17'(CPL_BYTES);
+        cmd_len     = 17'(RX_CPL_BYTES);
         cmd_src_cpl = 1'b1;
         cpl_valid   = cmd_ready && (!need_tail || rng_ready);
         if (need_tail) begin

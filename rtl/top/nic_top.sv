@@ -20,7 +20,7 @@
 // disabled, all counters are zero, the RX port accepts and drops (rx_drop_queue_off) and
 // m_axis_tx_tvalid is low.
 module nic_top
-  import nic_pkg::*;
+  import nic_pkg::*, nic_dma_pkg::*;
 #(
   parameter int unsigned DATA_W      = 64,     // MAC stream width, 64..512
   parameter int unsigned DMA_DATA_W  = 2 * DATA_W, // DMA port width (AXI allows up to 1024)

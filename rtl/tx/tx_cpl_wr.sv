@@ -11,7 +11,7 @@
 // The merge point also reports each frame's end for the TX counters.
 // Reset: synchronous, active high. A queue whose `run` is low has its indices held at zero.
 module tx_cpl_wr
-  import nic_pkg::*;
+  import nic_pkg::*, nic_dma_pkg::*;
 #(
   parameter int unsigned DATA_W    = 128,   // DMA width
   parameter int unsigned ADDR_W    = 64,
@@ -33,10 +33,10 @@ module tx_cpl_wr
   input  logic                          ord_nodata,
   // completions of frames that failed before any read
   input  logic                          fail_valid,
-  input  tx_cpl_t                       fail_cpl,
+  input  tx_result_t                    fail_cpl,
   // completions of frames that were read
   input  logic                          data_valid,
-  input  tx_cpl_t                       data_cpl,
+  input  tx_result_t                    data_cpl,
   // frame ends, for the counters
   output logic                          ev_valid,
   output tx_status_e                    ev_status,
@@ -69,9 +69,9 @@ module tx_cpl_wr
   end
 
   // ---------------------------------------------------------------- the three queues
-  logic    ord_out_valid, ord_out_nodata, fq_valid, dq_valid, take;
-  tx_cpl_t fq_cpl, dq_cpl, sel;
-  logic    fq_in_ready, dq_in_ready;
+  logic       ord_out_valid, ord_out_nodata, fq_valid, dq_valid, take;
+  tx_result_t fq_cpl, dq_cpl, sel;
+  logic       fq_in_ready, dq_in_ready;
   logic [$clog2(FRAMES):0] ord_count, fq_count, dq_count;
 
   sync_fifo #(.WIDTH(1), .DEPTH(FRAMES)) u_ord (
@@ -79,12 +79,12 @@ module tx_cpl_wr
     .in_valid (ord_valid), .in_ready (ord_ready), .in_data (ord_nodata),
     .out_valid (ord_out_valid), .out_ready (take), .out_data (ord_out_nodata), .count (ord_count)
   );
-  sync_fifo #(.WIDTH($bits(tx_cpl_t)), .DEPTH(FRAMES)) u_fail (
+  sync_fifo #(.WIDTH($bits(tx_result_t)), .DEPTH(FRAMES)) u_fail (
     .clk, .rst, .clear (1'b0),
     .in_valid (fail_valid), .in_ready (fq_in_ready), .in_data (fail_cpl),
     .out_valid (fq_valid), .out_ready (take && ord_out_nodata), .out_data (fq_cpl), .count (fq_count)
   );
-  sync_fifo #(.WIDTH($bits(tx_cpl_t)), .DEPTH(FRAMES)) u_data (
+  sync_fifo #(.WIDTH($bits(tx_result_t)), .DEPTH(FRAMES)) u_data (
     .clk, .rst, .clear (1'b0),
     .in_valid (data_valid), .in_ready (dq_in_ready), .in_data (data_cpl),
     .out_valid (dq_valid), .out_ready (take && !ord_out_nodata), .out_data (dq_cpl), .count (dq_count)
@@ -163,7 +163,7 @@ module tx_cpl_wr
   end
 
   // ---------------------------------------------------------------- AXI
-  logic              b_err, wr_idle;
+  logic              b_err, wr_idle, burst_issue;
   logic [ID_W-1:0]   b_err_id;
 
   axi_dma_wr #(.DATA_W(DATA_W), .ADDR_W(ADDR_W), .MAX_BURST(MAX_BURST), .ID_W(ID_W)) u_wr (
@@ -180,16 +180,19 @@ module tx_cpl_wr
     .m_wdata, .m_wstrb, .m_wlast, .m_wvalid, .m_wready,
     .m_bid, .m_bresp, .m_bvalid, .m_bready,
     .b_err, .b_err_id,
+    .burst_issue,
     .idle (wr_idle)
   );
 
+  // Bursts issued (AW presented: the data may go out before the AW is accepted) and not yet
+  // answered, per queue.
   logic [NUM_TXQ-1:0][7:0] bur_q;
   always_ff @(posedge clk) begin
     if (rst) begin
       bur_q <= '0;
     end else begin
       for (int t = 0; t < NUM_TXQ; t++) begin
-        bur_q[t] <= bur_q[t] + 8'(m_awvalid && m_awready && m_awid == ID_W'(8 + t))
+        bur_q[t] <= bur_q[t] + 8'(burst_issue && m_awid == ID_W'(8 + t))
                              - 8'(m_bvalid && m_bready && m_bid == ID_W'(8 + t));
       end
     end

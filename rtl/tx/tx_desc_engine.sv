@@ -19,7 +19,9 @@
 // and discarded. `enable` low stops new reads only, so a started frame still finds its
 // descriptors.
 // Reset: synchronous, active high.
-module tx_desc_engine #(
+module tx_desc_engine
+  import nic_dma_pkg::*;
+#(
   parameter int unsigned NUM_TXQ     = 4,
   parameter int unsigned DMA_DATA_W  = 64,
   parameter int unsigned ADDR_W      = 64,
@@ -55,7 +57,7 @@ module tx_desc_engine #(
   output logic [NUM_TXQ-1:0]         frame_ready,
   input  logic [NUM_TXQ-1:0]         desc_pop,    // only queue `sel`
   input  logic [QW-1:0]              sel,
-  output logic [127:0]               desc,        // head of queue sel's cache
+  output tx_desc_t                   desc,        // head of queue sel's cache
   output logic                       desc_err,    // its read failed
   // indices
   output logic [NUM_TXQ-1:0][15:0]   hw_idx
@@ -68,7 +70,7 @@ module tx_desc_engine #(
 
   logic                       e_valid, e_err, e_push;
   logic [RW-1:0]              e_ring;
-  logic [127:0]               e_desc;
+  tx_desc_t                   e_desc;
   logic [NUM_TXQ-1:0][CW-1:0] count;
   logic [0:0][RW-1:0]         head_sel;
   logic [0:0][128:0]          head_data;
@@ -112,8 +114,8 @@ module tx_desc_engine #(
   logic [CW-1:0]      ends_q [NUM_TXQ];
   logic               in_ends, out_ends;
 
-  assign in_ends  = e_desc[80] || e_err;
-  assign out_ends = desc[80] || desc_err;
+  assign in_ends  = e_desc.eop || e_err;
+  assign out_ends = desc.eop || desc_err;
 
   always_ff @(posedge clk) begin
     if (rst) begin

@@ -14,7 +14,7 @@
 // in the descriptor engine and its indices are zero.
 // Reset: synchronous, active high: queues idle, FIFO empty, m_axis_tvalid low.
 module tx_engine
-  import nic_pkg::*;
+  import nic_pkg::*, nic_dma_pkg::*;
 #(
   parameter int unsigned DATA_W     = 64,     // MAC width
   parameter int unsigned DMA_DATA_W = 128,
@@ -99,7 +99,7 @@ module tx_engine
   // ---------------------------------------------------------------- descriptor fetch
   localparam int unsigned QW = (NUM_TXQ > 1) ? $clog2(NUM_TXQ) : 1;
   logic [NUM_TXQ-1:0]        q_en, run, desc_valid, frame_ready, desc_pop, cq_room;
-  logic [127:0]              desc;
+  tx_desc_t                  desc;
   logic                      desc_err;
   logic [QW-1:0]             desc_sel;
   logic [NUM_TXQ-1:0][63:0]  ring_base;
@@ -163,7 +163,7 @@ module tx_engine
 
   // ---------------------------------------------------------------- scheduler
   logic          ord_valid, ord_ready, ord_nodata, fail_valid, frame_valid;
-  tx_cpl_t       fail_cpl;
+  tx_result_t    fail_cpl;
   tx_frame_t     frame;
   logic          rel_word, rel_frame, rel_discard;
   logic [RW-1:0] rel_discard_words;
@@ -226,7 +226,7 @@ module tx_engine
   logic                  ff_valid, ff_ready, eg_valid, eg_csum_en, data_valid;
   logic [DMA_DATA_W-1:0] ff_data;
   logic [15:0]           eg_len, eg_csum_pos, eg_csum;
-  tx_cpl_t               data_cpl;
+  tx_result_t            data_cpl;
 
   tx_store #(.DATA_W(DMA_DATA_W), .FIFO_WORDS(FIFO_WORDS), .FRAMES(FRAMES)) u_store (
     .clk,

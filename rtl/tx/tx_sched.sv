@@ -16,7 +16,7 @@
 // descriptors say: its length and checksum fields are unknown.
 // Reset: synchronous, active high.
 module tx_sched
-  import nic_pkg::*;
+  import nic_pkg::*, nic_dma_pkg::*;
 #(
   parameter int unsigned DMA_DATA_W = 128,
   parameter int unsigned ADDR_W     = 64,
@@ -37,7 +37,7 @@ module tx_sched
   input  logic [NUM_TXQ-1:0]            cq_room,
   input  logic [NUM_TXQ-1:0]            desc_valid,
   output logic [QW-1:0]                 desc_sel,        // the queue whose cache head is read
-  input  logic [127:0]                  desc,            // head of queue desc_sel's cache
+  input  tx_desc_t                      desc,            // head of queue desc_sel's cache
   input  logic                          desc_err,
   input  logic [NUM_TXQ-1:0]            frame_ready,
   input  logic [NUM_TXQ-1:0][15:0]      desc_hw_idx,
@@ -50,7 +50,7 @@ module tx_sched
   output logic                          ord_nodata,
   // failed frames' completions
   output logic                          fail_valid,
-  output tx_cpl_t                       fail_cpl,
+  output tx_result_t                    fail_cpl,
   // good frames to the store stage
   output logic                          frame_valid,
   output tx_frame_t                     frame,
@@ -117,7 +117,7 @@ module tx_sched
   logic          take;             // a descriptor is popped this cycle
   logic [QW-1:0] tq;               // from this queue
   /* verilator lint_off UNUSEDSIGNAL */
-  logic [127:0]  d;                // reserved bits unused
+  tx_desc_t      d;                // reserved bits unused
   /* verilator lint_on UNUSEDSIGNAL */
   logic          d_err, d_eop, d_bad, d_last;
   logic [63:0]   d_addr;
@@ -128,9 +128,9 @@ module tx_sched
   assign desc_sel = tq;
   assign d      = desc;
   assign d_err  = desc_err;
-  assign d_addr = d[63:0];
-  assign d_len  = d[79:64];
-  assign d_eop  = d[80];
+  assign d_addr = d.addr;
+  assign d_len  = d.len;
+  assign d_eop  = d.eop;
   assign d_bad  = !d_err && (d_len == 16'd0 || d_len > 16'd4096 || {4'd0, d_addr[11:0]} + d_len > 16'd4096);
   // The frame ends at EOP, at a failed descriptor, or at MAX_SEGS descriptors.
   assign d_last = d_eop || d_err || (32'(i_q) == TX_MAX_SEGS - 1 && state_q == S_POP);
@@ -158,7 +158,7 @@ module tx_sched
   always_comb begin
     if (desc_err_q)                                   status = TX_DESC_RD_ERR;
     else if (bad_seg_q)                               status = TX_BAD_SEG;
-    else if (len_q < 20'(TX_MIN_LEN) || len_q > {4'd0, limit}) status = TX_BAD_LEN;
+    else if (len_q < 20'(TX_MIN_FRAME_LEN) || len_q > {4'd0, limit}) status = TX_BAD_LEN;
     else if (csum_en_q && (csum_start_q[0] || csum_off_q[0] || {3'd0, csum_end} > len_q)) status = TX_BAD_CSUM;
     else                                              status = TX_OK;
   end
@@ -273,11 +273,11 @@ module tx_sched
       seg_len_q[i_q]  <= d_len[12:0];
       if (state_q == S_IDLE) begin
         desc_idx_q   <= desc_hw_idx[tq];
-        csum_en_q    <= d[81];
-        csum_udp_q   <= d[82];
-        csum_start_q <= d[95:88];
-        csum_off_q   <= d[103:96];
-        tag_q        <= d[127:112];
+        csum_en_q    <= d.csum;
+        csum_udp_q   <= d.csum_udp;
+        csum_start_q <= d.csum_start;
+        csum_off_q   <= d.csum_offset;
+        tag_q        <= d.tag;
         len_q        <= d_err ? 20'd0 : {4'd0, d_len};
         bad_seg_q    <= d_bad;
         desc_err_q   <= d_err;

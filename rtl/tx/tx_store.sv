@@ -10,7 +10,7 @@
 // the reads, so the FIFO always has room for a gathered word.
 // Reset: synchronous, active high.
 module tx_store
-  import nic_pkg::*;
+  import nic_pkg::*, nic_dma_pkg::*;
 #(
   parameter int unsigned DATA_W     = 128,   // DMA width
   parameter int unsigned FIFO_WORDS = 128,
@@ -41,7 +41,7 @@ module tx_store
   output logic [15:0]       eg_csum,
   // completion of a frame that was read (OK or DMA_RD_ERR)
   output logic              cpl_valid,
-  output tx_cpl_t           cpl,
+  output tx_result_t        cpl,
   // a failed frame's words were dropped from the FIFO
   output logic              rel_discard,
   output logic [RW-1:0]     rel_discard_words

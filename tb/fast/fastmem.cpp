@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "svdpi.h"
+#include "dma_formats.h" /* generated from rtl/formats/dma_formats.toml */
 
 extern "C" {
 
@@ -381,45 +382,50 @@ int fm_standalone_poll(long long cycle) {
     uint64_t sw = H[H_SA_CQ_SW];
     uint8_t *cq = M + 0;
     int resp = 0;
-    cq = fm_decode(H[H_SA_CQ_BASE], 16 * cq_size, &resp);
-    uint8_t *hring = fm_decode(H[H_SA_HDR_BASE], 16ULL << H[H_SA_HDR_LOG2], &resp);
-    uint8_t *pring = fm_decode(H[H_SA_PAY_BASE], 16ULL << H[H_SA_PAY_LOG2], &resp);
+    cq = fm_decode(H[H_SA_CQ_BASE], RX_CPL_BYTES * cq_size, &resp);
+    uint8_t *hring = fm_decode(H[H_SA_HDR_BASE], (uint64_t)RX_DESC_BYTES << H[H_SA_HDR_LOG2], &resp);
+    uint8_t *pring = fm_decode(H[H_SA_PAY_BASE], (uint64_t)RX_DESC_BYTES << H[H_SA_PAY_LOG2], &resp);
     if (!cq || !hring || !pring) fm_die("standalone: rings not mapped");
     const uint64_t *hbufs = (const uint64_t *)(M + H[H_SA_HDR_BUFS]);
     const uint64_t *pbufs = (const uint64_t *)(M + H[H_SA_PAY_BUFS]);
     uint64_t hsw = H[H_SA_HDR_SW], psw = H[H_SA_PAY_SW];
     uint64_t hmask = (1ULL << H[H_SA_HDR_LOG2]) - 1, pmask = (1ULL << H[H_SA_PAY_LOG2]) - 1;
     int consumed = 0, reposted_h = 0, reposted_p = 0;
+    /* The bytes used below are single-byte groups and little-endian fields (x86, like the bus). */
+    static_assert(RX_CPL_GEN_LEN == 1 && RX_CPL_SOP_LEN == 1 && RX_CPL_SOP_OFF == RX_CPL_EOP_OFF
+                  && RX_CPL_SOP_OFF == RX_CPL_HDR_VALID_OFF && RX_CPL_SOP_OFF == RX_CPL_PAY_VALID_OFF,
+                  "fm_standalone_poll reads the completion's flags as one byte");
+    static_assert(RX_CPL_PAY_BUF_ID_LEN == 2 && RX_CPL_HDR_BUF_ID_LEN == 2 && RX_DESC_ADDR_LEN == 8
+                  && RX_DESC_BUF_ID_LEN == 2, "fm_standalone_poll copies 16-bit ids and 64-bit addresses");
     for (;;) {
-        uint8_t *c = cq + 16 * (sw & (cq_size - 1));
+        uint8_t *c = cq + RX_CPL_BYTES * (sw & (cq_size - 1));
         unsigned expect_gen = 1 - ((sw >> cq_log2) & 1);
-        if (((c[15] >> 7) & 1) != expect_gen) break;
+        if (((c[RX_CPL_GEN_OFF] & RX_CPL_GEN_MASK) != 0) != expect_gen) break;
         uint16_t pay_id, hdr_id;
-        memcpy(&pay_id, c + 0, 2);
-        memcpy(&hdr_id, c + 4, 2);
-        uint8_t flags = c[14];
+        memcpy(&pay_id, c + RX_CPL_PAY_BUF_ID_OFF, 2);
+        memcpy(&hdr_id, c + RX_CPL_HDR_BUF_ID_OFF, 2);
+        uint8_t flags = c[RX_CPL_SOP_OFF];
         sw = (sw + 1) & 0xffff;
         consumed++;
-        /* flags: SOP 1, EOP 2, SPLIT 4, HDR_VALID 8, PAY_VALID 16 (models/formats.py) */
-        if ((flags & 1) && (flags & 8)) {
+        if ((flags & RX_CPL_SOP_MASK) && (flags & RX_CPL_HDR_VALID_MASK)) {
             if (hdr_id >= H[H_SA_NHDR]) { H[H_SA_BAD]++; continue; }
-            uint8_t *dsc = hring + 16 * (hsw & hmask);
-            memset(dsc, 0, 16);
-            memcpy(dsc, &hbufs[hdr_id], 8);
-            memcpy(dsc + 8, &hdr_id, 2);
+            uint8_t *dsc = hring + RX_DESC_BYTES * (hsw & hmask);
+            memset(dsc, 0, RX_DESC_BYTES);
+            memcpy(dsc + RX_DESC_ADDR_OFF, &hbufs[hdr_id], 8);
+            memcpy(dsc + RX_DESC_BUF_ID_OFF, &hdr_id, 2);
             hsw = (hsw + 1) & 0xffff;
             reposted_h++;
         }
-        if (flags & 16) {
+        if (flags & RX_CPL_PAY_VALID_MASK) {
             if (pay_id >= H[H_SA_NPAY]) { H[H_SA_BAD]++; continue; }
-            uint8_t *dsc = pring + 16 * (psw & pmask);
-            memset(dsc, 0, 16);
-            memcpy(dsc, &pbufs[pay_id], 8);
-            memcpy(dsc + 8, &pay_id, 2);
+            uint8_t *dsc = pring + RX_DESC_BYTES * (psw & pmask);
+            memset(dsc, 0, RX_DESC_BYTES);
+            memcpy(dsc + RX_DESC_ADDR_OFF, &pbufs[pay_id], 8);
+            memcpy(dsc + RX_DESC_BUF_ID_OFF, &pay_id, 2);
             psw = (psw + 1) & 0xffff;
             reposted_p++;
         }
-        if (flags & 2) H[H_SA_CPLS]++;
+        if (flags & RX_CPL_EOP_MASK) H[H_SA_CPLS]++;
     }
     if (consumed) {
         H[H_SA_CQ_SW] = sw;

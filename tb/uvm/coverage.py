@@ -1,212 +1,380 @@
-"""Functional coverage: a small collector (cover points with named bins, crosses of them),
-JSON save/merge and a text report, plus the NIC RX cover model sampled by the scoreboard.
+"""Functional coverage in pyvsc: the RX and TX cover models, their exclusions with reasons,
+UCIS XML per run (pyucis) and the merge and report over a regression.
 
-No dependency: cocotb-coverage is not pinned in this project, and this is all the
-regression needs (sample, merge runs, list hits and holes).
+A cover model is a `GroupSpec`: named cover points (each a list of bin names) and crosses,
+each cross with its `Exclusion`s: combinations that cannot happen (`ignore`) or must never
+happen (`illegal`), each with the reason beside it. `CoverGroup(spec)` builds the pyvsc
+covergroup (one pyvsc bin per name; the cross exclusions become pyvsc ignore bins, named
+after their reason) and samples it with bin names.
+
+pyvsc semantics, measured (tests/model/test_coverage.py):
+- a cross's coverage on the *instance* (`get_inst_coverage`, and the INST part of pyvsc's
+  report) leaves ignore bins out of numerator and denominator; the *type* coverage
+  (`covergroup.get_coverage()`, the TYPE part of the report) does NOT: it counts the ignored
+  bins in the denominator (and a hit on one in the numerator), so a cross with a third of
+  its bins ignored reads low there. This module reports instance figures only, computed from
+  the UCIS data itself (ignore bins are not written to it) and checked against pyvsc's.
+- pyvsc's `cross` has no illegal bins (its model has them; its API does not pass them): an
+  illegal exclusion is an ignore bin to pyvsc, and `CoverGroup.sample` raises
+  `IllegalBinHit` when a sample falls into one (as an illegal bin hit is an error in SV).
+
+A run writes every covergroup of the process to one UCIS XML file (`write_ucis`); the
+regression merges the files (`merge_ucis`, pyucis DbMerger) and `summarize` gives per group
+and per item the bins hit of the bins that count, and the holes.
 """
 from __future__ import annotations
 
-import itertools
 import json
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import vsc
 
 from models.nic_model import FRAME_COUNTERS
 
 
-@dataclass
-class CoverPoint:
+class IllegalBinHit(AssertionError):
+    """A sample fell into a cross combination declared illegal."""
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    kind: str                                  # "ignore" or "illegal"
+    reason: str
+    when: Callable[[dict[str, str]], bool]     # bin names by cover point -> excluded?
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("ignore", "illegal"):
+            raise ValueError(f"exclusion kind {self.kind!r}: ignore or illegal")
+        if "," in self.reason:
+            raise ValueError(f"exclusion reason {self.reason!r}: no commas (pyvsc bin names)")
+
+
+@dataclass(frozen=True)
+class CrossSpec:
     name: str
-    bins: list[str]
-    hits: dict[str, int] = field(default_factory=dict)
-
-    def sample(self, value: str) -> None:
-        if value not in self.bins:
-            raise ValueError(f"cover point {self.name}: {value!r} is not one of its bins {self.bins}")
-        self.hits[value] = self.hits.get(value, 0) + 1
-
-    @property
-    def covered(self) -> int:
-        return sum(1 for b in self.bins if self.hits.get(b))
-
-    @property
-    def holes(self) -> list[str]:
-        return [b for b in self.bins if not self.hits.get(b)]
+    points: tuple[str, ...]
+    exclusions: tuple[Exclusion, ...] = ()
 
 
-@dataclass
-class Cross:
+@dataclass(frozen=True)
+class GroupSpec:
     name: str
-    points: list[CoverPoint]
-    ignore: Callable[[dict[str, str]], bool] | None = None   # bins that cannot happen
-    hits: dict[tuple[str, ...], int] = field(default_factory=dict)
+    points: dict[str, tuple[str, ...]]
+    crosses: tuple[CrossSpec, ...] = ()
 
-    def all_bins(self) -> list[tuple[str, ...]]:
-        names = [p.name for p in self.points]
-        out = []
-        for combo in itertools.product(*(p.bins for p in self.points)):
-            if self.ignore and self.ignore(dict(zip(names, combo))):
-                continue
-            out.append(combo)
-        return out
-
-    def sample(self, values: dict[str, str]) -> None:
-        key = tuple(values[p.name] for p in self.points)
-        self.hits[key] = self.hits.get(key, 0) + 1
-
-    @property
-    def holes(self) -> list[tuple[str, ...]]:
-        return [b for b in self.all_bins() if not self.hits.get(b)]
+    def cross(self, name: str) -> CrossSpec:
+        return next(c for c in self.crosses if c.name == name)
 
 
 class CoverGroup:
-    def __init__(self, name: str, points: Sequence[CoverPoint]) -> None:
-        self.name = name
-        self.points = {p.name: p for p in points}
-        self.crosses: dict[str, Cross] = {}
-        self.samples = 0
+    """One pyvsc covergroup instance built from `spec`, sampled with bin names."""
 
-    def cross(self, name: str, *point_names: str, ignore=None) -> Cross:
-        c = Cross(name, [self.points[n] for n in point_names], ignore)
-        self.crosses[name] = c
-        return c
+    def __init__(self, spec: GroupSpec) -> None:
+        for p, bins in spec.points.items():
+            bad = [b for b in bins if "," in b or "<" in b or ">" in b]
+            if bad:
+                raise ValueError(f"{spec.name}.{p}: bin names {bad} may not contain , < >")
+        self.spec = spec
+        self.samples = 0
+        self._index = {p: {b: i for i, b in enumerate(bins)} for p, bins in spec.points.items()}
+        self._illegal = [(c, e) for c in spec.crosses for e in c.exclusions if e.kind == "illegal"]
+        self.cg = _vsc_class(spec)()
 
     def sample(self, **values: str) -> None:
+        """One sample; every cover point of the group must be given a bin name."""
+        missing = set(self.spec.points) - set(values)
+        if missing:
+            raise ValueError(f"{self.spec.name}: no value for {sorted(missing)}")
+        idx = []
+        for p in self.spec.points:
+            try:
+                idx.append(self._index[p][values[p]])
+            except KeyError:
+                raise ValueError(f"{self.spec.name}.{p}: {values[p]!r} is not one of its bins "
+                                 f"{list(self.spec.points[p])}") from None
+        for c, e in self._illegal:
+            if e.when({p: values[p] for p in c.points}):
+                raise IllegalBinHit(f"{self.spec.name}.{c.name}: illegal combination "
+                                    f"{ {p: values[p] for p in c.points} }: {e.reason}")
         self.samples += 1
-        for name, p in self.points.items():
-            if name in values:
-                p.sample(values[name])
-        for c in self.crosses.values():
-            if all(p.name in values for p in c.points):
-                c.sample(values)
+        self.cg.sample(*idx)
 
-    # ------------------------------------------------------------------ persistence
-    def to_dict(self) -> dict:
-        return {
-            "name": self.name, "samples": self.samples,
-            "points": {n: p.hits for n, p in self.points.items()},
-            "crosses": {n: {"|".join(k): v for k, v in c.hits.items()} for n, c in self.crosses.items()},
-        }
-
-    def merge_dict(self, d: dict) -> None:
-        self.samples += d.get("samples", 0)
-        for n, hits in d.get("points", {}).items():
-            if n in self.points:
-                for b, v in hits.items():
-                    self.points[n].hits[b] = self.points[n].hits.get(b, 0) + v
-        for n, hits in d.get("crosses", {}).items():
-            if n in self.crosses:
-                for k, v in hits.items():
-                    key = tuple(k.split("|"))
-                    self.crosses[n].hits[key] = self.crosses[n].hits.get(key, 0) + v
-
-    def percent(self) -> dict[str, float]:
-        out = {}
-        for n, p in self.points.items():
-            out[n] = 100.0 * p.covered / len(p.bins)
-        for n, c in self.crosses.items():
-            bins = c.all_bins()
-            out[n] = 100.0 * sum(1 for b in bins if c.hits.get(b)) / len(bins) if bins else 100.0
+    def inst_coverage(self) -> dict[str, float]:
+        """pyvsc's own instance coverage per cover point and cross (percent)."""
+        out = {p: getattr(self.cg, f"cp_{p}").get_inst_coverage() for p in self.spec.points}
+        out.update({c.name: getattr(self.cg, c.name).model.get_coverage() for c in self.spec.crosses})
         return out
 
-    def report(self, max_holes: int = 40) -> str:
-        pct = self.percent()
-        lines = [f"functional coverage '{self.name}': {self.samples} samples"]
-        for n, p in self.points.items():
-            lines.append(f"  point {n:<14} {pct[n]:5.1f}%  ({p.covered}/{len(p.bins)})")
-            lines.append("      hit:   " + ", ".join(f"{b}={p.hits[b]}" for b in p.bins if p.hits.get(b)))
-            if p.holes:
-                lines.append("      holes: " + ", ".join(p.holes))
-        for n, c in self.crosses.items():
-            bins = c.all_bins()
-            hit = [b for b in bins if c.hits.get(b)]
-            lines.append(f"  cross {n:<14} {pct[n]:5.1f}%  ({len(hit)}/{len(bins)}: "
-                         f"{' x '.join(p.name for p in c.points)})")
-            holes = c.holes
+
+def _vsc_class(spec: GroupSpec):
+    """A pyvsc covergroup class for `spec` (pyvsc builds its model from the attributes)."""
+
+    def __init__(self) -> None:
+        self.with_sample({p: vsc.uint16_t() for p in spec.points})
+        for p, bins in spec.points.items():
+            setattr(self, f"cp_{p}", vsc.coverpoint(getattr(self, p), bins={b: vsc.bin(i) for i, b in enumerate(bins)}))
+        for c in spec.crosses:
+            ignore = {f"{e.kind}: {e.reason}": _bin_pred(c.points, e.when) for e in c.exclusions} or None
+            setattr(self, c.name, vsc.cross([getattr(self, f"cp_{p}") for p in c.points], ignore_bins=ignore))
+
+    return vsc.covergroup(type(spec.name, (object,), {"__init__": __init__}))
+
+
+def _bin_pred(points: tuple[str, ...], when: Callable[[dict[str, str]], bool]):
+    return lambda *bins: bool(when({p: b.name for p, b in zip(points, bins)}))
+
+
+# ---------------------------------------------------------------------------------------------
+# UCIS XML: write per run, merge, summarize
+# ---------------------------------------------------------------------------------------------
+def write_ucis(path: Path) -> Path:
+    """Every pyvsc covergroup instance of this process to UCIS XML at `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    vsc.write_coverage_db(str(path), fmt="xml")
+    return path
+
+
+def merge_ucis(paths: Sequence[Path], out: Path) -> Path:
+    """Merge UCIS XML files (pyucis DbMerger: hit counts of the same bins add up)."""
+    from ucis.mem.mem_ucis import MemUCIS
+    from ucis.merge.db_merger import DbMerger
+    from ucis.xml.xml_factory import XmlFactory
+
+    dbs = [XmlFactory.read(str(p)) for p in paths]
+    merged = MemUCIS()
+    DbMerger().merge(merged, dbs)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    XmlFactory.write(merged, str(out))
+    return out
+
+
+@dataclass
+class ItemCov:
+    name: str
+    kind: str                        # "point" or "cross"
+    bins: dict[str, int] = field(default_factory=dict)   # bins that count -> hits
+
+    @property
+    def hit(self) -> int:
+        return sum(1 for v in self.bins.values() if v)
+
+    @property
+    def total(self) -> int:
+        return len(self.bins)
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.hit / self.total if self.total else 100.0
+
+    @property
+    def holes(self) -> list[str]:
+        return [b for b, v in self.bins.items() if not v]
+
+
+@dataclass
+class GroupCov:
+    name: str
+    items: dict[str, ItemCov] = field(default_factory=dict)
+
+    @property
+    def hit(self) -> int:
+        return sum(i.hit for i in self.items.values())
+
+    @property
+    def total(self) -> int:
+        return sum(i.total for i in self.items.values())
+
+    @property
+    def percent(self) -> float:
+        """Bins hit of all the bins that count, points and crosses together."""
+        return 100.0 * self.hit / self.total if self.total else 100.0
+
+
+def read_ucis(path: Path) -> dict[str, GroupCov]:
+    """Per covergroup (summed over its instances), the hits of every bin that counts."""
+    root = ET.parse(path).getroot()
+    groups: dict[str, GroupCov] = {}
+    for inst in root.iter("cgInstance"):
+        cg_id = inst.find("cgId")
+        gname = cg_id.get("cgName") if cg_id is not None else inst.get("name")
+        g = groups.setdefault(gname, GroupCov(gname))
+        for cp in inst.findall("coverpoint"):
+            name = cp.get("name").removeprefix("cp_")
+            item = g.items.setdefault(name, ItemCov(name, "point"))
+            for b in cp.findall("coverpointBin"):
+                n = sum(int(c.get("coverageCount", 0)) for c in b.iter("contents"))
+                item.bins[b.get("name")] = item.bins.get(b.get("name"), 0) + n
+        for cr in inst.findall("cross"):
+            item = g.items.setdefault(cr.get("name"), ItemCov(cr.get("name"), "cross"))
+            for b in cr.findall("crossBin"):
+                n = sum(int(c.get("coverageCount", 0)) for c in b.iter("contents"))
+                key = b.get("name").strip("<>").replace(",", "|")
+                item.bins[key] = item.bins.get(key, 0) + n
+    return groups
+
+
+def exclusion_lines(specs: Iterable[GroupSpec]) -> list[str]:
+    out = []
+    for s in specs:
+        for c in s.crosses:
+            for e in c.exclusions:
+                out.append(f"  {s.name}.{c.name}: {e.kind}: {e.reason}")
+    return out
+
+
+def report(groups: dict[str, GroupCov], specs: Iterable[GroupSpec] = (), max_holes: int = 40) -> str:
+    lines = []
+    for g in groups.values():
+        lines.append(f"covergroup {g.name}: {g.percent:.1f}% ({g.hit}/{g.total} bins that count)")
+        for it in g.items.values():
+            lines.append(f"  {it.kind:5s} {it.name:<26} {it.percent:5.1f}%  ({it.hit}/{it.total})")
+            holes = it.holes
             if holes:
-                shown = holes[:max_holes]
-                lines.append(f"      holes ({len(holes)}): " + "; ".join("/".join(h) for h in shown)
-                             + (" ..." if len(holes) > len(shown) else ""))
-        return "\n".join(lines)
+                lines.append(f"        holes ({len(holes)}): " + "; ".join(holes[:max_holes])
+                             + (" ..." if len(holes) > max_holes else ""))
+    specs = list(specs)
+    if specs:
+        lines.append("exclusions (not counted; an illegal one fails the run when hit):")
+        lines += exclusion_lines(specs)
+    return "\n".join(lines)
 
-    def report_json(self) -> dict:
-        d = self.to_dict()
-        d["percent"] = {k: round(v, 2) for k, v in self.percent().items()}
-        d["holes"] = {n: p.holes for n, p in self.points.items()}
-        d["cross_holes"] = {n: ["|".join(h) for h in c.holes] for n, c in self.crosses.items()}
-        return d
+
+def report_json(groups: dict[str, GroupCov], specs: Iterable[GroupSpec] = ()) -> dict:
+    return {
+        "groups": {g.name: {"percent": round(g.percent, 2), "hit": g.hit, "total": g.total,
+                            "items": {i.name: {"kind": i.kind, "percent": round(i.percent, 2), "hit": i.hit,
+                                               "total": i.total, "bins": i.bins, "holes": i.holes}
+                                      for i in g.items.values()}}
+                   for g in groups.values()},
+        "exclusions": [{"group": s.name, "cross": c.name, "kind": e.kind, "reason": e.reason}
+                       for s in specs for c in s.crosses for e in c.exclusions],
+    }
+
+
+def write_reports(groups: dict[str, GroupCov], stem: Path, specs: Iterable[GroupSpec] = ()) -> tuple[Path, Path]:
+    """stem.txt (text report) and stem.json (per bin hits, percentages, holes, exclusions)."""
+    specs = list(specs)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    txt, js = stem.with_suffix(".txt"), stem.with_suffix(".json")
+    txt.write_text(report(groups, specs) + "\n")
+    js.write_text(json.dumps(report_json(groups, specs), indent=1))
+    return txt, js
+
+
+def summary_lines(groups: dict[str, GroupCov], runs: int, where: str) -> list[str]:
+    out = [f"  functional coverage ({runs} runs merged, UCIS XML): "
+           + ", ".join(f"{g.name} {g.percent:.1f}% ({g.hit}/{g.total})" for g in groups.values())]
+    for g in groups.values():
+        out.append(f"    {g.name}: " + ", ".join(f"{i.name} {i.percent:.0f}%" for i in g.items.values()))
+    out.append(f"    report: {where}.txt (.json, .xml)")
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
-# The NIC RX cover model
+# RX cover model (sampled by tb/uvm/scoreboard.py once per resolved frame)
 # ---------------------------------------------------------------------------------------------
-PROTOCOLS = ["ipv4/tcp", "ipv4/udp", "ipv4/other", "ipv6/tcp", "ipv6/udp", "ipv6/other", "non_ip", "unparsed"]
-SPLIT = ["split", "no_split", "hdr_overflow", "dropped"]
-QUEUE_KINDS = ["rss/devmem", "rss/host", "steered/devmem", "steered/host", "default/devmem", "default/host"]
-ERRORS = ["none", "bad_fcs", "byte_flip", "truncate", "extend", "len_field", "l4_field", "dma_wr_err"]
-VLANS = ["0", "1", "2"]
-SIZES = ["60", "61-127", "128-511", "512-1517", "1518+"]
-N_BUFS = ["0", "1", "2", "3+"]
-DROPS = ["none", *(n for n in FRAME_COUNTERS if n != "RX_FRAMES")]
+PROTOCOLS = ("ipv4/tcp", "ipv4/udp", "ipv4/other", "ipv6/tcp", "ipv6/udp", "ipv6/other", "non_ip", "unparsed")
+SPLIT = ("split", "no_split", "hdr_overflow", "dropped")
+QUEUE_KINDS = ("rss/devmem", "rss/host", "steered/devmem", "steered/host", "default/devmem", "default/host")
+ERRORS = ("none", "bad_fcs", "byte_flip", "truncate", "extend", "len_field", "l4_field", "dma_wr_err")
+VLANS = ("0", "1", "2")
+SIZES = ("60", "61-127", "128-511", "512-1517", "1518+")
+N_BUFS = ("0", "1", "2", "3+")
+DROPS = ("none", *(n for n in FRAME_COUNTERS if n != "RX_FRAMES"))
 
 
 def size_bin(n: int) -> str:
     return "60" if n <= 60 else "61-127" if n < 128 else "128-511" if n < 512 else "512-1517" if n < 1518 else "1518+"
 
 
+_UNPARSED_NO_SPLIT = Exclusion(
+    "ignore", "a frame the ingress drops (runt / bad FCS / oversize / FIFO full) is never parsed: no split decision",
+    lambda v: v["protocol"] == "unparsed" and v["split"] != "dropped")
+_NON_IP_SPLIT = Exclusion(
+    "illegal", "a frame without an IP header is never split (docs/rx-rules.md)",
+    lambda v: v["protocol"] == "non_ip" and v["split"] in ("split", "hdr_overflow"))
+_DMA_ERR_DROPPED = Exclusion(
+    "ignore", "a DMA write error needs a frame that was written",
+    lambda v: v["error"] == "dma_wr_err" and v["split"] == "dropped")
+
+RX_SPEC = GroupSpec("nic_rx", {
+    "protocol": PROTOCOLS, "split": SPLIT, "queue_kind": QUEUE_KINDS, "error": ERRORS,
+    "vlan": VLANS, "size": SIZES, "pay_bufs": N_BUFS, "drop": DROPS,
+}, (
+    CrossSpec("proto_split_queue_error", ("protocol", "split", "queue_kind", "error"),
+              (_UNPARSED_NO_SPLIT, _NON_IP_SPLIT, _DMA_ERR_DROPPED)),
+    CrossSpec("proto_split", ("protocol", "split"), (_UNPARSED_NO_SPLIT, _NON_IP_SPLIT)),
+    CrossSpec("split_error", ("split", "error"), (_DMA_ERR_DROPPED,)),
+    CrossSpec("proto_queue", ("protocol", "queue_kind"), (
+        Exclusion("ignore", "an unparsed frame has no flow tuple: RSS and steering never see it",
+                  lambda v: v["protocol"] == "unparsed"),)),
+    CrossSpec("proto_vlan", ("protocol", "vlan")),
+))
+
+
 def nic_rx_covergroup() -> CoverGroup:
-    g = CoverGroup("nic_rx", [
-        CoverPoint("protocol", PROTOCOLS), CoverPoint("split", SPLIT), CoverPoint("queue_kind", QUEUE_KINDS),
-        CoverPoint("error", ERRORS), CoverPoint("vlan", VLANS), CoverPoint("size", SIZES),
-        CoverPoint("pay_bufs", N_BUFS), CoverPoint("drop", DROPS),
-    ])
-
-    def impossible(v: dict[str, str]) -> bool:
-        # An unparsed frame (dropped by the ingress) has no split decision; a DMA write error
-        # needs a delivered frame; a frame without an IP header is never split.
-        if v.get("protocol") == "unparsed" and v.get("split") not in (None, "dropped"):
-            return True
-        if v.get("error") == "dma_wr_err" and v.get("split") == "dropped":
-            return True
-        if v.get("protocol") == "non_ip" and v.get("split") in ("split", "hdr_overflow"):
-            return True
-        return False
-
-    g.cross("proto_split_queue_error", "protocol", "split", "queue_kind", "error", ignore=impossible)
-    g.cross("proto_split", "protocol", "split", ignore=impossible)
-    g.cross("split_error", "split", "error", ignore=impossible)
-    g.cross("proto_queue", "protocol", "queue_kind", ignore=lambda v: v["protocol"] == "unparsed")
-    g.cross("proto_vlan", "protocol", "vlan")
-    return g
+    return CoverGroup(RX_SPEC)
 
 
-def merge_files(paths: Iterable[Path]) -> CoverGroup | None:
-    paths = list(paths)
-    if not paths:
-        return None
-    g = nic_rx_covergroup()
-    for p in paths:
-        g.merge_dict(json.loads(Path(p).read_text()))
-    return g
+# ---------------------------------------------------------------------------------------------
+# TX cover model (sampled by tb/uvm/tx_agent.py's scoreboard once per completed frame)
+# ---------------------------------------------------------------------------------------------
+TX_SEGMENTS = ("1", "2", "3-4", "5-8", "9-15", "16")
+TX_OFFSETS = ("page_start", "unaligned", "ends_at_4k")
+TX_PAY_OFFSETS = ("none", "page_start", "unaligned", "ends_at_4k")
+TX_CROSSING = ("none", "crosses_4k")
+TX_CSUM = ("none", "tcp4", "udp4", "tcp6", "udp6", "udp_zero")
+TX_STATUS = ("OK", "BAD_SEG", "BAD_LEN", "BAD_CSUM", "DMA_RD_ERR", "DESC_RD_ERR")
+TX_QUEUES = ("0", "1", "2", "3")
+TX_INTERLEAVE = ("first", "same_queue", "other_queue")
+TX_PAY_MEM = ("none", "host", "device")
 
 
-def write_reports(g: CoverGroup, stem: Path) -> tuple[Path, Path]:
-    """stem.txt (the text report) and stem.json (hits, percentages, holes)."""
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    txt, js = stem.with_suffix(".txt"), stem.with_suffix(".json")
-    txt.write_text(g.report() + "\n")
-    js.write_text(json.dumps(g.report_json(), indent=1))
-    return txt, js
+def tx_segments_bin(n: int) -> str:
+    return "1" if n == 1 else "2" if n == 2 else "3-4" if n <= 4 else "5-8" if n <= 8 else "9-15" if n < 16 else "16"
 
 
-def summary_lines(g: CoverGroup, where: str = "build/regress/functional_coverage") -> list[str]:
-    pct = g.percent()
-    pts = ", ".join(f"{n} {pct[n]:.0f}%" for n in g.points)
-    main = "proto_split_queue_error"
-    c = g.crosses[main]
-    return [f"  functional coverage ({g.samples} frames): {pts}",
-            f"    cross protocol x split x queue kind x error: {pct[main]:.1f}% "
-            f"({len(c.all_bins()) - len(c.holes)}/{len(c.all_bins())} bins); "
-            + ", ".join(f"{n} {pct[n]:.0f}%" for n in g.crosses if n != main),
-            f"    report: {where}.txt (.json)"]
+def tx_offset_bin(addr: int, length: int, page: int = 4096) -> str:
+    off = addr % page
+    if off == 0:
+        return "page_start"
+    return "ends_at_4k" if off + length == page else "unaligned"
+
+
+TX_SPEC = GroupSpec("nic_tx", {
+    "segments": TX_SEGMENTS, "hdr_offset": TX_OFFSETS, "pay_offset": TX_PAY_OFFSETS,
+    "crossing": TX_CROSSING, "csum": TX_CSUM, "status": TX_STATUS, "queue": TX_QUEUES,
+    "interleave": TX_INTERLEAVE, "pay_mem": TX_PAY_MEM,
+}, (
+    CrossSpec("status_csum", ("status", "csum"), (
+        Exclusion("ignore", "BAD_CSUM needs a checksum request", lambda v: v["status"] == "BAD_CSUM" and v["csum"] == "none"),
+        Exclusion("ignore", "a computed checksum of zero (sent as 0xFFFF) exists only for a frame that was sent",
+                  lambda v: v["csum"] == "udp_zero" and v["status"] != "OK"),
+    )),
+    CrossSpec("crossing_status", ("crossing", "status"), (
+        Exclusion("illegal", "a segment crossing 4 KiB is BAD_SEG before the length and checksum rules and any read (docs/tx.md)",
+                  lambda v: v["crossing"] == "crosses_4k" and v["status"] in ("OK", "BAD_LEN", "BAD_CSUM", "DMA_RD_ERR")),
+    )),
+    CrossSpec("segments_status", ("segments", "status")),
+    CrossSpec("segments_pay_offset", ("segments", "pay_offset"), (
+        Exclusion("ignore", "a one-segment frame has no payload segment", lambda v: v["segments"] == "1" and v["pay_offset"] != "none"),
+        Exclusion("ignore", "a frame of two or more segments has a payload segment", lambda v: v["segments"] != "1" and v["pay_offset"] == "none"),
+    )),
+    CrossSpec("queue_interleave", ("queue", "interleave")),
+    CrossSpec("status_pay_mem", ("status", "pay_mem")),
+))
+
+
+def nic_tx_covergroup() -> CoverGroup:
+    return CoverGroup(TX_SPEC)
+
+
+SPECS = (RX_SPEC, TX_SPEC)
+
+
+def safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.=+-]+", "_", text)

@@ -71,4 +71,5 @@ class DmaAgent(uvm_agent):
 
     def connect_phase(self) -> None:
         # Stream gaps (MAC side) and DMA backpressure: NicTb's seeded pause generators.
-        self.tb.set_profile(TrafficProfile(rx_idle=self.profile.rx_idle, dma_stall=self.profile.dma_stall))
+        self.tb.set_profile(TrafficProfile(rx_idle=self.profile.rx_idle, dma_stall=self.profile.dma_stall,
+                                            tx_stall=self.profile.tx_stall))

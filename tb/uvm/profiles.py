@@ -32,3 +32,13 @@ class Profile:
     hds_thresh: int = 0
     max_frame_len: int = 1518
     jumbo_rate: float = 0.0                 # payloads of 1500..8900 bytes (frame limit 9022)
+    # TX (tb/uvm/tx_agent.py); no TX traffic when tx_frames is 0
+    tx_frames: int = 0                      # TX frames per run (scaled by UVM_FRAMES_SCALE)
+    tx_queues: tuple[int, ...] = (0,)       # TX queues the frames are spread over
+    tx_sizes: tuple[int, int] = (60, 1514)  # frame sizes (bytes, without FCS)
+    tx_csum_rate: float = 0.8               # frames with checksum offload
+    tx_zero_csum_rate: float = 0.1          # UDP frames built so the checksum computes to 0
+    tx_fault_rate: float = 0.0              # frames with one fault: crossing, zero_len, short, bad_csum, dma_rd_err
+    tx_host_payload: float = 0.2            # payload segments in host memory (else device memory)
+    tx_max_segs_rate: float = 0.05          # frames of TX_MAX_SEGS (16) descriptors
+    tx_stall: float = 0.0                   # MAC TX backpressure: not-ready probability per cycle

@@ -95,7 +95,7 @@ class RandomTrafficSeq(uvm_sequence):
         rng: random.Random = ConfigDB().get(None, "", "rng")
         flows: list[FlowSpec] = ConfigDB().get(None, "", "flows")
         scale = float(ConfigDB().get(None, "", "frames_scale"))
-        n = max(1, int(profile.frames * scale))
+        n = max(1, int(profile.frames * scale)) if profile.frames else 0
         for i in range(n):
             flow_idx = rng.randrange(len(flows))
             flow = flows[flow_idx]

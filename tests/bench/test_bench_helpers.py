@@ -155,3 +155,25 @@ def test_checker_process_keeps_the_real_error(monkeypatch) -> None:
     _, _, ck = _checker(monkeypatch, slow)
     ck.submit([_taken(0, 10)])
     assert ck.close() >= 0.0 and ck.pending == 0
+
+
+def test_sim_memory_summary() -> None:
+    """bench/sim_memory.py's growth figure: from the first sample at or after warm-up to the
+    peak after it, per frame from the same base to the last sample."""
+    from bench.sim_memory import summarize
+
+    mib = 1 << 20
+    samples = [{"frames": 0, "VmRSS": 60 * mib, "RssAnon": 40 * mib, "py_objects": 50_000},
+               {"frames": 10_000, "VmRSS": 100 * mib, "RssAnon": 70 * mib, "py_objects": 70_000},
+               {"frames": 20_000, "VmRSS": 112 * mib, "RssAnon": 70 * mib, "py_objects": 70_000},
+               {"frames": 30_000, "VmRSS": 105 * mib, "RssAnon": 71 * mib, "py_objects": 70_100}]
+    sm = summarize(samples, warmup=10_000)
+    assert sm["rss_at_warmup"] == 100 * mib and sm["rss_peak"] == 112 * mib
+    assert abs(sm["growth"] - 0.12) < 1e-9 and not sm["within_target"]
+    assert sm["rss_bytes_per_frame"] == 5 * mib / 20_000
+    assert sm["anon_bytes_per_frame"] == mib / 20_000
+    assert sm["py_objects_per_frame"] == 100 / 20_000
+    assert summarize(samples[:3], warmup=10_000)["within_target"] is False
+    assert summarize([dict(s, VmRSS=100 * mib) for s in samples])["within_target"]
+    with pytest.raises(ValueError, match="two samples"):
+        summarize(samples[:2], warmup=10_000)

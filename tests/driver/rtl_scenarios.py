@@ -12,7 +12,7 @@ import cocotb
 
 from tb.fast.fast_tb import nic_tb_for
 from tb.nic_tb import TrafficProfile
-from tests.driver.env import RtlEnv
+from tb.scenario import RtlEnv
 from tests.driver.scenarios import SCENARIOS, TX_SCENARIOS, Scenario, devmem_stream
 
 RTL_OVERRIDES = {

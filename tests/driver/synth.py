@@ -14,7 +14,7 @@ from driver.page_pool import PagePool, PagePoolParams
 from driver.skbuff import SkBuff, SkbFrag
 from driver.socket import SOCK_STREAM, Socket
 from models.device_memory import DeviceMemory, DmaBuf
-from tests.driver.peer import TcpPeer
+from tb.scenario import TcpPeer
 
 DEV_BASE = 0x40_0000_0000
 PAGE = 4096

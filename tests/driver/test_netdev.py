@@ -16,9 +16,7 @@ from driver.kernel import Kernel
 from driver.netdev import Netdev
 from driver.socket import MSG_SOCK_DEVMEM
 from tb.frames import pad, pattern
-from tests.driver.scenarios import Rig, Reader
-from tests.driver.env import ModelEnv
-from tests.driver.peer import TcpPeer
+from tb.scenario import ModelEnv, Reader, Rig, TcpPeer
 
 
 class NotANic:

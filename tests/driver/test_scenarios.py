@@ -5,7 +5,7 @@ import asyncio
 
 import pytest
 
-from tests.driver.env import ModelEnv
+from tb.scenario import ModelEnv
 from tests.driver.scenarios import SCENARIOS, TX_SCENARIOS, Scenario
 
 

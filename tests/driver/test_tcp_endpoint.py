@@ -26,7 +26,8 @@ from driver.socket import (MSG_ZEROCOPY, SCM_DEVMEM_DMABUF, SO_ZEROCOPY, SOCK_ST
 from driver.tcp import TcpState
 from models.host_memory import PAGE_SIZE
 from tb.frames import pad
-from tests.driver.scenarios import Reader, check_tcp_frame, expect_errno
+from tb.scenario import Reader, expect_errno
+from tb.scenario.tx import check_tcp_frame
 
 
 @dataclass
@@ -309,7 +310,7 @@ def test_fin_both_ways_and_time_wait() -> None:
         await ln.run(lambda: c.tcp_info().state == TcpState.FIN_WAIT2)
         assert s.tcp_info().state == TcpState.CLOSE_WAIT
         assert s.recv(100) == b'hello' and s.recv(100) == b''
-        from tests.driver.scenarios import aexpect_errno
+        from tb.scenario import aexpect_errno
         await aexpect_errno(errno.EPIPE, c.send(b'x'))
         await s.send(b'bye')
         s.close()

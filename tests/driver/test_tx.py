@@ -20,9 +20,8 @@ from driver.tcp import TcpState
 from driver.tx_queue import NetdevTx, TxCsum, TxFrameError, TxQueue, TxQueueConfig, split_at_pages
 from models.formats import TxStatus
 from models.host_memory import PAGE_SIZE
-from tests.driver.env import ModelEnv
-from tests.driver.scenarios import (Reader, check_tcp_frame, expect_errno, peer_acks_all,
-                                    tcp_payload, tx_connection, zc_cmsg)
+from tb.scenario import ModelEnv, Reader, expect_errno
+from tb.scenario.tx import check_tcp_frame, peer_acks_all, tcp_payload, tx_connection, zc_cmsg
 
 
 def run(coro):  # type: ignore[no-untyped-def]

@@ -39,7 +39,8 @@ from tb.fast.build import run_nic_test
 from tb.fast.fast_tb import nic_tb_for
 from tb.nic_tb import CLK_NS, NicTb, TrafficProfile
 from tb.sim import pytest_test_name
-from tests.driver.scenarios import Reader, check_tcp_frame, tcp_payload, zc_cmsg
+from tb.scenario import Reader
+from tb.scenario.tx import check_tcp_frame, tcp_payload, zc_cmsg
 
 NQ = 4
 DEVMEM_Q = NQ - 1

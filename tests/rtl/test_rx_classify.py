@@ -28,8 +28,8 @@ from models.rss import (ALL_TYPES, NO_MASKS, STEER_TYPES, FlowTuple, FlowType, R
                         RuleIndex, SteerRule, TypeMask, full_mask, tuple_from_frame)
 from tb.sim import pytest_test_name, run_rtl_test
 
-SOURCES = ["rtl/pkg/nic_pkg.sv", "rtl/rss/rss_toeplitz.sv", "rtl/rss/rss_toeplitz_seq.sv",
-           "rtl/rss/flow_steer.sv", "rtl/rss/rx_classify.sv"]
+SOURCES = ["rtl/formats/generated/nic_dma_pkg.sv", "rtl/pkg/nic_pkg.sv", "rtl/rss/rss_toeplitz.sv",
+           "rtl/rss/rss_toeplitz_seq.sv", "rtl/rss/flow_steer.sv", "rtl/rss/rx_classify.sv"]
 EXPECTED_LATENCY = 4          # docs/rss.md section 6
 MS_KEY = bytes.fromhex('6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b477cb2da38030f20c'
                        '6a42b73bbeac01fa')

@@ -1,7 +1,8 @@
 """The pyuvm environment (tb/uvm/) on nic_top: one constrained-random run per traffic
-scenario (tb/uvm/scenarios/<name>.py) and parameter set, checked frame by frame against the
-golden model, with functional coverage written after each run (text + JSON in
-$FCOV_DIR, default build/fcov/). UVM_FRAMES_SCALE scales every scenario's frame count.
+scenario (tb/uvm/scenarios/<name>.py: RX, TX or both at once) and parameter set, checked
+frame by frame against the golden models, with functional coverage written after each run
+(UCIS XML of the RX and TX covergroups, text and JSON reports in $FCOV_DIR, default
+build/fcov/). UVM_FRAMES_SCALE scales every scenario's frame counts.
 """
 from __future__ import annotations
 
@@ -19,14 +20,18 @@ from driver import regs
 from driver.rx_queue import RxQueueConfig
 from models.rss import Classifier
 from tb.nic_tb import NicTb
+from tb import tx_env
 from tb.rx_env import MirrorHw, MultiQueueEnv, bring_up
 from tb.sim import BUILD_ROOT, pytest_test_name, rtl_file_list, run_rtl_test
 from tb.uvm import coverage as fcov
 from tb.uvm import scenarios
 from tb.uvm.env import NicEnv
 from tb.uvm.sequences import NicConfigSeq, RandomTrafficSeq, make_flows
+from tb.uvm.tx_agent import TxRandomSeq
 
 QCFG = dict(hdr_ring_log2=5, pay_ring_log2=5, cq_log2=6)
+TX_RING_LOG2 = 6          # 64 descriptors per TX queue in flight at most
+TX_POOL_PAGES = 512       # one segment per page, reused round robin: more pages than 4 queues' rings hold
 
 
 class RxRandomTest(uvm_test):
@@ -46,6 +51,7 @@ class RxRandomTest(uvm_test):
             "flows": make_flows(self.profile, rng), "mac_rx_intent": deque(), "csr_hw": self.hw,
             "max_in_flight": 6 if self.profile.jumbo_rate else 12,
             "frames_scale": float(os.environ.get("UVM_FRAMES_SCALE", "1")),
+            "tx_rng": random.Random(self.seed ^ 0x7E57),
         }.items():
             db.set(None, "*", key, value)
         self.env = NicEnv("env", self)
@@ -65,20 +71,40 @@ class RxRandomTest(uvm_test):
             sb.cfg.max_frame_len = prof.max_frame_len
         sbd = self.env.scoreboard
         sbd.start(MultiQueueEnv(tb, self.hw, queues), self.env.dma.injector)
+        tx_sb = self.env.tx_scoreboard
+        if prof.tx_frames:
+            rings = await tx_env.bring_up(tb, list(prof.tx_queues), log2=TX_RING_LOG2)
+            by_q = {r.t: r for r in rings}
+            self.env.tx.driver.rings = by_q
+            self.env.tx.driver.in_ring = {t: 0 for t in by_q}
+            ConfigDB().set(None, "*", "tx_pools", {"host": tx_env.PagePool(tb, TX_POOL_PAGES, device=False),
+                                                    "device": tx_env.PagePool(tb, TX_POOL_PAGES, device=True)})
+            tx_sb.start(by_q, self.env.tx.driver)
+            sbd.dma_check.ranges += [(r.cq_base, 16 << r.cq_log2) for r in rings]   # TX completions
         await NicConfigSeq("config").start(self.env.csr.seqr)
-        await RandomTrafficSeq("traffic").start(self.env.mac_rx.seqr)
+        # RX and TX traffic at the same time (a mixed scenario runs both)
+        rx = cocotb.start_soon(RandomTrafficSeq("traffic").start(self.env.mac_rx.seqr))
+        tx = cocotb.start_soon(TxRandomSeq("tx_traffic").start(self.env.tx.seqr)) if prof.tx_frames else None
+        await rx
+        if tx is not None:
+            await tx
         await sbd.drain(lambda: self.env.mac_rx.driver.sent)
+        if prof.tx_frames:
+            await tx_sb.drain(lambda: self.env.tx.driver.sent)
+            await tx_sb.read_counters()
         self.env.dma.monitor.drain()
         await sbd.read_counters()
         self.drop_objection()
 
     def report_phase(self) -> None:
-        cov = self.env.scoreboard.cov
         out_dir = Path(os.environ.get("FCOV_DIR") or BUILD_ROOT / "fcov")
         name = os.environ.get("FCOV_NAME", f"uvm-{self.profile.name}")
-        txt, js = fcov.write_reports(cov, out_dir / f"{name}-s{self.seed}")
-        self.logger.info("\n" + cov.report(max_holes=12))
-        self.logger.info(f"functional coverage: {txt} and {js}")
+        stem = out_dir / f"{name}-s{self.seed}"
+        xml = fcov.write_ucis(stem.with_suffix(".xml"))      # every covergroup of this run (RX and TX)
+        groups = fcov.read_ucis(xml)
+        txt, js = fcov.write_reports(groups, stem, fcov.SPECS)
+        self.logger.info("\n" + fcov.report(groups, max_holes=12))
+        self.logger.info(f"functional coverage: {xml} (UCIS), {txt} and {js}")
         dma = self.env.dma.monitor
         self.logger.info(f"DMA bytes written: host {dma.bytes.get('host', 0)}, device {dma.bytes.get('device', 0)}")
 

@@ -1,16 +1,43 @@
-"""The golden-model environment the driver scenarios run on (tests/driver/scenarios.py).
+"""The environments a scenario runs on: `DriverEnv` (what a scenario may use), `ModelEnv`
+(the golden model, no simulator) and `RtlEnv` (the RTL through cocotb, over a
+`tb.nic_tb.NicTb` or the fast harness's `tb.fast.fast_tb.FastNicTb`).
 
-An RTL environment implements the same few members over tb/nic_tb.NicTb: `hw` (the NicTb
+An RTL environment implements the same few members over the testbench: `hw` (the testbench
 itself: read32/write32/delay/host), `dev` (tb.dev), `send` (tb.send) and, optionally,
-`window_bytes`, `seed`, `steering` and `tx_frames` (see scenarios.DriverEnv); `RtlEnv` below
-is that.
+`window_bytes`, `seed`, `steering` and `tx_frames` (see `DriverEnv`).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from driver.backends.model import ModelHw
+from driver.hw import NicHw
 from models.device_memory import DeviceMemory
+
+
+class DriverEnv(Protocol):
+    """What a backend gives the scenarios.
+
+    Optional members: `window_bytes: int` (how many bytes may be sent before the driver runs
+    NAPI; the RTL's frame FIFO may need a small one), `seed: int`, `steering: bool` (the
+    NIC classifies frames with RSS and n-tuple rules; steering scenarios are Unsupported
+    without it), and `tx_frames: list[bytes]` (every frame the NIC sent, in order, growing
+    as they leave; the handshake reads the SYN-ACK from it, the TX scenarios need it).
+    """
+
+    @property
+    def hw(self) -> NicHw:
+        """The driver's hardware interface (read32/write32/delay/host)."""
+        ...
+
+    @property
+    def dev(self) -> DeviceMemory:
+        """GPU memory: dma-bufs are exported from it, payload is read through `dev.gpu`."""
+        ...
+
+    async def send(self, frame: bytes) -> None:
+        """Put one frame (without FCS) on the NIC's RX wire."""
+        ...
 
 
 class ModelEnv:
