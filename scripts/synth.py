@@ -183,6 +183,7 @@ class Job:
     step: str = "starting"
     _pos: int = 0
     done_cb: object = None
+    rev: str = ""            # the commit of the sources when the job started (they are read then)
 
     def poll_step(self) -> None:
         try:
@@ -208,6 +209,7 @@ def run_jobs(jobs: list[Job], parallel: int, progress_s: float) -> None:
             j = pending.pop(0)
             j.logfile.parent.mkdir(parents=True, exist_ok=True)
             j.start = time.monotonic()
+            j.rev = git_rev()
             with open(j.logfile.with_suffix(".stderr"), "w") as err:
                 j.proc = subprocess.Popen(j.argv, cwd=j.logfile.parent, stdout=subprocess.DEVNULL,
                                           stderr=err)
@@ -455,7 +457,7 @@ _lock = threading.Lock()
 def collect(cfg: Config, flow: str, job: Job, d: Path) -> list[str]:
     """Read one finished flow's files into build/synth/<config>.json; returns problems."""
     problems: list[str] = []
-    sec: dict = {"commit": git_rev(), "seconds": round(job.end - job.start),
+    sec: dict = {"commit": job.rev or git_rev(), "seconds": round(job.end - job.start),
                  "date": time.strftime("%Y-%m-%d %H:%M")}
     if job.rc != 0:
         msg = tail_error(job)
@@ -489,6 +491,7 @@ def collect(cfg: Config, flow: str, job: Job, d: Path) -> list[str]:
                                "lut4_equiv_pct": round(100 * t["LUT4_equiv"] / ECP5_85F["lut4"], 1),
                                "ff_pct": round(100 * t["FF"] / ECP5_85F["ff"], 1),
                                "dp16kd_pct": round(100 * t["DP16KD"] / ECP5_85F["dp16kd"], 1)}
+    sec["problems"] = problems     # the summary shows them (a memory without a row, ...)
     with _lock:
         res = load_result(cfg)
         res.update({"config": cfg.name, "what": cfg.what, "params": cfg.params})
@@ -795,7 +798,7 @@ def cmd_pnr(args: argparse.Namespace) -> int:
         res = parse_nextpnr(d)
         res.update({"mode": mode, "device": "LFE5UM-85F CABGA381 speed 6",
                     "synth_seconds": round(sj.end - sj.start),
-                    "pnr_seconds": round(pj2.end - pj2.start), "commit": git_rev(),
+                    "pnr_seconds": round(pj2.end - pj2.start), "commit": sj.rev or git_rev(),
                     "date": time.strftime("%Y-%m-%d %H:%M"), "exit": pj2.rc})
         if pj2.rc != 0:
             res["error"] = tail_error(pj2)

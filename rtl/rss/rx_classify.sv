@@ -12,8 +12,8 @@
 // Hash type (section 2): the 4-tuple type (TCP/UDP over IPv4/IPv6) when the ports are valid
 // and its enable is set, else the 2-tuple type (addresses) when enabled, else none (hash 0).
 // rss_type_en bit t-1 enables nic_pkg::rss_type_e value t. Queue (sections 3, 4): the queue of
-// the slot that matches the frame's key, else rss_indir[hash mod INDIR_ENTRIES] when hashed,
-// else 0. A chosen queue >= num_queues (or >= 128) becomes queue 0 and raises
+// the slot that matches the frame's key, else the indirection table's entry hash mod
+// INDIR_ENTRIES when hashed, else 0. A chosen queue >= num_queues (or >= 128) becomes queue 0 and raises
 // out_steer_bad_queue or out_rss_bad_queue for one cycle with out_valid (for
 // RX_STEER_BAD_QUEUE / RX_RSS_BAD_QUEUE). The hash and its type are reported whether or not a
 // rule steered the frame.
