@@ -88,7 +88,7 @@ regress: setup ## every RTL test x REGRESS_SEEDS seeds on Dask (LocalCluster or 
 	@REGRESS_SEEDS="$(REGRESS_SEEDS)" SHARD="$(SHARD)" JOBS="$(JOBS)" COVERAGE="$(COVERAGE)" BUG="$(BUG)" \
 	REGRESS_K="$(REGRESS_K)" REGRESS_SCHEDULER="$(REGRESS_SCHEDULER)" $(VENV_PY) -m tb.regress
 
-synth: setup ## Yosys synthesis of nic_top, 4 configs x ECP5/Xilinx/per module: LUTs, FFs, RAMs, memories, latches, logic depth -> build/synth/ (1-3 h)
+synth: setup ## Yosys synthesis of nic_top, 5 configs x ECP5/Xilinx/per module: LUTs, FFs, RAMs, memories, latches, logic depth -> build/synth/ (1-3 h)
 	@$(VENV_PY) scripts/synth.py $(SYNTH_ARGS)
 
 synth-pnr: setup ## nextpnr-ecp5 place and route of the 64-bit configs at 156.25 MHz: Fmax, critical path (NO_ROUTE=1: placement only; hours)

