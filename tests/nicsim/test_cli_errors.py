@@ -27,7 +27,7 @@ CASES = [
     (["replay", PCAP, "--steer", "src-ip=10.0.0.1,dst-ip=fd00::1,queue=7"], "is not an IPv6 address"),
     (["replay", PCAP, "--steer", "proto=tcp,src-port=-1,queue=1"], "src-port -1: 0..65535"),
     (["replay", PCAP, "--steer", "proto=ip,dst-port=80,queue=1"], "dst-port needs flow-type"),
-    (["replay", PCAP, "--steer", "proto=tcp,loc=99999,queue=1"], "loc=99999: the NIC has rule locations 0..31"),
+    (["replay", PCAP, "--steer", "proto=tcp,loc=99999,queue=1"], "loc=99999: the NIC has rule locations 0..1023"),
     (["replay", PCAP, "--steer", "proto=tcp,queue=9"], "steer rule to queue 9: the NIC has queues 0..7"),
     (["replay", PCAP, "--steer", "proto=tcp,bogus=1,queue=1"], "unknown key 'bogus'"),
     (["replay", PCAP, "--steer", "proto=tcp"], "says no queue=N"),
