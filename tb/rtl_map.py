@@ -2,7 +2,7 @@
 
 Every RTL test builds its design through `tb.sim.run_rtl_test`. A module is covered by a
 test when the test's design contains it: the modules declared in the test's sources under
-rtl/ and tb/checker/ (one module per file, so a source list is the module list). Nothing is kept by hand:
+rtl/, tb/checker/ and tb/formal/props/ (one module per file, so a source list is the module list). Nothing is kept by hand:
 `refresh()` derives the whole map each time by running every `rtl`-marked test in map-only
 mode (`NIC_RTL_MAP_ONLY=1`: run_rtl_test records the test's node id, top level and sources
 (`record`) and skips, so nothing is built or simulated; about as long as collecting the
@@ -46,14 +46,16 @@ def modules_in(path: Path) -> list[str]:
     return _MODULE.findall(text)
 
 
-HDL_DIRS = (REPO_ROOT / "rtl", REPO_ROOT / "tb" / "checker")
-"""Where the mapped modules live: the NIC's RTL and the SystemVerilog protocol checker that
-every nic_top build binds in (its own tests come first for its modules: the smallest design)."""
+HDL_DIRS = (REPO_ROOT / "rtl", REPO_ROOT / "tb" / "checker", REPO_ROOT / "tb" / "formal" / "props")
+"""Where the mapped modules live: the NIC's RTL, the SystemVerilog protocol checker that
+every nic_top build binds in (its own tests come first for its modules: the smallest design)
+and the formal property modules (tests/rtl/test_formal_props.py simulates them bound to a
+mutant copy of their module, a design with no rtl/ file)."""
 
 
 def design_modules(sources: list[Path]) -> list[str]:
-    """The rtl/ and tb/checker/ modules of a design built from `sources` (other testbench
-    modules, the fast harness's, are left out)."""
+    """The rtl/, tb/checker/ and tb/formal/props/ modules of a design built from `sources`
+    (other testbench modules, the fast harness's, are left out)."""
     out: list[str] = []
     for p in sources:
         p = Path(p).resolve()
