@@ -44,7 +44,7 @@ from tb.fast import shared
 from tb.fast.shared import RegionSpec, SharedBlock
 from tb.nic_tb import CLK_NS, DEV_BASE, DEV_SIZE, HOST_BASE, HOST_SIZE, TrafficProfile
 
-__all__ = ["FastNicTb", "FastTxSink", "TxFrame", "CLK_NS", "TrafficProfile", "nic_tb_for"]
+__all__ = ["FastHw", "FastNicTb", "FastTxSink", "TxFrame", "CLK_NS", "TrafficProfile", "nic_tb_for"]
 
 
 def nic_tb_for(dut, seed: int, profile: TrafficProfile | None = None, *, loopback: bool = False):
@@ -92,27 +92,20 @@ class FastTxSink:
             await _Change(self.dut.tx_done)
 
 
-class FastNicTb:
-    """Everything a test needs to drive `nic_fast_top` (the NicTb interface, plus bulk calls)."""
+class FastHw:
+    """The `NicHw` half of a node of the fast harness (tb/fast/nic_fast_node.sv): its host and
+    device memory on views of the node's shared block, the `DmaAddressSpace` the scoreboards
+    read, the CSR command queue (`read32`/`write32`, waiting on the node's csr_ack), `delay`
+    and `sync`. `FastNicTb` adds the MAC side of `nic_fast_top`; the cluster testbench
+    (tb/cluster/) has one `FastHw` per NIC, whose MAC ports are cabled to the switch.
 
-    def __init__(self, dut, seed: int, profile: TrafficProfile | None = None, *,
-                 record_writes: bool = True, rx_data_bytes: int = 16 << 20,
-                 rx_frames: int = 1 << 16, tx_frames: int = 1 << 14,
-                 tx_data_bytes: int = 4 << 20, loopback: bool = False) -> None:
-        """`rx_frames`/`rx_data_bytes`, `tx_frames`/`tx_data_bytes`: capacity of the RX and
-        TX frame queues in the shared block (a full TX queue holds m_axis_tx_tready low).
-        `loopback`: a cable from m_axis_tx to s_axis_rx, as `NicTb(loopback=True)`: each frame
-        the NIC sends is queued, whole and in order, on its own RX port (so `tx_frames()`
-        sees nothing; `looped_frames` has them)."""
+    `csr_ack`: the harness output that changes when one of this node's CSR commands has
+    finished (it may be a vector of several nodes' toggles: the wait re-checks the block)."""
+
+    def __init__(self, dut, shm: SharedBlock, csr_ack, *, record_writes: bool = True) -> None:
         self.dut = dut
-        self.seed = seed
-        self.rng = random.Random(seed)
-        self.data_bytes = int(dut.DATA_W.value) // 8
-        self.dma_bytes = int(dut.DMA_DATA_W.value) // 8
-        self.shm = SharedBlock([RegionSpec("host", HOST_BASE, HOST_SIZE),
-                                RegionSpec("device", DEV_BASE, DEV_SIZE)],
-                               rx_frames=rx_frames, rx_data_bytes=rx_data_bytes,
-                               tx_frames=tx_frames, tx_data_bytes=tx_data_bytes)
+        self.shm = shm
+        self._csr_ack = csr_ack
         self.shm.h[shared.H_LOG_OK] = int(record_writes)
         self.host = HostMemory(HOST_BASE, HOST_SIZE, buffer=self.shm.region_buffer("host"))
         self.dev = DeviceMemory(DEV_BASE, DEV_SIZE, buffer=self.shm.region_buffer("device"))
@@ -120,30 +113,13 @@ class FastNicTb:
         self.space.add_region(self.host, "host")
         self.space.add_region(self.dev, "device")
         self._err_ranges: list[tuple[int, int]] = []
-        self.tx = FastTxSink(dut, self.shm)
-        self.looped_frames: list[bytes] = []
-        dut.rst.value = 1
-        dut.fm_attach.value = self.shm.token
-        self.set_profile(profile or TrafficProfile())
-        if loopback:
-            cocotb.start_soon(self._loopback())
 
-    async def _loopback(self) -> None:
-        while True:
-            frame = (await self.tx.recv()).tdata
-            self.looped_frames.append(frame)
-            await self.send(frame)
-
-    # ------------------------------------------------------------------ settings
-    def set_profile(self, profile: TrafficProfile) -> None:
-        self.profile = profile
-        thr = lambda p: min(int(p * (1 << 32)), (1 << 32) - 1) if p > 0 else 0  # noqa: E731
-        self.shm.h[shared.H_RX_IDLE] = thr(profile.rx_idle)
-        self.shm.h[shared.H_RX_SEED] = self.rng.getrandbits(64) | 1
-        self.dut.dma_stall_thr.value = thr(profile.dma_stall)
-        self.dut.tx_stall_thr.value = thr(profile.tx_stall)
-        self.dut.stall_seed.value = self.rng.getrandbits(32) | 1
-        self.dut.r_interleave.value = int(profile.read_interleave)
+    @staticmethod
+    def node_block(**sizes: int) -> SharedBlock:
+        """A shared block with the testbench's host and device memory (tb/nic_tb.py's
+        addresses); `sizes`: SharedBlock's queue capacities."""
+        return SharedBlock([RegionSpec("host", HOST_BASE, HOST_SIZE),
+                            RegionSpec("device", DEV_BASE, DEV_SIZE)], **sizes)
 
     # ------------------------------------------------------------------ sync with the C side
     def sync(self) -> None:
@@ -169,21 +145,12 @@ class FastNicTb:
         """Clock cycles since time 0 (from the harness's counter)."""
         return int(self.dut.cycles.value)
 
-    # ------------------------------------------------------------------ reset
-    async def reset(self) -> None:
-        self.dut.rst.value = 1
-        await Timer(8 * CLK_NS, unit="ns")
-        self.dut.rst.value = 0
-        await Timer(4 * CLK_NS, unit="ns")
-        assert int(self.dut.fm_attached.value), "the harness did not attach the shared memory"
-        self.sync()
-
     # ------------------------------------------------------------------ NicHw for the driver
     async def _csr(self, addr: int, data: int, write: bool) -> int:
         self.sync()
         idx = self.shm.csr_push(addr, data, write)
         while not self.shm.csr_done(idx):
-            await _Change(self.dut.csr_ack)
+            await _Change(self._csr_ack)
         value, _resp = self.shm.csr_result(idx)
         return value
 
@@ -196,6 +163,63 @@ class FastNicTb:
     async def delay(self, ns: int) -> None:
         self.sync()
         await Timer(ns, unit="ns")
+        self.sync()
+
+    def close(self) -> None:
+        self.shm.close()
+
+
+class FastNicTb(FastHw):
+    """Everything a test needs to drive `nic_fast_top` (the NicTb interface, plus bulk calls)."""
+
+    def __init__(self, dut, seed: int, profile: TrafficProfile | None = None, *,
+                 record_writes: bool = True, rx_data_bytes: int = 16 << 20,
+                 rx_frames: int = 1 << 16, tx_frames: int = 1 << 14,
+                 tx_data_bytes: int = 4 << 20, loopback: bool = False) -> None:
+        """`rx_frames`/`rx_data_bytes`, `tx_frames`/`tx_data_bytes`: capacity of the RX and
+        TX frame queues in the shared block (a full TX queue holds m_axis_tx_tready low).
+        `loopback`: a cable from m_axis_tx to s_axis_rx, as `NicTb(loopback=True)`: each frame
+        the NIC sends is queued, whole and in order, on its own RX port (so `tx_frames()`
+        sees nothing; `looped_frames` has them)."""
+        shm = self.node_block(rx_frames=rx_frames, rx_data_bytes=rx_data_bytes,
+                              tx_frames=tx_frames, tx_data_bytes=tx_data_bytes)
+        super().__init__(dut, shm, dut.csr_ack, record_writes=record_writes)
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.data_bytes = int(dut.DATA_W.value) // 8
+        self.dma_bytes = int(dut.DMA_DATA_W.value) // 8
+        self.tx = FastTxSink(dut, self.shm)
+        self.looped_frames: list[bytes] = []
+        dut.rst.value = 1
+        dut.fm_attach.value = self.shm.token
+        self.set_profile(profile or TrafficProfile())
+        if loopback:
+            cocotb.start_soon(self._loopback())
+
+    async def _loopback(self) -> None:
+        while True:
+            frame = (await self.tx.recv()).tdata
+            self.looped_frames.append(frame)
+            await self.send(frame)
+
+    # ------------------------------------------------------------------ settings
+    def set_profile(self, profile: TrafficProfile) -> None:
+        self.profile = profile
+        thr = lambda p: min(int(p * (1 << 32)), (1 << 32) - 1) if p > 0 else 0  # noqa: E731
+        self.shm.h[shared.H_RX_IDLE] = thr(profile.rx_idle)
+        self.shm.h[shared.H_RX_SEED] = self.rng.getrandbits(64) | 1
+        self.dut.dma_stall_thr.value = thr(profile.dma_stall)
+        self.dut.tx_stall_thr.value = thr(profile.tx_stall)
+        self.dut.stall_seed.value = self.rng.getrandbits(32) | 1
+        self.dut.r_interleave.value = int(profile.read_interleave)
+
+    # ------------------------------------------------------------------ reset
+    async def reset(self) -> None:
+        self.dut.rst.value = 1
+        await Timer(8 * CLK_NS, unit="ns")
+        self.dut.rst.value = 0
+        await Timer(4 * CLK_NS, unit="ns")
+        assert int(self.dut.fm_attached.value), "the harness did not attach the shared memory"
         self.sync()
 
     # ------------------------------------------------------------------ MAC side
@@ -234,7 +258,4 @@ class FastNicTb:
     def tx_frames(self) -> list[bytes]:
         """Frames the NIC has sent on m_axis_tx since the last call (tkeep applied)."""
         return [f.tdata for f in self.tx.recv_all()]
-
-    def close(self) -> None:
-        self.shm.close()
 
