@@ -10,6 +10,7 @@ valid/ready handshake happens at edge t. The model is exact to the cycle:
   cycle at or after the cycle it is offered in and at which the port is ready; after the
   frame it owes `g = max(0, g + L + IFG - B*DB)` wire bytes (L bytes in B beats), pays DB in
   every cycle in which no beat moves, and is ready while it owes less than DB.
+- Random loss (S6), if asked: one xorshift32 draw per frame at each ingress.
 - Routing (S3) at the first beat, admission (S4) at the edge of the last beat, in port
   order within one edge: a frame of B cells fits output o when the cells admitted there and
   not yet sent (sent: a beat loaded onto the egress at an earlier edge) plus B are at most
@@ -58,6 +59,7 @@ class PortCounters:
     no_route: int = 0
     hairpin: int = 0
     oversize: int = 0
+    injected: int = 0
 
 
 @dataclass
@@ -104,7 +106,9 @@ class EthSwitchModel:
 
     def __init__(self, ports: int, data_bytes: int, cap_cells: int, ifg_bytes: int = IFG_BYTES,
                  max_frame: int = MAX_FRAME, table: list[tuple[bytes, int]] | None = None,
-                 table_size: int = TABLE) -> None:
+                 table_size: int = TABLE, drop_thr: int = 0, drop_seed: int = 0) -> None:
+        """`drop_thr`, `drop_seed` (S6): a frame is lost at its ingress when that port's
+        xorshift32 draw is below `drop_thr` (a probability times 2^32)."""
         if ports < 2:
             raise ValueError("a switch needs at least 2 ports")
         self.n = ports
@@ -116,6 +120,8 @@ class EthSwitchModel:
         for i, (mac, port) in enumerate(table or []):
             self.set_entry(i, mac, port)
         self.counters = [PortCounters() for _ in range(ports)]
+        self.drop_thr = drop_thr
+        self._rng = [((drop_seed ^ (0x9E3779B9 * (p + 1))) & 0xFFFF_FFFF) | 1 for p in range(ports)]
         self._in = [_Wire() for _ in range(ports)]
         self._out = [_Wire() for _ in range(ports)]
         self._queue: list[deque[_Queued]] = [deque() for _ in range(ports)]   # not wholly loaded
@@ -163,8 +169,16 @@ class EthSwitchModel:
         self.taken.append((port, first, last))
         c = self.counters[port]
         c.rx_frames += 1
+        x = self._rng[port]                      # one draw per frame (S6)
+        x ^= (x << 13) & 0xFFFF_FFFF
+        x ^= x >> 17
+        x ^= (x << 5) & 0xFFFF_FFFF
+        self._rng[port] = x
         if beats > self.max_cells:
             c.oversize += 1
+            return first
+        if self.drop_thr and x < self.drop_thr:
+            c.injected += 1
             return first
         dests, why = self.route(frame, port)
         if why == "hairpin":

@@ -13,7 +13,8 @@
 // counted in hairpin[p]); its beats are stored as they arrive (store and forward) and
 // when its last beat is in, each destination o admits it if the cells (beats) queued at o
 // plus the frame's fit in o's buffer (cap_cells), else drops it (drop tail, counted in
-// drops[o], drop_bytes[o]). Several ingress ports finishing frames for one output in one
+// drops[o], drop_bytes[o]); with drop_thr, a frame is also lost at its ingress when that
+// port's xorshift32 draw (one per frame) is below drop_thr (counted in injected[p]). Several ingress ports finishing frames for one output in one
 // cycle are admitted in port order. Each egress sends its admitted frames in admission
 // order, back to back with the same wire overhead after each; a frame's first beat is on
 // the egress at the earliest 2 cycles after its last beat went in. A cell is free again in
@@ -39,6 +40,8 @@ module eth_switch #(
   input  logic                    clk,
   input  logic                    rst,
   input  logic [31:0]             cap_cells,     // buffer per port (cells), at most MAX_CELLS
+  input  logic [31:0]             drop_thr,      // random drops: a frame is lost when its draw < this
+  input  logic [31:0]             drop_seed,     // (xorshift32 per ingress, seeded at reset)
   // forwarding table: entry fwd_idx := {fwd_valid, fwd_mac, fwd_port} when fwd_we
   input  logic                    fwd_we,
   input  logic [7:0]              fwd_idx,
@@ -62,6 +65,7 @@ module eth_switch #(
   output logic [32*N-1:0]         tx_frames,     // frames out at the egress
   output logic [32*N-1:0]         drops,         // frames the egress buffer had no room for
   output logic [32*N-1:0]         drop_bytes,
+  output logic [32*N-1:0]         injected,      // ingress frames lost on purpose (drop_thr)
   output logic [32*N-1:0]         no_route,      // ingress frames whose DA is in no entry
   output logic [32*N-1:0]         hairpin,       // ingress frames whose DA is on that port
   output logic [32*N-1:0]         oversize,      // ingress frames longer than MAX_FRAME
@@ -207,6 +211,8 @@ module eth_switch #(
   logic [DB-1:0]       out_keep_q [N];
   logic                out_valid_q [N], out_last_q [N];
   logic [31:0]         c_rx [N], c_tx [N], c_drop [N], c_dropb [N], c_noroute [N], c_hairpin [N], c_oversize [N];
+  logic [31:0]         c_inj [N];
+  logic [31:0]         rng_q [N];         // the random drops' xorshift32, one per ingress
   int unsigned         peak_q [N], peak_out_q [N];
   logic [SAMPLE_LOG2-1:0] win_cyc_q;
   logic [31:0]         win_idx_q;
@@ -236,6 +242,8 @@ module eth_switch #(
         out_valid_q[p] <= 1'b0; out_last_q[p] <= 1'b0;
         c_rx[p] <= '0; c_tx[p] <= '0; c_drop[p] <= '0; c_dropb[p] <= '0; c_noroute[p] <= '0;
         c_hairpin[p] <= '0; c_oversize[p] <= '0; peak_q[p] <= 0; peak_out_q[p] <= 0;
+        c_inj[p] <= '0;
+        rng_q[p] <= (drop_seed ^ (32'h9e3779b9 * 32'(p + 1))) | 32'd1;
       end
       win_cyc_q <= '0;
       win_idx_q <= '0;
@@ -243,12 +251,15 @@ module eth_switch #(
       int unsigned used [N];
       logic [OW-1:0] owp [N];
       logic sent [N];
+      logic [31:0] ndrop [N], ndropb [N];   // this cycle's drops per output (several ingresses may drop)
       int unsigned cap;
       cap = (cap_cells > MAX_CELLS) ? MAX_CELLS : cap_cells;
       for (int o = 0; o < N; o++) begin
         used[o] = used_q[o];
         owp[o] = ord_wp[o];
         sent[o] = 1'b0;
+        ndrop[o] = c_drop[o];
+        ndropb[o] = c_dropb[o];
       end
       // ---- egress: one beat per cycle per port
       for (int o = 0; o < N; o++) begin
@@ -319,15 +330,25 @@ module eth_switch #(
           end else begin
             mask_t dest;
             int unsigned g;
+            logic [31:0] x;
             dest = in_first_q[i] ? in_mask[i] : in_mask_q[i];
             in_first_q[i] <= 1'b1;
             in_beats_q[i] <= 0;
             in_bytes_q[i] <= 0;
             c_rx[i] <= c_rx[i] + 32'd1;
+            x = rng_q[i];                                  // one draw per frame
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            rng_q[i] <= x;
             if (beats > MFC) begin
               c_oversize[i] <= c_oversize[i] + 32'd1;
               dest = '0;
               for (int o = 0; o < N; o++) if (o != i) q_wp[o][i] <= q_cp[o][i];
+            end else if (drop_thr != 0 && x < drop_thr) begin
+              c_inj[i] <= c_inj[i] + 32'd1;
+              for (int o = 0; o < N; o++) if (dest[o]) q_wp[o][i] <= q_cp[o][i];
+              dest = '0;
             end else if (why[0]) begin
               c_hairpin[i] <= c_hairpin[i] + 32'd1;
             end else if (why[1]) begin
@@ -343,8 +364,8 @@ module eth_switch #(
                   q_cp[o][i] <= inc(q_wp[o][i]);
                 end else begin
                   q_wp[o][i] <= q_cp[o][i];                // rewind: the frame is not kept
-                  c_drop[o] <= c_drop[o] + 32'd1;
-                  c_dropb[o] <= c_dropb[o] + bytes;
+                  ndrop[o] = ndrop[o] + 32'd1;
+                  ndropb[o] = ndropb[o] + bytes;
                 end
               end
             end
@@ -358,6 +379,8 @@ module eth_switch #(
       for (int o = 0; o < N; o++) begin
         ord_wp[o] <= owp[o];
         used_q[o] <= used[o] - (sent[o] ? 1 : 0);
+        c_drop[o] <= ndrop[o];
+        c_dropb[o] <= ndropb[o];
       end
       // ---- depth windows
       win_cyc_q <= win_cyc_q + 1'b1;
@@ -382,6 +405,7 @@ module eth_switch #(
     assign tx_frames[32 * p +: 32]  = c_tx[p];
     assign drops[32 * p +: 32]      = c_drop[p];
     assign drop_bytes[32 * p +: 32] = c_dropb[p];
+    assign injected[32 * p +: 32]   = c_inj[p];
     assign no_route[32 * p +: 32]   = c_noroute[p];
     assign hairpin[32 * p +: 32]    = c_hairpin[p];
     assign oversize[32 * p +: 32]   = c_oversize[p];

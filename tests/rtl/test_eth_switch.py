@@ -7,7 +7,7 @@ Traffic (seeded): random unicast between all ports with random gaps and sizes (1
 odd lengths, up to 1600 bytes), incast bursts (three ports back to back into one, with a
 buffer small enough that drop tail must act), broadcast frames (flooded), frames for a MAC in
 no table entry, frames for the ingress port's own MAC (hairpin) and frames over MAX_FRAME.
-Reasoned checks besides the model: drops happened where the incast went, broadcast reached
+With 3% random loss at the ingress (seeded, the same draws in both). Reasoned checks besides the model: drops happened where the incast went, broadcast reached
 every other port, the special frames were counted where the rules say.
 
 The cocotb test drives the ingress streams and samples the egress at the falling edge, so a
@@ -91,6 +91,9 @@ async def switch_vs_model(dut) -> None:
     dut.s_tlast.value = 0
     dut.m_tready.value = (1 << PORTS) - 1
     dut.cap_cells.value = cap
+    drop_thr, drop_seed = int(0.03 * (1 << 32)), rng.getrandbits(32)
+    dut.drop_thr.value = drop_thr
+    dut.drop_seed.value = drop_seed
     dut.fwd_we.value = 0
     for _ in range(4):
         await FallingEdge(dut.clk)
@@ -104,7 +107,8 @@ async def switch_vs_model(dut) -> None:
     await FallingEdge(dut.clk)
     # cycle k: the k-th rising edge after this falling edge (k = 1 is the next one)
     plan = traffic(rng, db)
-    model = EthSwitchModel(PORTS, db, cap, ifg_bytes=IFG, max_frame=MAX_FRAME, table=table)
+    model = EthSwitchModel(PORTS, db, cap, ifg_bytes=IFG, max_frame=MAX_FRAME, table=table,
+                           drop_thr=drop_thr, drop_seed=drop_seed)
     for p, at, f in plan:
         model.send(p, f, at)
     queues: dict[int, list[tuple[int, bytes]]] = defaultdict(list)
@@ -192,7 +196,7 @@ async def switch_vs_model(dut) -> None:
                             f"model {len(b[0])} B cycles {b[1]}..{b[2]}, same bytes {a[0] == b[0]}")
         assert len(g) == len(m), f"egress {o}: HDL {len(g)} frames, model {len(m)}"
     # counters
-    names = ("rx_frames", "tx_frames", "drops", "drop_bytes", "no_route", "hairpin", "oversize")
+    names = ("rx_frames", "tx_frames", "drops", "drop_bytes", "no_route", "hairpin", "oversize", "injected")
     for name in names:
         v = int(getattr(dut, name).value)
         hdl = [unpack(v, 32, p) for p in range(PORTS)]
@@ -201,7 +205,8 @@ async def switch_vs_model(dut) -> None:
     # reasoned checks, not the model's
     c = model.counters
     assert c[0].drops > 0, "the incast into port 0 must overflow its buffer"
-    assert all(c[p].hairpin == 1 and c[p].no_route == 1 and c[p].oversize == 1 for p in range(PORTS))
+    assert sum(x.injected for x in c) > 0, "3% random loss over ~270 frames lost none"
+    assert all(x.oversize == 1 for x in c)
     for p in range(PORTS):
         bcast = [f for f in got[p] if f[0][:6] == b"\xff" * 6]
         assert len(bcast) == PORTS - 1 or c[p].drops, f"port {p} got {len(bcast)} broadcasts"
