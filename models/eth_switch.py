@@ -130,6 +130,7 @@ class EthSwitchModel:
         self._pending: list[_Admit] = []
         self._seq = 0
         self.now = 0
+        self._peak = [0] * ports
         self.delivered: list[SwitchFrame] = []
         self.taken: list[tuple[int, int, int]] = []
         """(port, first cycle, last cycle) of every frame the ingress took, in offer order per port."""
@@ -225,9 +226,20 @@ class EthSwitchModel:
             raise ValueError("time does not go back")
         n0 = len(self.delivered)
         while self._pending and self._pending[0].edge < cycle:
-            self._admit(heapq.heappop(self._pending))
+            a = heapq.heappop(self._pending)
+            self._admit(a)
+            if not self._pending or self._pending[0].edge != a.edge:     # the edge is done
+                for o in range(self.n):
+                    self._peak[o] = max(self._peak[o], self._used(o, a.edge + 1))
         self.now = cycle
         return self.delivered[n0:]
+
+    def take_peaks(self) -> list[int]:
+        """The largest queue (cells after an edge) of each egress since the last call; the
+        next window starts from the depth now."""
+        out = [max(p, self.depth(o)) for o, p in enumerate(self._peak)]
+        self._peak = [self.depth(o) for o in range(self.n)]
+        return out
 
     def next_admission(self) -> int | None:
         """The edge of the next admission decision, or None."""
