@@ -30,12 +30,20 @@ async def cluster(dut) -> None:
     assert n == cfg.nics and int(dut.DATA_W.value) == cfg.data_width, "built for another cluster"
     tb = ClusterTb(dut, n, cfg.cap_cells, drop_threshold(cfg.drop_rate), cfg.seed)
     await tb.reset()
+    prof = None
+    if os.environ.get("CLUSTER_PROFILE"):            # development: where the Python time goes
+        import cProfile
+        prof = cProfile.Profile()
+        prof.enable()
     try:
         res = await run_cluster(cfg, tb, _progress)
     except Exception as e:
         with open(out, "w") as fh:
             json.dump({"fatal": f"{type(e).__name__}: {e}"}, fh)
         raise
+    if prof is not None:
+        prof.disable()
+        prof.dump_stats(os.environ["CLUSTER_PROFILE"])
     with open(out, "w") as fh:
         json.dump(res.to_json(), fh)
     assert res.ok, "; ".join(res.errors)

@@ -66,6 +66,8 @@ class ClusterTb:
         self.dut = dut
         self.n = n
         self.nodes = [ClusterNode(dut, i) for i in range(n)]
+        for nd in self.nodes:
+            nd.posted_writes = True          # MMIO writes are posted, reads flush (PCIe)
         self.hws = self.nodes
         dut.rst.value = 1
         dut.fm_attach.value = sum(nd.shm.token << (32 * i) for i, nd in enumerate(self.nodes))
@@ -121,9 +123,15 @@ class ClusterTb:
         dut = self.dut
         tasks = []
 
+        interval = cluster.cfg.napi_interval_ns
+
         async def host_loop(h) -> None:
             node = self.nodes[h.index]
+            ready_at = 0
             while not until():
+                if self.now_ns() < ready_at:                 # at most one poll per interval
+                    await Timer(ready_at - self.now_ns(), unit="ns")
+                ready_at = self.now_ns() + interval
                 if await h.step(self.now_ns()):
                     continue
                 await h.arm_interrupts()

@@ -7,7 +7,8 @@ the current cycle (the port serializes: one beat per cycle plus the wire overhea
 frame out of an egress reaches the receiving NIC at the cycle of its last beat. A discrete
 event loop moves from event to event (an admission decision in the switch, a frame's
 arrival, a TCP timer, a sample) and runs the NAPI step of every host that had something
-happen, as its interrupt would; the driver's work takes no simulated time. So the model
+happen, as its interrupt would, at most once per NAPI interval (`napi_interval_ns`, as on the
+RTL); the driver's work itself takes no simulated time. So the model
 backend gives the goodput of an ideal NIC and an instant host behind the same switch, and
 the same TCP behaviour (windows, drops, retransmissions) as the RTL backend.
 """
@@ -21,7 +22,8 @@ from models.eth_switch import EthSwitchModel
 from tb.cluster.workload import CLK_NS, Cluster, ClusterConfig
 
 STEPS_PER_INSTANT = 16
-"""NAPI steps of one host at one instant at most (a step that moved something is repeated)."""
+"""With a NAPI interval of 0: steps of one host at one instant at most (a step that moved
+something is repeated)."""
 
 
 class CycleClock:
@@ -76,6 +78,8 @@ class ModelClusterEnv:
         sw = self.switch
         hosts = cluster.hosts
         dirty = set(range(self.n))
+        ready_at = [0] * self.n             # a host polls at most once per NAPI interval
+        interval = -(-self.cfg.napi_interval_ns // CLK_NS)
         sample_every = self.cfg.sample_cycles
         next_sample = (self.clock.cycle // sample_every + 1) * sample_every
         while True:
@@ -92,10 +96,16 @@ class ModelClusterEnv:
                 if t is not None and t <= self.clock.now_ns():
                     dirty.add(h.index)
             for i in sorted(dirty):
-                for _ in range(STEPS_PER_INSTANT):
+                if now < ready_at[i]:
+                    continue
+                ready_at[i] = now + interval
+                work = False
+                for _ in range(STEPS_PER_INSTANT if not interval else 1):
                     if not await hosts[i].step(self.clock.now_ns()):
                         break
-            dirty.clear()
+                    work = True
+                if not work:
+                    dirty.discard(i)
             if cluster.phase == "transfer":
                 while now >= next_sample:
                     cluster.sample(next_sample * CLK_NS, sw.take_peaks())
@@ -106,6 +116,7 @@ class ModelClusterEnv:
                 return
             # the next event
             cands = [next_sample] if cluster.phase == "transfer" else []
+            cands += [max(ready_at[i], now + 1) for i in dirty]
             a = sw.next_admission()
             if a is not None:
                 cands.append(max(a + 1, now + 1))

@@ -88,6 +88,10 @@ class ClusterConfig:
     rx_pages: int = 1024
     slice_bytes: int = 128 << 10
     """Bytes of one receive request (its fragments are unpacked, then its tokens returned)."""
+    napi_interval_ns: int = 1000
+    """A host runs its NAPI poll at most once per this interval (the CPU's time for a poll,
+    and interrupt moderation: a poll takes the frames of the last interval in one batch, and
+    the socket sends one ACK per poll)."""
     sample_cycles: int = 1024
     """Interval of the time series (goodput per NIC, switch queue depth)."""
     timeout_ms: float = 200.0
@@ -120,6 +124,8 @@ class ClusterConfig:
             raise ValueError("--bytes-per-pair must be at least 1")
         if not 88 <= self.mss <= 8960:
             raise ValueError(f"--mss {self.mss}: 88 to 8960 (MTU 128 to 9000)")
+        if self.napi_interval_ns < 0:
+            raise ValueError("the NAPI interval cannot be negative")
         if not 0 <= self.drop_rate < 1:
             raise ValueError(f"--drop-rate {self.drop_rate}: a probability in [0, 1)")
         frame_cells = -(-(self.mss + HDR_BYTES) // self.data_bytes)
@@ -356,7 +362,8 @@ class ClusterResult:
     t0_ns: int
     t_end_ns: int
     aggregate_fraction: float
-    """Sum of the pairs' bytes over (last done - t0), as a fraction of N NICs' line rate."""
+    """Sum of the pairs' bytes over (last done - t0), as a fraction of the line rate of the
+    receiving NICs' ports together (all N for all-to-all, 1 for an incast)."""
     payload_share: float
     """The most a data frame of MSS bytes can carry: MSS / (its beats, or its wire time if
     longer, times the bytes per beat)."""
@@ -556,7 +563,8 @@ class Cluster:
         done = [p.t_done_ns for p in pairs if p.t_done_ns]
         t_end = max(done) if done else self.env.now_ns()
         total = sum(p.bytes for p in pairs)
-        agg = total / ((t_end - self.t0_ns) * db_ns * cfg.nics) if t_end > self.t0_ns else 0.0
+        receivers = len({r for _, r in cfg.pair_list()})
+        agg = total / ((t_end - self.t0_ns) * db_ns * receivers) if t_end > self.t0_ns else 0.0
         cpu = sum(h.hw.dev.cpu_reads for h in self.hosts)
         if cpu:
             errors.append(f"the CPU read device memory {cpu} times")

@@ -102,10 +102,16 @@ class FastHw:
     `csr_ack`: the harness output that changes when one of this node's CSR commands has
     finished (it may be a vector of several nodes' toggles: the wait re-checks the block)."""
 
-    def __init__(self, dut, shm: SharedBlock, csr_ack, *, record_writes: bool = True) -> None:
+    def __init__(self, dut, shm: SharedBlock, csr_ack, *, record_writes: bool = True,
+                 posted_writes: bool = False) -> None:
+        """`posted_writes`: `write32` returns once the write is queued, as a CPU's MMIO write
+        is posted on PCIe; the CSR master still runs the commands in order, so a later
+        `read32` returns after every earlier write has completed (a read flushes). Default:
+        every write waits for its response."""
         self.dut = dut
         self.shm = shm
         self._csr_ack = csr_ack
+        self.posted_writes = posted_writes
         self.shm.h[shared.H_LOG_OK] = int(record_writes)
         self.host = HostMemory(HOST_BASE, HOST_SIZE, buffer=self.shm.region_buffer("host"))
         self.dev = DeviceMemory(DEV_BASE, DEV_SIZE, buffer=self.shm.region_buffer("device"))
@@ -158,7 +164,13 @@ class FastHw:
         return await self._csr(addr, 0, False)
 
     async def write32(self, addr: int, value: int) -> None:
-        await self._csr(addr, value, True)
+        if not self.posted_writes:
+            await self._csr(addr, value, True)
+            return
+        self.sync()
+        idx = self.shm.csr_push(addr, value, True)
+        while idx - int(self.shm.h[shared.H_CSR_DONE]) >= int(self.shm.h[shared.H_CSR_CAP]) // 2:
+            await _Change(self._csr_ack)             # the queue is filling up: let it drain
 
     async def delay(self, ns: int) -> None:
         self.sync()
