@@ -242,6 +242,16 @@ def _size(text: str) -> int:
     return int(num) * units[unit]
 
 
+def _one_line_errors(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """A bad command line of `p` is one line on stderr, `PROG: [EINVAL] message`, and exit 2
+    (argparse's default prints the whole usage first)."""
+    def error(message: str):
+        print(f"{p.prog}: [EINVAL] {message} (see --help)", file=sys.stderr)
+        raise SystemExit(2)
+    p.error = error                                  # type: ignore[method-assign]
+    return p
+
+
 def cmd_cluster(args: argparse.Namespace) -> int:
     from nicsim.cluster import run_model, run_rtl, summary_lines, write_report
     from tb.cluster.workload import ClusterConfig
@@ -257,9 +267,11 @@ def cmd_cluster(args: argparse.Namespace) -> int:
             raise ValueError("--threads needs --backend rtl")
         out = Path(args.out)
         if out.exists() and not out.is_dir():
-            raise ValueError(f"--out {args.out}: exists and is not a directory")
+            print(f"nicsim cluster: [ENOTDIR] --out {args.out}: exists and is not a directory",
+                  file=sys.stderr)
+            return 2
     except ValueError as e:
-        print(f"nicsim cluster: {e}", file=sys.stderr)
+        print(f"nicsim cluster: [EINVAL] {e}", file=sys.stderr)
         return 2
     pattern = f"incast {n - 1} -> 1" if args.incast else "all-to-all"
     _say(f"cluster: {n} NICs, {pattern}, {cfg.bytes_per_pair} B per pair, MSS {cfg.mss}, "
@@ -271,8 +283,11 @@ def cmd_cluster(args: argparse.Namespace) -> int:
             res = run_model(cfg, _say)
         else:
             res = run_rtl(cfg, seed=args.sim_seed, threads=args.threads)
-    except (RuntimeError, TimeoutError) as e:
-        print(f"nicsim cluster: {e}", file=sys.stderr)
+    except TimeoutError as e:
+        print(f"nicsim cluster: [ETIMEDOUT] {str(e).splitlines()[0]}", file=sys.stderr)
+        return 1
+    except RuntimeError as e:
+        print(f"nicsim cluster: {str(e).splitlines()[0]}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("nicsim cluster: interrupted", file=sys.stderr)
@@ -355,7 +370,8 @@ def build_parser() -> argparse.ArgumentParser:
     lv.add_argument("--sim-seed", type=int, default=None, help="rtl: cocotb random seed")
     lv.set_defaults(func=cmd_live)
 
-    c = sub.add_parser("cluster", help="N NIC/GPU pairs on a switch, all-to-all devmem TCP (docs/cluster.md)")
+    c = _one_line_errors(sub.add_parser(
+        "cluster", help="N NIC/GPU pairs on a switch, all-to-all devmem TCP (docs/cluster.md)"))
     c.add_argument("--nics", type=int, default=4, help="NICs (each with its host and GPU), 2..16; default 4")
     c.add_argument("--bytes-per-pair", type=_size, default=256 << 10, metavar="B",
                    help="bytes each GPU sends to each other GPU (65536, 64K, 4MiB); default 256K")
@@ -380,7 +396,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rtl: Verilator threads of the model (docs/cluster.md: measured); default 1")
     c.add_argument("--sim-seed", type=int, default=None, help="rtl: cocotb random seed")
     c.add_argument("--out", default="build/cluster", help="report folder (default build/cluster)")
-    c.set_defaults(func=cmd_cluster)
+    c.set_defaults(func=cmd_cluster, parser=c)
 
     w = sub.add_parser("waves", help="render signal groups of an FST waveform to PNG or SVG")
     w.add_argument("file", help="FST file (from --waves, make waves or WAVES=1)")
@@ -399,5 +415,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    ap = build_parser()
+    args, extra = ap.parse_known_args(argv)
+    if extra:                                        # the subcommand's parser says it (cluster: one line)
+        getattr(args, "parser", ap).error(f"unrecognized arguments: {' '.join(extra)}")
     return int(args.func(args) or 0)

@@ -126,6 +126,10 @@ class ClusterConfig:
             raise ValueError(f"--mss {self.mss}: 88 to 8960 (MTU 128 to 9000)")
         if self.napi_interval_ns < 0:
             raise ValueError("the NAPI interval cannot be negative")
+        if not self.rto_min_us > 0:
+            raise ValueError(f"--rto-min-us {self.rto_min_us:g}: must be positive")
+        if not self.timeout_ms > 0:
+            raise ValueError(f"--timeout-ms {self.timeout_ms:g}: must be positive")
         if not 0 <= self.drop_rate < 1:
             raise ValueError(f"--drop-rate {self.drop_rate}: a probability in [0, 1)")
         frame_cells = -(-(self.mss + HDR_BYTES) // self.data_bytes)

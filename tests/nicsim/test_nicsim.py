@@ -192,3 +192,37 @@ def test_waves_gtkw_layout(tmp_path: Path) -> None:
     assert gtkw_name("nic_fast_top.s_axis_rx_tvalid", 1) == "nic_fast_top.s_axis_rx_tvalid"
     assert gtkw_name("nic_fast_top.u_nic.cq_hw_idx.[0]", 16) == "nic_fast_top.u_nic.cq_hw_idx.cq_hw_idx[0][15:0]"
     assert main(["waves", str(tmp_path / "missing.fst"), "--gtkw", str(out)]) == 2
+
+
+def test_cluster_cli_bad_input(tmp_path: Path, capsys) -> None:
+    """A bad `nicsim cluster` command line: one line on stderr with the errno, exit 2, nothing run."""
+    notdir = tmp_path / "file"
+    notdir.write_text("x")
+    for bad, msg in ((["--nics", "1"], "[EINVAL] --nics 1"), (["--nics", "x"], "[EINVAL] argument --nics"),
+                     (["--bytes-per-pair", "12Q"], "'12Q' is not a byte count"),
+                     (["--bytes-per-pair", "0"], "--bytes-per-pair"), (["--drop-rate", "1"], "--drop-rate 1"),
+                     (["--switch-buffer", "1"], "holds no 1502-byte frame"), (["--mss", "9000"], "--mss 9000"),
+                     (["--threads", "2"], "--threads needs --backend rtl"),
+                     (["--bytes-per-pair", "40M"], "of its 64 MiB"), (["--bogus"], "unrecognized arguments"),
+                     (["--out", str(notdir)], "[ENOTDIR] --out")):
+        try:
+            rc = main(["cluster", "--backend", "model", *bad])
+        except SystemExit as e:                        # argparse's errors
+            rc = e.code
+        err = capsys.readouterr().err
+        assert rc == 2, bad
+        assert err.count("\n") == 1 and err.startswith("nicsim cluster: ") and msg in err, (bad, err)
+
+
+def test_cluster_cli_model_run(tmp_path: Path, capsys) -> None:
+    """Two NICs on the model: progress lines, the one aggregate line, the report with its plots."""
+    assert main(["cluster", "--backend", "model", "--nics", "2", "--bytes-per-pair", "8K",
+                 "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("cluster: 2 NICs, all-to-all")
+    assert "connections established" in out
+    agg = [ln for ln in out.splitlines() if ln.startswith("aggregate goodput ")]
+    assert len(agg) == 1 and agg[0].endswith("% of line rate")
+    assert "byte-exact" in out and "MISMATCH" not in out and "CPU reads of device memory 0" in out
+    for f in ("report.md", "result.json", "goodput.png", "queue_depth.png"):
+        assert (tmp_path / f).stat().st_size > 0
