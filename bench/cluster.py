@@ -64,7 +64,7 @@ def runs(args: argparse.Namespace) -> list[Run]:
 
 
 def one(run: Run, out_dir: Path) -> dict:
-    from nicsim.cluster import run_model, run_rtl, summary_lines, write_report
+    from nicsim.cluster import run_model, run_rtl, steady_fractions, summary_lines, write_report
     from tb.cluster.workload import ClusterConfig
     pairs = [(s, 0) for s in range(1, run.nics)] if run.incast else None
     cfg = ClusterConfig(nics=run.nics, bytes_per_pair=run.bytes_per_pair, data_width=512,
@@ -83,6 +83,7 @@ def one(run: Run, out_dir: Path) -> dict:
         print(f"  {line}")
     write_report(res, out_dir / run.name)
     sim_s = res.wall_s
+    steady = steady_fractions(res)
     return {
         "name": run.name, "backend": run.backend, "nics": run.nics, "mss": run.mss,
         "incast": run.incast, "bytes_per_pair": run.bytes_per_pair,
@@ -91,6 +92,8 @@ def one(run: Run, out_dir: Path) -> dict:
         "aggregate_fraction": res.aggregate_fraction,
         "payload_share": res.payload_share,
         "fraction_of_payload_share": res.aggregate_fraction / res.payload_share,
+        "steady_fractions": {str(k): v for k, v in steady.items()},
+        "steady_mean_fraction": sum(steady.values()) / len(steady) if steady else None,
         "pairs": [{"src": p.src, "dst": p.dst, "goodput_fraction": p.goodput_fraction,
                    "exact": p.exact, "done_us": (p.t_done_ns - res.t0_ns) / 1e3 if p.t_done_ns else None}
                   for p in res.pairs],

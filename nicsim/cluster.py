@@ -64,6 +64,21 @@ def pct(x: float) -> str:
     return f"{100 * x:.2f}%"
 
 
+def steady_fractions(res: ClusterResult, lo: float = 0.1, hi: float = 0.9) -> dict[int, float]:
+    """Goodput of each receiving NIC's port in the steady part of the transfer: the bytes it received
+    between the samples at `lo` and `hi` of the transfer time, over that time at line rate
+    (leaves out the slow start and the tail of the last requests). Empty when the run is too
+    short for two samples in that span (the samples are 1024-cycle windows)."""
+    t = res.samples["t_ns"]
+    span = [k for k in range(len(t)) if lo * t[-1] <= t[k] <= hi * t[-1]] if t else []
+    if len(span) < 2:
+        return {}
+    a, b = span[0], span[-1]
+    line = (t[b] - t[a]) / CLK_NS * (res.config["data_width"] // 8)
+    receivers = sorted({p.dst for p in res.pairs})
+    return {r: (res.samples["rx_bytes"][r][b] - res.samples["rx_bytes"][r][a]) / line for r in receivers}
+
+
 def summary_lines(res: ClusterResult) -> list[str]:
     """The report's text: per pair, aggregate (the `aggregate goodput X% of line rate` line),
     drops and retransmissions."""
@@ -81,6 +96,11 @@ def summary_lines(res: ClusterResult) -> list[str]:
                      f"{pct(p.goodput_fraction)} of line rate, {'byte-exact' if p.exact else 'MISMATCH'}, "
                      f"{p.requests} unpack requests ({p.entries} loadMeta entries)")
     lines.append(f"aggregate goodput {100 * res.aggregate_fraction:.2f}% of line rate")
+    steady = steady_fractions(res)
+    if steady:
+        lines.append(f"  steady state (10-90% of the transfer time): "
+                     f"{', '.join(f'NIC {r} {pct(x)}' for r, x in steady.items())}; "
+                     f"mean {pct(sum(steady.values()) / len(steady))} of line rate")
     share = res.payload_share
     lines.append(f"  payload share of the MAC stream (MSS / frame on the wire) {pct(share)}; "
                  f"goodput is {pct(res.aggregate_fraction / share)} of it")

@@ -125,7 +125,7 @@ class ClusterConfig:
         if not 88 <= self.mss <= 8960:
             raise ValueError(f"--mss {self.mss}: 88 to 8960 (MTU 128 to 9000)")
         if self.napi_interval_ns < 0:
-            raise ValueError("the NAPI interval cannot be negative")
+            raise ValueError(f"--napi-interval-ns {self.napi_interval_ns}: cannot be negative")
         if not self.rto_min_us > 0:
             raise ValueError(f"--rto-min-us {self.rto_min_us:g}: must be positive")
         if not self.timeout_ms > 0:

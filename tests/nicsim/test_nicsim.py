@@ -226,3 +226,22 @@ def test_cluster_cli_model_run(tmp_path: Path, capsys) -> None:
     assert "byte-exact" in out and "MISMATCH" not in out and "CPU reads of device memory 0" in out
     for f in ("report.md", "result.json", "goodput.png", "queue_depth.png"):
         assert (tmp_path / f).stat().st_size > 0
+
+
+def test_cluster_steady_state() -> None:
+    """The steady-state goodput: bytes received by each receiving port between the samples at
+    10% and 90% of the transfer, over that time at line rate (8 bytes per 4 ns at 64 bits)."""
+    from nicsim.cluster import steady_fractions
+    from tb.cluster.workload import ClusterResult, PairResult
+    t = [400 * k for k in range(1, 11)]                         # 0.4 .. 4 us
+    rx0 = [50 * k for k in range(1, 11)]                        # 50 B per 400 ns: 50 / 800 = 6.25%
+    rx1 = [0, 0, 0, 100, 100, 100, 100, 100, 100, 900]          # 100 B between 0.4 and 3.6 us
+    pair = PairResult(1, 0, 0, True, None, 0.0, 0, 0, True)
+    res = ClusterResult({"data_width": 64}, "model", [pair, PairResult(0, 1, 0, 0, None, 0.0, 0, 0, True)],
+                        0, 4000, 0.0, 1.0, [], [], [], 0, {"t_ns": t, "rx_bytes": [rx0, rx1]}, 0, 0, 0.0)
+    got = steady_fractions(res)
+    assert got == {0: 400 / 6400, 1: 100 / 6400}
+    res.pairs = [pair]                                          # only NIC 0 receives
+    assert list(steady_fractions(res)) == [0]
+    res.samples = {"t_ns": [4000], "rx_bytes": [[1], [1]]}
+    assert steady_fractions(res) == {}
