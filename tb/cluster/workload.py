@@ -43,7 +43,7 @@ from driver.headers import AF_INET
 from driver.kernel import Kernel
 from driver.netdev import Netdev
 from driver.socket import (CMSG_SPACE, MSG_SOCK_DEVMEM, MSG_ZEROCOPY, SCM_DEVMEM_DMABUF,
-                           SO_ZEROCOPY, SOCK_STREAM, SOL_SOCKET, Socket)
+                           SO_ZEROCOPY, SOCK_STREAM, SOL_SOCKET, DmabufCmsg, Socket)
 from driver.tcp import TcpState
 from models.device_memory import DmaBuf
 from models.gpu_unpack import LOAD_META_BYTES, NET_UNPACK_MAX_SLICE_PAGES, UnpackSlot, gpu_unpack
@@ -270,6 +270,7 @@ class Receiver:
             pos = 0
             for c in m.cmsgs:
                 d = c.data
+                assert isinstance(d, DmabufCmsg), "a devmem receive gives dmabuf_cmsg messages only"
                 if c.is_linear:
                     # bytes the stack kept in host memory (this NIC always splits, so none are
                     # expected): copied into place as they are
@@ -324,10 +325,10 @@ class Host:
             n += 1
         for r in self.receivers.values():
             n += r.drain(now_ns)
-        for s in self.senders.values():
-            if s.started:
-                got = s.sock.zerocopy_notifications()
-                s.notes += got
+        for sd in self.senders.values():
+            if sd.started:
+                got = sd.sock.zerocopy_notifications()
+                sd.notes += got
                 n += len(got)
         return n
 
@@ -502,7 +503,7 @@ class Cluster:
         for h in self.hosts:
             cm = [(SOL_SOCKET, SCM_DEVMEM_DMABUF, struct.pack("<I", h.tx_id or 0))]
             for s in h.senders.values():
-                s.sock.setsockopt(SOL_SOCKET, SO_ZEROCOPY, 1)
+                s.sock.setsockopt(SOL_SOCKET, SO_ZEROCOPY, struct.pack("<i", 1))
                 for off in range(0, s.nbytes, SEND_CHUNK):
                     n = min(SEND_CHUNK, s.nbytes - off)
                     assert await s.sock.sendmsg([(s.offset + off, n)], cm, MSG_ZEROCOPY) == n
