@@ -10,6 +10,8 @@ MAKEFLAGS     += --no-print-directory --no-builtin-rules
 VENV_PY   := .venv/bin/python
 FILES_F   := rtl/files.f
 WAIVERS   := rtl/verilator_waivers.vlt
+# the protocol checker (testbench code), linted bound into the RTL (tb/checker/files.f, as tb/sim.py)
+CHECKER_SRCS := $(shell sed -e 's/\#.*//' tb/checker/files.f)
 
 # Overridable from the command line. LINT_SRCS replaces rtl/files.f for a sub-block lint:
 #   make lint LINT_TOP=nic_csr LINT_SRCS="rtl/csr/generated/nic_csr_pkg.sv rtl/csr/generated/nic_csr.sv"
@@ -43,13 +45,16 @@ test: setup ## run the whole pytest suite in tests/ in parallel (JOBS=auto, PYTE
 	@rc=0; $(VENV_PY) -m pytest -n $(JOBS) $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "test: no tests were collected"; rc=0; fi; exit $$rc
 
-lint: setup ## Verilator -Wall lint of rtl/files.f with the waivers (LINT_TOP=nic_top, LINT_SRCS=...)
+lint: setup ## Verilator -Wall lint of rtl/files.f with the waivers, then with tb/checker/ bound in (LINT_TOP=nic_top, LINT_SRCS=...)
 	@. scripts/env.sh; \
 	if [ -n "$(LINT_SRCS)" ]; then srcs="$(LINT_SRCS)"; from="LINT_SRCS"; else \
 	  srcs=$$(sed -e 's/#.*//' -e 's/[[:space:]]*$$//' $(FILES_F) | grep -v '^$$' || true); from="$(FILES_F)"; fi; \
 	[ -n "$$srcs" ] || { echo "lint: $$from lists no sources"; exit 1; }; \
 	echo "lint: verilator --lint-only -Wall --top-module $(LINT_TOP) ($$(echo $$srcs | wc -w) files from $$from)"; \
 	verilator --lint-only -Wall --quiet-stats --top-module $(LINT_TOP) $(LINT_FLAGS) $(WAIVERS) $$srcs; \
+	if [ -z "$(LINT_SRCS)" ] && [ "$(LINT_TOP)" = nic_top ]; then \
+	  echo "lint: the same with the protocol checker bound into nic_top ($(words $(CHECKER_SRCS)) files from tb/checker/files.f)"; \
+	  verilator --lint-only -Wall --quiet-stats --timescale 1ns/1ps --top-module nic_top $(LINT_FLAGS) $(WAIVERS) $$srcs $(CHECKER_SRCS); fi; \
 	echo "lint: clean"
 
 regs: setup ## regenerate the CSR RTL, driver/regs.py and docs/registers.md from rtl/csr/nic_csr.rdl

@@ -1,6 +1,9 @@
 """RX metrics benchmark: `python -m bench.rx_metrics` (part of `make bench`).
 
-Runs bench/rx_metrics_sim.py on nic_top at MAC/DMA widths 64/128 and 512/1024 and collects:
+Runs bench/rx_metrics_sim.py on nic_top at MAC/DMA widths 64/128 and 512/1024, in RX modes
+(bench/rx_linerate_sim.RX_MODES: `base` everywhere; at MAC 512 also `mpb`, multi-packet payload
+buffers and completion batches of 16, and `mpb-usecs2`, the same with batches that wait up to
+2 us: the latency cost of moderation) and collects:
 - DMA efficiency (useful bytes per write beat from the write strobes, by header / payload /
   completion), the AW burst-length histogram and the outstanding write and read
   transactions, per frame size and split setting, from passive per-cycle AXI monitors;
@@ -23,20 +26,30 @@ from tb.sim import BUILD_ROOT, run_rtl_test
 
 SIZES = [64, 128, 256, 512, 1024, 1518, 4096, 9000]
 CONFIGS = [(64, 128), (512, 1024)]
+MODES = {64: "base", 512: "base,mpb,mpb-usecs2"}
+STYLES = {"base": "-", "mpb": "--", "mpb-usecs2": ":"}
+
+
+def _series(cfg: dict, split: bool = True):
+    """(mode, results of that mode and split) of a configuration, in the order run."""
+    for mode in dict.fromkeys(r.get("mode", "base") for r in cfg["dma"]):
+        yield mode, [r for r in cfg["dma"] if r["split"] == split and r.get("mode", "base") == mode]
 
 
 def plot_efficiency(doc: dict, path) -> None:
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
     for ax, split in zip(axes, (True, False)):
-        for cfg in doc["configs"]:
-            rs = [r for r in cfg["dma"] if r["split"] == split]
-            label = f"{cfg['data_bits']}/{cfg['dma_bits']}"
-            xs = [r["frame_bytes"] for r in rs]
-            ax.plot(xs, [r["dma"]["write_efficiency"] for r in rs], marker="o",
-                    label=f"all writes, MAC/DMA {label}")
-            ax.plot(xs, [r["dma"]["by_kind"]["payload"]["efficiency"] for r in rs], marker="x",
-                    linestyle="--", label=f"payload only, {label}")
+        for i, cfg in enumerate(doc["configs"]):
+            for mode, rs in _series(cfg, split):
+                if mode == "mpb-usecs2" or not rs:
+                    continue                   # the same writes as mpb
+                label = f"{cfg['data_bits']}/{cfg['dma_bits']} {mode}"
+                xs = [r["frame_bytes"] for r in rs]
+                ax.plot(xs, [r["dma"]["write_efficiency"] for r in rs], marker="o", color=f"C{2 * i}",
+                        linestyle=STYLES.get(mode, "-"), label=f"all writes, MAC/DMA {label}")
+                ax.plot(xs, [r["dma"]["by_kind"]["payload"]["efficiency"] for r in rs], marker="x",
+                        color=f"C{2 * i + 1}", linestyle=STYLES.get(mode, "-"), label=f"payload only, {label}")
         ax.set_xscale("log")
         ax.set_ylim(0, 1.05)
         ax.set_xlabel("frame size (bytes)")
@@ -57,7 +70,8 @@ def plot_bursts(doc: dict, path, sizes=(64, 1518, 9000)) -> None:
     for i, cfg in enumerate(cfgs):
         for j, size in enumerate(sizes):
             ax = axes[i][j]
-            r = next((r for r in cfg["dma"] if r["split"] and r["frame_bytes"] == size), None)
+            r = next((r for r in cfg["dma"] if r["split"] and r["frame_bytes"] == size
+                      and r.get("mode", "base") == "base"), None)
             if r is None:
                 ax.set_visible(False)
                 continue
@@ -81,17 +95,18 @@ def plot_latency(doc: dict, path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     for ax, key, title in ((axes[0], "latency_isolated", "isolated frames (NIC idle)"),
                            (axes[1], "latency_back_to_back", "back-to-back frames (queueing)")):
-        for cfg in doc["configs"]:
-            rs = [r for r in cfg["dma"] if r["split"] and r[key]["tlast_to_cpl_w"]]
-            xs = [r["frame_bytes"] for r in rs]
-            label = f"{cfg['data_bits']}/{cfg['dma_bits']}"
-            for p, style in (("p50", "-"), ("p99", ":")):
-                ax.plot(xs, [r[key]["tlast_to_cpl_w"][p] for r in rs], marker="o",
-                        linestyle=style, label=f"{p}, MAC/DMA {label}")
+        for i, cfg in enumerate(doc["configs"]):
+            for j, (mode, rs) in enumerate(_series(cfg)):
+                rs = [r for r in rs if r[key]["tlast_to_hw_idx"]]
+                xs = [r["frame_bytes"] for r in rs]
+                label = f"{cfg['data_bits']}/{cfg['dma_bits']} {mode}"
+                for p, marker in (("p50", "o"), ("p99", "x")):
+                    ax.plot(xs, [r[key]["tlast_to_hw_idx"][p] for r in rs], marker=marker,
+                            color=f"C{3 * i + j}", linestyle=STYLES.get(mode, "-"), label=f"{p}, {label}")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("frame size (bytes)")
-        ax.set_ylabel("cycles, tlast -> last completion beat")
+        ax.set_ylabel("cycles, tlast -> CQ.HW_IDX counts the frame")
         ax.grid(True, which="both", alpha=0.3)
         ax.set_title(f"split on, {title}")
         ax.legend(fontsize=8)
@@ -131,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--goodput-bytes", type=int, default=2 << 20, help="TCP stream length")
     ap.add_argument("--mtus", default="1500,9000", help="MTUs of the goodput streams")
     ap.add_argument("--tests", default="dma_metrics,devmem_goodput", help="cocotb tests to run")
+    ap.add_argument("--modes", default=None,
+                    help="RX modes of dma_metrics (default: base at MAC 64, base,mpb,mpb-usecs2 at 512)")
     args = ap.parse_args(argv)
     sources, defines = rtl_sources(args.rtl_rev)
     configs = parse_configs(args.configs)
@@ -148,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         run_rtl_test("nic_top", sources, "bench.rx_metrics_sim",
                      {"DATA_W": data_w, "DMA_DATA_W": dma_w}, f"bench_rx_metrics-{data_w}-{dma_w}",
                      extra_env={"BENCH_SIZES": args.sizes, "BENCH_SPLIT": args.split,
+                                "BENCH_MODES": args.modes or MODES.get(data_w, "base"),
                                 "GOODPUT_BYTES": str(args.goodput_bytes), "GOODPUT_MTUS": args.mtus,
                                 "BENCH_OUT": str(part)},
                      seed=1, testcase=args.tests, defines=defines)
@@ -163,11 +181,12 @@ def main(argv: list[str] | None = None) -> int:
         for r in cfg["dma"]:
             d, lat = r["dma"], r["latency_isolated"]["tlast_to_cpl_w"] or {}
             b2b = r["latency_back_to_back"]["tlast_to_cpl_w"] or {}
-            print(f"  split {'on ' if r['split'] else 'off'} {r['frame_bytes']:5d} B  "
+            hw_iso = r["latency_isolated"]["tlast_to_hw_idx"] or {}
+            print(f"  {r.get('mode', 'base'):>10} split {'on ' if r['split'] else 'off'} {r['frame_bytes']:5d} B  "
                   f"{d['bytes_per_write_beat']:6.1f} B/beat ({100 * d['write_efficiency']:5.1f}%)  "
                   f"mean burst {d['mean_burst_beats']:5.1f}  outstanding wr max {d['outstanding_writes']['max']} "
                   f"rd max {d['outstanding_reads']['max']}  latency isolated p50 {lat.get('p50')} "
-                  f"b2b p50/p99 {b2b.get('p50')}/{b2b.get('p99')}", flush=True)
+                  f"(HW_IDX {hw_iso.get('p50')}) b2b p50/p99 {b2b.get('p50')}/{b2b.get('p99')}", flush=True)
         for r in cfg["goodput"]:
             print(f"  goodput MTU {r['mtu']} (MSS {r['mss']}, frame {r['frame_bytes']} B): "
                   f"{100 * r['goodput_fraction_of_mac_line_rate']:.2f}% of line rate, "

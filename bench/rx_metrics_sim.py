@@ -7,15 +7,18 @@ completion index register (`u_dma.cq_hw_idx`). From that it computes DMA efficie
 histograms, outstanding transactions and per-frame latency, all in clock cycles.
 
 Two cocotb tests:
-- `dma_metrics`: per split setting and frame size, a back-to-back train of frames into
-  queue 0 (the line-rate bench's setup, bench/rx_linerate_sim.setup_rx), then a few isolated
-  frames (one at a time, the NIC idle in between) for the unloaded latency.
+- `dma_metrics`: per RX mode (bench/rx_linerate_sim.RX_MODES: completion batches and
+  multi-packet buffers off, on, on with rx-usecs 2), split setting and frame size, a
+  back-to-back train of frames into queue 0 (the line-rate bench's setup,
+  bench/rx_linerate_sim.setup_rx), then a few isolated frames (one at a time, the NIC idle in
+  between) for the unloaded latency.
 - `devmem_goodput`: a long TCP stream steered by an n-tuple rule to a bound devmem queue,
   sent back to back, with the reference driver (NAPI on the queue's interrupt, page pools,
   recvmsg with devmem cmsgs, SO_DEVMEM_DONTNEED) running concurrently as the application.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections import Counter, deque
@@ -24,7 +27,7 @@ from dataclasses import dataclass, field
 import cocotb
 from cocotb.triggers import Event, First, RisingEdge, Timer
 
-from bench.rx_linerate_sim import bench_frames, bufs_per_frame, setup_rx
+from bench.rx_linerate_sim import RX_MODES, bench_frames, bufs_per_frame, setup_rx
 from driver import ethtool, regs
 from models.formats import CPL_BYTES, RxCompletion
 from tb.frames import Flow
@@ -59,7 +62,8 @@ class _Burst:
     data: bytearray | None = None
     wlast_cycle: int = 0
     b_cycle: int = 0
-    record: RxCompletion | None = None
+    records: list[RxCompletion] = field(default_factory=list)
+    """A completion burst's records (a batch holds several)."""
 
 
 @dataclass
@@ -77,7 +81,7 @@ class _Stats:
     dev_bytes: int = 0
     dev_first: int = 0
     dev_last: int = 0
-    cpls: list[_Burst] = field(default_factory=list)         # completion bursts in W order
+    cpls: list[tuple[RxCompletion, _Burst]] = field(default_factory=list)  # completions in W order
     hw_idx: dict[int, list[int]] = field(default_factory=dict)  # queue -> cycle per increment
     cycles: int = 0
     wr_sum: int = 0
@@ -180,10 +184,11 @@ class AxiMonitor:
                     b.wlast_cycle = c
                     self.b_wait.setdefault(b.id, deque()).append(b)
                     if b.data is not None:
-                        if len(b.data) == CPL_BYTES:
-                            b.record = RxCompletion.unpack(bytes(b.data))
+                        if len(b.data) % CPL_BYTES == 0:
+                            b.records = [RxCompletion.unpack(bytes(b.data[i:i + CPL_BYTES]))
+                                         for i in range(0, len(b.data), CPL_BYTES)]
                         if m:
-                            s.cpls.append(b)
+                            s.cpls.extend((r, b) for r in b.records)
             # ---- B
             if d.m_axi_bvalid.value and d.m_axi_bready.value:
                 q = self.b_wait.get(int(d.m_axi_bid.value))
@@ -266,11 +271,11 @@ class AxiMonitor:
         handshake of its last (EOP) completion's last beat, to CQ.HW_IDX counting that
         completion, and to the completion burst's write response."""
         s = self.s
-        cpls = [b for b in s.cpls if b.record is not None and b.record.queue == queue]
+        cpls = [(r, b) for r, b in s.cpls if r.queue == queue]
         hw = s.hw_idx.get(queue, [])
         eop_w, eop_hw, eop_b = [], [], []
-        for i, b in enumerate(cpls):
-            if b.record.eop:
+        for i, (r, b) in enumerate(cpls):
+            if r.eop:
                 eop_w.append(b.wlast_cycle)
                 eop_b.append(b.b_cycle)
                 eop_hw.append(hw[i] if i < len(hw) else 0)
@@ -311,57 +316,58 @@ async def dma_metrics(dut) -> None:
     sizes = [int(s) for s in os.environ["BENCH_SIZES"].split(",")]
     splits = [s.strip() not in ("0", "off") for s in os.environ.get("BENCH_SPLIT", "1,0").split(",")]
     max_frames = int(os.environ.get("BENCH_MAX_FRAMES", "200"))
+    modes = [m.strip() for m in os.environ.get("BENCH_MODES", "base").split(",")]
     isolated = int(os.environ.get("BENCH_ISOLATED", "16"))
     out_path = os.environ["BENCH_OUT"] + ".dma.json"
     tb = NicTb(dut, cocotb.RANDOM_SEED)
     await tb.reset()
     mon = AxiMonitor(dut)
     results = []
-    for split in splits:
-        for size in sizes:
-            n = max(48, min(max_frames, 2 * 16384 // size))
-            await tb.reset()
-            setup = await setup_rx(tb, n + isolated, size, split)
-            mon.regions = setup.regions()
-            frames = bench_frames(size, n + isolated)
-            # back to back
-            await wait_quiet(tb, mon)
-            mon.reset_stats()
-            mon.measuring = True
-            for f in frames[:n]:
-                await tb.send(f)
+    for mode, split, size in itertools.product(modes, splits, sizes):
+        n = max(48, min(max_frames, 2 * 16384 // size))
+        await tb.reset()
+        setup = await setup_rx(tb, n + isolated, size, split, mode)
+        mon.regions = setup.regions()
+        frames = bench_frames(size, n + isolated)
+        # back to back
+        await wait_quiet(tb, mon)
+        mon.reset_stats()
+        mon.measuring = True
+        for f in frames[:n]:
+            await tb.send(f)
+        await tb.wait_rx_idle()
+        await wait_quiet(tb, mon)
+        mon.measuring = False
+        dma = mon.dma_summary()
+        lat = mon.frame_latencies()
+        s = mon.s
+        fifo_drops = s.rx_frames - len(s.kept_tlast)
+        rx_span = s.rx_last - s.rx_first + 1
+        # isolated frames: one at a time, the NIC idle in between
+        mon.reset_stats()
+        mon.measuring = True
+        for f in frames[n:]:
+            before = len(mon.s.cpls)
+            await tb.send(f)
             await tb.wait_rx_idle()
-            await wait_quiet(tb, mon)
-            mon.measuring = False
-            dma = mon.dma_summary()
-            lat = mon.frame_latencies()
-            s = mon.s
-            fifo_drops = s.rx_frames - len(s.kept_tlast)
-            rx_span = s.rx_last - s.rx_first + 1
-            # isolated frames: one at a time, the NIC idle in between
-            mon.reset_stats()
-            mon.measuring = True
-            for f in frames[n:]:
-                before = len(mon.s.cpls)
-                await tb.send(f)
-                await tb.wait_rx_idle()
-                while len(mon.s.cpls) < before + bufs_per_frame(size, split):
-                    await RisingEdge(dut.clk)
-                await wait_quiet(tb, mon, cycles=32)
-            mon.measuring = False
-            iso = mon.frame_latencies()
-            drops = {c: await tb.read32(getattr(regs, c)) for c in
-                     ("RX_DROP_NO_HDR_BUF", "RX_DROP_NO_PAY_BUF", "RX_DROP_CQ_FULL")}
-            res = {"frame_bytes": size, "split": split, "frames": n, "fifo_drops": fifo_drops,
-                   "other_drops": sum(drops.values()),
-                   "rx_beats_per_cycle": round(s.rx_beats / rx_span, 4) if s.rx_first else None,
-                   "dma": dma, "latency_back_to_back": lat, "latency_isolated": iso}
-            results.append(res)
-            dut._log.info("metrics split=%d %5d B: %.2f B/beat, bursts %s, out wr max %d rd max %d, "
-                          "lat b2b p50 %s iso p50 %s", split, size, dma["bytes_per_write_beat"] or 0,
-                          dma["burst_beats_hist"], dma["outstanding_writes"]["max"],
-                          dma["outstanding_reads"]["max"],
-                          (lat["tlast_to_cpl_w"] or {}).get("p50"), (iso["tlast_to_cpl_w"] or {}).get("p50"))
+            while len(mon.s.cpls) < before + bufs_per_frame(size, split):
+                await RisingEdge(dut.clk)
+            await wait_quiet(tb, mon, cycles=32)
+        mon.measuring = False
+        iso = mon.frame_latencies()
+        drops = {c: await tb.read32(getattr(regs, c)) for c in
+                 ("RX_DROP_NO_HDR_BUF", "RX_DROP_NO_PAY_BUF", "RX_DROP_CQ_FULL")}
+        res = {"frame_bytes": size, "mode": mode, "settings": RX_MODES[mode], "split": split,
+               "frames": n, "fifo_drops": fifo_drops,
+               "other_drops": sum(drops.values()),
+               "rx_beats_per_cycle": round(s.rx_beats / rx_span, 4) if s.rx_first else None,
+               "dma": dma, "latency_back_to_back": lat, "latency_isolated": iso}
+        results.append(res)
+        dut._log.info("metrics %s split=%d %5d B: %.2f B/beat, bursts %s, out wr max %d rd max %d, "
+                      "lat b2b p50 %s iso p50 %s", mode, split, size, dma["bytes_per_write_beat"] or 0,
+                      dma["burst_beats_hist"], dma["outstanding_writes"]["max"],
+                      dma["outstanding_reads"]["max"],
+                      (lat["tlast_to_cpl_w"] or {}).get("p50"), (iso["tlast_to_cpl_w"] or {}).get("p50"))
     with open(out_path, "w") as fh:
         json.dump({"data_bits": tb.data_bytes * 8, "dma_bits": tb.dma_bytes * 8, "clk_ns": CLK_NS,
                    "results": results}, fh, indent=2)
@@ -508,10 +514,11 @@ async def goodput_run(tb: NicTb, mon: AxiMonitor, mtu: int, size: int, rx_pendin
     cpu_reads = tb.dev.cpu_reads
     # Steady state: payload of every frame but the first, over the cycles between the first
     # and the last frame's final completion (no pipeline fill or drain).
-    eops = [b for b in s.cpls if b.record is not None and b.record.queue == nq - 1 and b.record.eop]
-    cpls_q = [b for b in s.cpls if b.record is not None and b.record.queue == nq - 1]
-    first_eop = cpls_q.index(eops[0]) if eops else 0
-    later_pay = sum(b.record.pay_len for b in cpls_q[first_eop + 1:])
+    cpls_q = [(r, b) for r, b in s.cpls if r.queue == nq - 1]
+    eop_at = [i for i, (r, _) in enumerate(cpls_q) if r.eop]
+    eops = [cpls_q[i][1] for i in eop_at]
+    first_eop = eop_at[0] if eop_at else 0
+    later_pay = sum(r.pay_len for r, _ in cpls_q[first_eop + 1:])
     steady = later_pay / (eops[-1].wlast_cycle - eops[0].wlast_cycle) if len(eops) > 1 else float("nan")
     res = {
         "mtu": mtu, "mss": mss, "frame_bytes": frame_bytes, "stream_bytes": size,

@@ -9,7 +9,9 @@ in bulk every 128 frame times, every frame checked against the golden model) at 
   - baseline: nic_top with tb/nic_tb.py (cocotb Clock, cocotbext-axi AxiStreamSource and
               AxiSlave: Python per beat), the path the functional tests used before;
   - ceiling:  the fast harness with no Python at all (tb/fast/standalone.py), the same frames;
-and fast and ceiling again with profile-guided optimisation (bench/pgo.py: clang compiles the
+fast and ceiling again without the protocol checker (tb/checker/, built with
++define+NO_AXI_CHECKER: what the checker that every other run has costs; --no-checker-off
+skips these), and fast and ceiling again with profile-guided optimisation (bench/pgo.py: clang compiles the
 model, a short instrumented training run of the same kind of traffic, and clang compiles it
 again with the measured branch counts), when clang's profile runtime is installed (--no-pgo:
 skip); the PGO fast path runs twice, with the scoreboard's comparisons in the simulator
@@ -31,7 +33,7 @@ import sys
 import time
 
 from bench import pgo
-from tb.sim import BUILD_ROOT, rtl_file_list, run_rtl_test
+from tb.sim import BUILD_ROOT, CHECKER_OFF_ARGS, rtl_file_list, run_rtl_test
 
 WIDTHS = [64, 512]
 FRAMES = {64: 3000, 512: 20000}
@@ -84,6 +86,19 @@ def _summary(runs: list[dict]) -> dict:
             "checker_cpu_s": med("checker_cpu_s") if all("checker_cpu_s" in r for r in runs) else None}
 
 
+def checker_cost(entry: dict) -> dict[str, dict[str, float]]:
+    """What the protocol checker costs on each path measured with and without it: simulated
+    cycles per CPU second on and off (CPU time: less sensitive to other load than wall time)
+    and `cost`, the fraction of the checker-off speed lost with it (1 - on / off)."""
+    out = {}
+    for on, off in (("fast", "fast_nochk"), ("ceiling", "ceiling_nochk")):
+        a, b = entry.get(on) or {}, entry.get(off) or {}
+        key = "cycles_per_total_cpu_s" if on == "fast" else "cycles_per_cpu_s"
+        if a.get(key) and b.get(key):
+            out[on] = {"on": a[key], "off": b[key], "cost": 1 - a[key] / b[key]}
+    return out
+
+
 def plot(doc: dict, path) -> None:
     import matplotlib
     matplotlib.use("Agg")
@@ -91,9 +106,11 @@ def plot(doc: dict, path) -> None:
 
     kinds = [("baseline", "baseline (cocotbext-axi, Python per beat)", "#c44"),
              ("fast", "fast path (tb/fast)", "#48c"),
+             ("fast_nochk", "fast path without the protocol checker", "#9bd"),
              ("fast_pgo", "fast path, PGO build", "#26a"),
              ("fast_pgo_par", "fast path, PGO build, checker in a 2nd process", "#036"),
              ("ceiling", "Verilator only (no Python)", "#aaa"),
+             ("ceiling_nochk", "Verilator only, without the protocol checker", "#ddd"),
              ("ceiling_pgo", "Verilator only, PGO build", "#555")]
     kinds = [k for k in kinds if any(w.get(k[0]) for w in doc["widths"])]
     fig, axes = plt.subplots(1, 2, figsize=(12, 5.2), sharey=True)
@@ -139,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=2, help="fast/baseline pairs per width")
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--no-ceiling", action="store_true")
+    ap.add_argument("--no-checker-off", action="store_true",
+                    help="skip the fast and ceiling runs without the protocol checker (its cost)")
     ap.add_argument("--no-pgo", action="store_true",
                     help="skip the profile-guided (PGO) builds of the fast path and the ceiling")
     ap.add_argument("--verilator-arg", action="append", default=[],
@@ -159,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
         n_base = max(1, n // args.baseline_frames_div)
         entry: dict = {"data_bits": width, "dma_bits": 2 * width, "runs": [], "pgo_training": []}
         kinds = [("fast", "fast", args.verilator_arg, "inline")]
+        if not args.no_checker_off:
+            kinds.append(("fast", "fast_nochk", [*args.verilator_arg, *CHECKER_OFF_ARGS], "inline"))
         if not pgo_why:
             print(f"bench: PGO training of the fast path, MAC {width} bits (instrumented build and a short run; "
                   "may take minutes)", flush=True)
@@ -186,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"{r['cycles_per_cpu_s'] / 1e3:.0f}k cycles/CPU-s; checking {100 * r['check_share']:.0f}% "
                       f"of the time; {r['checked']} frames checked", flush=True)
         entry["fast"] = _summary([r for r in entry["runs"] if r["path"] == "fast"])
+        entry["fast_nochk"] = _summary([r for r in entry["runs"] if r["path"] == "fast_nochk"])
         entry["fast_pgo"] = _summary([r for r in entry["runs"] if r["path"] == "fast_pgo"])
         entry["fast_pgo_par"] = _summary([r for r in entry["runs"] if r["path"] == "fast_pgo_par"])
         entry["baseline"] = _summary([r for r in entry["runs"] if r["path"] == "base"])
@@ -200,10 +222,13 @@ def main(argv: list[str] | None = None) -> int:
             from bench.sim_speed_sim import bulk_frames
             from tb.fast import standalone
             frames = bulk_frames(args.frame_bytes)
-            for key in ("ceiling",) + (() if pgo_why else ("ceiling_pgo",)):
+            keys = ("ceiling",) + (() if args.no_checker_off else ("ceiling_nochk",)) + (() if pgo_why else ("ceiling_pgo",))
+            for key in keys:
                 print(f"bench: Verilator-only {key}, MAC {width} bits, {n} frames (build may take minutes)", flush=True)
                 if key == "ceiling":
                     binary = standalone.build(width, args.verilator_arg)
+                elif key == "ceiling_nochk":
+                    binary = standalone.build(width, [*args.verilator_arg, *CHECKER_OFF_ARGS], tag="-nochk")
                 else:
                     binary, rec = pgo.train_standalone(width, args.verilator_arg, frames)
                     entry["pgo_training"].append(rec)
@@ -215,6 +240,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {key}: {c['cycles']} cycles in {c['wall_s']:.1f} s: {c['cycles_per_s'] / 1e3:.0f}k cycles/s, "
                       f"{c['frames_per_s']:.0f} frames/s, {(c.get('cycles_per_cpu_s') or 0) / 1e3:.0f}k cycles/CPU-s",
                       flush=True)
+        entry["checker_cost"] = checker_cost(entry)
+        for key, c in entry["checker_cost"].items():
+            print(f"bench: MAC {width}: protocol checker on {key}: {c['on'] / 1e3:.0f}k cycles/CPU-s with it, "
+                  f"{c['off'] / 1e3:.0f}k without: it costs {100 * c['cost']:.1f}% of the CPU time", flush=True)
         doc["widths"].append(entry)
     doc["load_end"] = _load()
     (out_dir / "sim_speed.json").write_text(json.dumps(doc, indent=2))

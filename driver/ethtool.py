@@ -15,6 +15,8 @@ rest of that page. Errors are `KernelError`s (an `OSError`: compare `err.errno` 
 | `ethtool -N flow-type tcp4 ... action Q [loc L]` (`ETHTOOL_SRXCLSRLINS`) | `NtupleRules.add(spec)` |
 | `ethtool -N delete L` (`ETHTOOL_SRXCLSRLDEL`) | `NtupleRules.delete(rule_id)` |
 | `ethtool -n` (`ETHTOOL_GRXCLSRLALL`) | `NtupleRules.list()` |
+| `ethtool -c` / `ETHTOOL_MSG_COALESCE_GET` | `Netdev.get_coalesce()`, `Netdev.coalesce_reply()` |
+| `ethtool -C rx-usecs N rx-frames M` / `ETHTOOL_MSG_COALESCE_SET` | `Netdev.set_coalesce(parse_coalesce_args("rx-usecs N rx-frames M"))` |
 
 Flow-hash type names are ethtool's flow types: `ip4`, `tcp4`, `udp4`, `ip6`, `tcp6`, `udp6`.
 Enabling `tcp4` means TCP/IPv4 frames hash on addresses and ports ("sdfn"); without it they
@@ -27,7 +29,9 @@ from __future__ import annotations
 
 import errno
 import ipaddress
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from enum import IntEnum
 from typing import NamedTuple
 
 from driver import regs
@@ -380,3 +384,139 @@ class NtupleRules:
             for word in range(4):                                # word 0 least significant
                 await w(reg(base + 4 * word), (value >> (32 * word)) & 0xFFFF_FFFF)
         await w(reg(regs.STEER_CTRL), h.ctrl | regs.STEER_CTRL_ENABLE.put(1))   # 3. on
+
+
+# --------------------------------------------------------------------------------------------
+# Interrupt coalescing (ethtool -c / -C)
+# --------------------------------------------------------------------------------------------
+class CoalesceAttr(IntEnum):
+    """`ETHTOOL_A_COALESCE_*`, the netlink attributes of `ETHTOOL_MSG_COALESCE_GET/SET`, with
+    the kernel's values (include/uapi/linux/ethtool_netlink.h)."""
+
+    RX_USECS = 2
+    RX_MAX_FRAMES = 3
+    RX_USECS_IRQ = 4
+    RX_MAX_FRAMES_IRQ = 5
+    TX_USECS = 6
+    TX_MAX_FRAMES = 7
+    TX_USECS_IRQ = 8
+    TX_MAX_FRAMES_IRQ = 9
+    STATS_BLOCK_USECS = 10
+    USE_ADAPTIVE_RX = 11
+    USE_ADAPTIVE_TX = 12
+    PKT_RATE_LOW = 13
+    RX_USECS_LOW = 14
+    RX_MAX_FRAMES_LOW = 15
+    TX_USECS_LOW = 16
+    TX_MAX_FRAMES_LOW = 17
+    PKT_RATE_HIGH = 18
+    RX_USECS_HIGH = 19
+    RX_MAX_FRAMES_HIGH = 20
+    TX_USECS_HIGH = 21
+    TX_MAX_FRAMES_HIGH = 22
+    RATE_SAMPLE_INTERVAL = 23
+    USE_CQE_MODE_TX = 24
+    USE_CQE_MODE_RX = 25
+    TX_AGGR_MAX_BYTES = 26
+    TX_AGGR_MAX_FRAMES = 27
+    TX_AGGR_TIME_USECS = 28
+
+
+@dataclass
+class EthtoolCoalesce:
+    """`struct ethtool_coalesce` plus the `struct kernel_ethtool_coalesce` fields the
+    attributes above carry, with the kernel's field names. Every field is a u32 (the
+    adaptive and CQE-mode ones booleans)."""
+
+    rx_coalesce_usecs: int = 0
+    rx_max_coalesced_frames: int = 0
+    rx_coalesce_usecs_irq: int = 0
+    rx_max_coalesced_frames_irq: int = 0
+    tx_coalesce_usecs: int = 0
+    tx_max_coalesced_frames: int = 0
+    tx_coalesce_usecs_irq: int = 0
+    tx_max_coalesced_frames_irq: int = 0
+    stats_block_coalesce_usecs: int = 0
+    use_adaptive_rx_coalesce: int = 0
+    use_adaptive_tx_coalesce: int = 0
+    pkt_rate_low: int = 0
+    rx_coalesce_usecs_low: int = 0
+    rx_max_coalesced_frames_low: int = 0
+    tx_coalesce_usecs_low: int = 0
+    tx_max_coalesced_frames_low: int = 0
+    pkt_rate_high: int = 0
+    rx_coalesce_usecs_high: int = 0
+    rx_max_coalesced_frames_high: int = 0
+    tx_coalesce_usecs_high: int = 0
+    tx_max_coalesced_frames_high: int = 0
+    rate_sample_interval: int = 0
+    use_cqe_mode_tx: int = 0
+    use_cqe_mode_rx: int = 0
+    tx_aggr_max_bytes: int = 0
+    tx_aggr_max_frames: int = 0
+    tx_aggr_time_usecs: int = 0
+
+
+COALESCE_FIELDS: dict[CoalesceAttr, str] = dict(zip(CoalesceAttr, (f.name for f in fields(EthtoolCoalesce))))
+"""Attribute -> `EthtoolCoalesce` field (both in the kernel's order)."""
+
+COALESCE_ARGS: dict[str, CoalesceAttr] = {
+    'rx-usecs': CoalesceAttr.RX_USECS, 'rx-frames': CoalesceAttr.RX_MAX_FRAMES,
+    'rx-usecs-irq': CoalesceAttr.RX_USECS_IRQ, 'rx-frames-irq': CoalesceAttr.RX_MAX_FRAMES_IRQ,
+    'tx-usecs': CoalesceAttr.TX_USECS, 'tx-frames': CoalesceAttr.TX_MAX_FRAMES,
+    'tx-usecs-irq': CoalesceAttr.TX_USECS_IRQ, 'tx-frames-irq': CoalesceAttr.TX_MAX_FRAMES_IRQ,
+    'stats-block-usecs': CoalesceAttr.STATS_BLOCK_USECS,
+    'adaptive-rx': CoalesceAttr.USE_ADAPTIVE_RX, 'adaptive-tx': CoalesceAttr.USE_ADAPTIVE_TX,
+    'pkt-rate-low': CoalesceAttr.PKT_RATE_LOW, 'rx-usecs-low': CoalesceAttr.RX_USECS_LOW,
+    'rx-frames-low': CoalesceAttr.RX_MAX_FRAMES_LOW, 'tx-usecs-low': CoalesceAttr.TX_USECS_LOW,
+    'tx-frames-low': CoalesceAttr.TX_MAX_FRAMES_LOW, 'pkt-rate-high': CoalesceAttr.PKT_RATE_HIGH,
+    'rx-usecs-high': CoalesceAttr.RX_USECS_HIGH, 'rx-frames-high': CoalesceAttr.RX_MAX_FRAMES_HIGH,
+    'tx-usecs-high': CoalesceAttr.TX_USECS_HIGH, 'tx-frames-high': CoalesceAttr.TX_MAX_FRAMES_HIGH,
+    'sample-interval': CoalesceAttr.RATE_SAMPLE_INTERVAL,
+    'cqe-mode-rx': CoalesceAttr.USE_CQE_MODE_RX, 'cqe-mode-tx': CoalesceAttr.USE_CQE_MODE_TX,
+    'tx-aggr-max-bytes': CoalesceAttr.TX_AGGR_MAX_BYTES,
+    'tx-aggr-max-frames': CoalesceAttr.TX_AGGR_MAX_FRAMES,
+    'tx-aggr-time-usecs': CoalesceAttr.TX_AGGR_TIME_USECS,
+}
+"""`ethtool -C` argument names (ethtool's netlink/coalesce.c) -> attribute."""
+_BOOL_ARGS = {CoalesceAttr.USE_ADAPTIVE_RX, CoalesceAttr.USE_ADAPTIVE_TX,
+              CoalesceAttr.USE_CQE_MODE_RX, CoalesceAttr.USE_CQE_MODE_TX}
+U32_MAX = 0xFFFF_FFFF
+
+
+def parse_coalesce_args(args: str | list[str]) -> dict[CoalesceAttr, int]:
+    """`ethtool -C DEV` arguments ("rx-usecs 8 rx-frames 16", "adaptive-rx off") -> the
+    attributes of the request. EINVAL for an unknown name, a missing or bad value (ethtool
+    itself refuses those before anything reaches the kernel)."""
+    words = args.split() if isinstance(args, str) else list(args)
+    if len(words) % 2:
+        raise _einval(f'coalesce parameter {words[-1]!r} without a value')
+    out: dict[CoalesceAttr, int] = {}
+    for name, text in zip(words[::2], words[1::2]):
+        attr = COALESCE_ARGS.get(name)
+        if attr is None:
+            raise _einval(f'unknown coalesce parameter {name!r}; known: {", ".join(COALESCE_ARGS)}')
+        if attr in _BOOL_ARGS:
+            if text not in ('on', 'off'):
+                raise _einval(f'{name} {text!r}: on or off')
+            out[attr] = int(text == 'on')
+        else:
+            if not text.isdigit() or int(text) > U32_MAX:
+                raise _einval(f'{name} {text!r}: a number 0..{U32_MAX}')
+            out[attr] = int(text)
+    return out
+
+
+def coalesce_attrs(attrs: Mapping[CoalesceAttr | str | int, int]) -> dict[CoalesceAttr, int]:
+    """A request's attributes by `CoalesceAttr`, attribute number or `ethtool -C` name; each
+    value a u32 (the netlink policy: NLA_U32, NLA_U8 for the flags). EINVAL otherwise."""
+    out: dict[CoalesceAttr, int] = {}
+    for key, value in attrs.items():
+        try:
+            attr = COALESCE_ARGS[key] if isinstance(key, str) else CoalesceAttr(key)
+        except (KeyError, ValueError):
+            raise _einval(f'unknown coalesce attribute {key!r}') from None
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= U32_MAX:
+            raise _einval(f'{attr.name} = {value!r}: a u32')
+        out[attr] = value
+    return out

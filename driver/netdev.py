@@ -6,6 +6,8 @@ on the golden model and on the RTL:
 - `probe` (the PCI probe + `register_netdev`): checks `ID`, reads `CAPS`, gets an ifindex.
 - `open`/`stop` (`ndo_open`/`ndo_stop`): programs the frame limit, starts/stops RX queues.
 - ethtool: `get/set_ringparam` (rx ring size, `tcp-data-split`, `hds-thresh`),
+  `get/set_coalesce` (`rx-usecs`, `rx-frames`: the NIC's completion batches, docs/rx-rules.md
+  section 5), `get/set_priv_flags` (`rx-mpb`: multi-packet payload buffers),
   `get/set_channels` (RX queues in use), `set_mtu`. While a queue is bound to a dma-buf,
   disabling split, a non-zero threshold and channel counts below a bound queue are refused
   with EINVAL, as `ethnl_set_rings` and `ethnl_set_channels` do.
@@ -17,7 +19,12 @@ on the golden model and on the RTL:
 - NAPI: `napi_poll` turns completions into skbs (header bytes copied out of the host header
   buffer, payload referenced as page-pool fragments, never read), hands them to the TCP layer
   and refills both rings from the page pools; when a pool is dry the refill stops and counts
-  `alloc_fail`, the NIC then drops and counts (RX_DROP_NO_PAY_BUF).
+  `alloc_fail`, the NIC then drops and counts (RX_DROP_NO_PAY_BUF). With multi-packet payload
+  buffers a posted buffer keeps the ring's reference until the NIC has finished it (a later
+  completion names a new buffer at offset 0, or its strides are used up), and each frame's
+  piece takes its own reference (`page_pool_ref_netmem`), so a page (a net_iov) shared by
+  several frames returns to its pool only when the ring, every skb and every devmem token on
+  it have let go.
 
 There are no interrupts on NicHw: whoever runs the driver calls `poll` (all queues) or
 `napi_poll` (one queue) when it wants the driver to look at the rings.
@@ -33,11 +40,13 @@ from typing import TYPE_CHECKING, Callable
 
 from driver import regs
 from driver.errors import KernelError
+from driver.ethtool import COALESCE_FIELDS, CoalesceAttr, EthtoolCoalesce, coalesce_attrs
 from driver.headers import ETH_HLEN, VLAN_HLEN, eth_get_headlen
 from driver.hw import NicHw
 from driver.netmem import Netmem, Page
 from driver.page_pool import HostPageAllocator, HostPageProvider, MemoryProvider, PagePool, PagePoolParams
-from driver.rx_queue import MAX_RING_LOG2, RxBuffer, RxFrame, RxQueue, RxQueueConfig
+from driver.rx_queue import (COALESCE_USECS_MAX, MAX_RING_LOG2, RxBuffer, RxFrame, RxQueue,
+                             RxQueueConfig)
 from driver.skbuff import IpSummed, SkBuff, SkbFrag
 from driver.tx_queue import NetdevTx, TxCsum, TxDone, TxFrameError, TxQueue, TxQueueConfig
 from models.formats import TxStatus
@@ -74,6 +83,13 @@ TX_QUEUE_LEN = 1000
 """`txqueuelen`: frames the qdisc holds while the ring is full; beyond that it drops."""
 DEFAULT_MAC = bytes.fromhex('020000000002')
 """The address test frames are sent to (tb/frames.py MAC_DST)."""
+PRIV_FLAGS = ('rx-mpb',)
+"""`ethtool --show-priv-flags`: `rx-mpb`, multi-packet payload buffers (docs/rx-rules.md)."""
+RX_MPB_STRIDE = 64
+"""Stride of multi-packet payload buffers, bytes (a module parameter of this driver)."""
+RX_COALESCE_PARAMS = frozenset({CoalesceAttr.RX_USECS, CoalesceAttr.RX_MAX_FRAMES})
+"""The RX part of `supported_coalesce_params` (`ETHTOOL_COALESCE_USECS |
+ETHTOOL_COALESCE_MAX_FRAMES` for RX)."""
 
 
 class TcpDataSplit(IntEnum):
@@ -154,6 +170,12 @@ class NetdevRxQueue:
     hdr_ids: list[int] = field(default_factory=list)
     pay_ids: list[int] = field(default_factory=list)
     """Buffer ids free to post."""
+    pay_order: deque[int] = field(default_factory=deque)
+    """Multi-packet payload buffers: the ids posted and not finished, in ring order (the
+    first is the NIC's current buffer once it has used it)."""
+    coalesce: EthtoolCoalesce = field(
+        default_factory=lambda: EthtoolCoalesce(rx_max_coalesced_frames=1))
+    """The queue's coalescing settings (`ethtool --per-queue ... --coalesce`)."""
     stats: RxQueueStats = field(default_factory=RxQueueStats)
 
     @property
@@ -219,10 +241,20 @@ def _log2(n: int) -> int:
 class Netdev:
     """One NIC as Linux sees it (`struct net_device` and its driver)."""
 
-    def __init__(self, kernel: Kernel, hw: NicHw, name: str = 'eth0') -> None:
+    def __init__(self, kernel: Kernel, hw: NicHw, name: str = 'eth0', *,
+                 rx_mpb_stride: int = RX_MPB_STRIDE) -> None:
         self.kernel = kernel
         self.hw = hw
         self.name = name
+        if rx_mpb_stride < 16 or rx_mpb_stride & (rx_mpb_stride - 1) or rx_mpb_stride > PAGE_SIZE:
+            raise KernelError(errno.EINVAL, f'rx_mpb_stride {rx_mpb_stride}: a power of two, '
+                                            f'16 .. {PAGE_SIZE}')
+        self.rx_mpb_stride = rx_mpb_stride
+        self.priv_flags: dict[str, bool] = dict.fromkeys(PRIV_FLAGS, False)
+        self.supported_coalesce_params: frozenset[CoalesceAttr] = RX_COALESCE_PARAMS
+        """`ethtool_ops->supported_coalesce_params`: the attributes `set_coalesce` takes."""
+        self.rx_frames_max = 1
+        """`RXQ.COALESCE.frames_max` of this NIC (read at probe)."""
         self.ifindex = 0
         self.present = False
         self.running = False
@@ -271,6 +303,8 @@ class Netdev:
             raise KernelError(errno.ENODEV, f'CAPS.num_rxq={self.num_rx_queues}')
         self.real_num_rx_queues = self.num_rx_queues
         self._rxqs = [NetdevRxQueue(i, Napi(self.name, i)) for i in range(self.num_rx_queues)]
+        self.rx_frames_max = max(1, regs.RXQ_COALESCE_FRAMES_MAX.get(
+            await self.hw.read32(regs.rxq_reg(0, regs.RXQ_COALESCE))))
         tx_caps = await self.hw.read32(regs.TX_CAPS)
         self.num_tx_queues = min(regs.TX_CAPS_NUM_TXQ.get(tx_caps), regs.TXQ_MAX)
         self.tx_max_segs = regs.TX_CAPS_MAX_SEGS.get(tx_caps)
@@ -336,13 +370,17 @@ class Netdev:
             self._host_pages[buf_size] = HostPageAllocator(self.hw.host, buf_size)
         return self._host_pages[buf_size]
 
-    def _ring_config(self) -> RxQueueConfig:
+    def _ring_config(self, q: NetdevRxQueue) -> RxQueueConfig:
         rp = self.ringparam
         log2 = _log2(rp.rx_pending)
         return RxQueueConfig(hdr_ring_log2=log2, pay_ring_log2=log2,
                              cq_log2=min(MAX_RING_LOG2, log2 + 1),
                              hdr_buf_bytes=rp.hdr_buf_len, pay_buf_log2=_log2(rp.rx_buf_len),
-                             tcp_data_split=self.hds_enabled, hds_thresh=rp.hds_thresh)
+                             tcp_data_split=self.hds_enabled, hds_thresh=rp.hds_thresh,
+                             pay_mpb=self.priv_flags['rx-mpb'],
+                             pay_stride_log2=_log2(self.rx_mpb_stride),
+                             rx_usecs=q.coalesce.rx_coalesce_usecs,
+                             rx_frames=q.coalesce.rx_max_coalesced_frames)
 
     def _queue_mem_alloc(self, q: NetdevRxQueue) -> tuple[PagePool, PagePool]:
         """`ndo_queue_mem_alloc`: the new queue's header and payload page pools."""
@@ -363,7 +401,7 @@ class Netdev:
     async def _queue_start(self, q: NetdevRxQueue, pools: tuple[PagePool, PagePool]) -> None:
         """`ndo_queue_start`: program the rings, enable, post buffers."""
         q.hdr_pool, q.pay_pool = pools
-        cfg = self._ring_config()
+        cfg = self._ring_config(q)
         q.ring = RxQueue(self.hw, q.index, cfg, dma_bytes=self.dma_bytes)
         await q.ring.alloc_rx_rings()
         q.hdr_ids = list(reversed(range(1 << cfg.hdr_ring_log2)))
@@ -383,6 +421,7 @@ class Netdev:
             q.pay_pool.put_netmem(nm, allow_direct=True)
         q.hdr_bufs.clear()
         q.pay_bufs.clear()
+        q.pay_order.clear()
         q.ring = None
         q.hdr_pool.destroy()
         q.pay_pool.destroy()
@@ -440,6 +479,86 @@ class Netdev:
                 raise KernelError(errno.EINVAL, "can't set non-zero hds_thresh while device "
                                                 'is memory provider enabled')
         self.ringparam = new
+        await self._restart_all()
+
+    def get_coalesce(self, queue: int = 0) -> EthtoolCoalesce:
+        """`ethtool -c` (`get_coalesce`): the settings of RX queue `queue` (all queues have
+        the same unless `set_per_queue_coalesce` made them differ)."""
+        return replace(self._rxqs[queue].coalesce)
+
+    def coalesce_reply(self, queue: int = 0) -> dict[CoalesceAttr, int]:
+        """What `ETHTOOL_MSG_COALESCE_GET_REPLY` carries (`coalesce_fill_reply`): every
+        supported attribute, and an unsupported one only when it is not zero (netlink can tell
+        "n/a" from 0; net/ethtool/coalesce.c `coalesce_put_u32`)."""
+        cur = self.get_coalesce(queue)
+        out = {}
+        for attr, name in COALESCE_FIELDS.items():
+            value = getattr(cur, name)
+            if attr in self.supported_coalesce_params or value:
+                out[attr] = value
+        return out
+
+    async def set_coalesce(self, attrs: dict[CoalesceAttr | str | int, int]) -> None:
+        """`ethtool -C` (`ETHTOOL_MSG_COALESCE_SET`, `ethnl_set_coalesce`) on every RX queue:
+        `attrs` by `CoalesceAttr`, attribute number or `ethtool -C` name
+        (`driver.ethtool.parse_coalesce_args`). As the kernel does: an attribute outside
+        `supported_coalesce_params` is refused with EINVAL ("cannot modify an unsupported
+        parameter") before anything changes; a request that changes nothing is a no-op;
+        then the driver's checks (EINVAL): `rx-usecs` above 65535, `rx-frames` above the NIC's
+        batch (`COALESCE.frames_max`), both 0. Applies at once to running queues."""
+        await self.set_per_queue_coalesce((1 << self.num_rx_queues) - 1, attrs)
+
+    async def set_per_queue_coalesce(self, queue_mask: int,
+                                     attrs: dict[CoalesceAttr | str | int, int]) -> None:
+        """`ethtool --per-queue queue_mask M --coalesce ...` (`set_per_queue_coalesce`):
+        as `set_coalesce`, for the RX queues whose bits are set; EINVAL for a bit of a queue
+        the NIC does not have."""
+        req = coalesce_attrs(attrs)
+        unsupported = sorted(a.name for a in req if a not in self.supported_coalesce_params)
+        if unsupported:
+            raise KernelError(errno.EINVAL, 'cannot modify an unsupported parameter: '
+                                            + ', '.join(unsupported))
+        if queue_mask <= 0 or queue_mask >> self.num_rx_queues:
+            raise KernelError(errno.EINVAL, f'queue_mask 0x{queue_mask:x}: queues are '
+                                            f'0..{self.num_rx_queues - 1}')
+        queues = [q for q in self._rxqs if queue_mask >> q.index & 1]
+        updates = {COALESCE_FIELDS[a]: v for a, v in req.items()}
+        new = [replace(q.coalesce, **updates) for q in queues]
+        for c in new:
+            self._check_rx_coalesce(c)
+        for q, c in zip(queues, new):
+            if c == q.coalesce:
+                continue
+            q.coalesce = c
+            if q.ring is not None:
+                await q.ring.set_coalesce(c.rx_coalesce_usecs, c.rx_max_coalesced_frames)
+
+    def _check_rx_coalesce(self, c: EthtoolCoalesce) -> None:
+        usecs, frames = c.rx_coalesce_usecs, c.rx_max_coalesced_frames
+        if usecs > COALESCE_USECS_MAX:
+            raise KernelError(errno.EINVAL, f'rx-usecs {usecs}: at most {COALESCE_USECS_MAX}')
+        if frames > self.rx_frames_max:
+            raise KernelError(errno.EINVAL, f'rx-frames {frames}: at most {self.rx_frames_max} '
+                                            f'(the NIC batches that many completions)')
+        if usecs == 0 and frames == 0:
+            raise KernelError(errno.EINVAL, 'rx-usecs and rx-frames both 0 (use rx-frames 1 '
+                                            'for no coalescing)')
+
+    def get_priv_flags(self) -> dict[str, bool]:
+        """`ethtool --show-priv-flags`."""
+        return dict(self.priv_flags)
+
+    async def set_priv_flags(self, flags: dict[str, bool]) -> None:
+        """`ethtool --set-priv-flags DEV rx-mpb on|off`: EINVAL for an unknown flag; a change
+        restarts the running queues."""
+        unknown = sorted(set(flags) - set(PRIV_FLAGS))
+        if unknown:
+            raise KernelError(errno.EINVAL, f'unknown private flag(s) {unknown}; known: '
+                                            f'{list(PRIV_FLAGS)}')
+        new = {**self.priv_flags, **{k: bool(v) for k, v in flags.items()}}
+        if new == self.priv_flags:
+            return
+        self.priv_flags = new
         await self._restart_all()
 
     def get_channels(self) -> Channels:
@@ -601,9 +720,15 @@ class Netdev:
             hdr_nm = q.hdr_bufs.pop(frame.hdr_buf_id)
             q.hdr_ids.append(frame.hdr_buf_id)
         frags = []
-        for buf_id, n in frame.fragments:
-            frags.append(SkbFrag(q.pay_bufs.pop(buf_id), 0, n))
-            q.pay_ids.append(buf_id)
+        ring = q.ring
+        assert ring is not None
+        if ring.config.pay_mpb:
+            for c in frame.pieces:
+                frags.append(self._mpb_frag(q, ring, c))
+        else:
+            for buf_id, n in frame.fragments:
+                frags.append(SkbFrag(q.pay_bufs.pop(buf_id), 0, n))
+                q.pay_ids.append(buf_id)
         q.stats.packets += 1
         q.stats.bytes += frame.hdr_len + frame.payload_len
         skb = SkBuff(frags=frags, queue_mapping=q.index, hash=frame.first.rss_hash,
@@ -622,6 +747,33 @@ class Netdev:
         skb.pull_to_head(eth_get_headlen(window), q.napi)
         return skb
 
+    def _mpb_frag(self, q: NetdevRxQueue, ring: RxQueue, c) -> SkbFrag:
+        """A piece in a multi-packet payload buffer: its own page-pool reference on the
+        buffer; buffers the NIC has finished (docs/rx-rules.md) drop the ring's reference."""
+        assert q.pay_pool is not None
+        if c.pay_off == 0:
+            # A new current buffer: every buffer posted before it is finished.
+            while q.pay_order and q.pay_order[0] != c.pay_buf_id:
+                self._mpb_finish(q, q.pay_order[0])
+        if not q.pay_order or q.pay_order[0] != c.pay_buf_id:
+            raise RuntimeError(f'rx queue {q.index}: completion names payload buffer '
+                               f'{c.pay_buf_id} at stride {c.pay_off}, not the current buffer')
+        nm = q.pay_bufs[c.pay_buf_id]
+        off = ring.pay_offset(c)
+        q.pay_pool.ref_netmem(nm)
+        stride = 1 << ring.config.pay_stride_log2
+        if off + -(-c.pay_len // stride) * stride >= ring.config.pay_buf_bytes:
+            self._mpb_finish(q, c.pay_buf_id)           # its strides are used up
+        return SkbFrag(nm, off, c.pay_len)
+
+    @staticmethod
+    def _mpb_finish(q: NetdevRxQueue, buf_id: int) -> None:
+        """The NIC will not write `buf_id` again: drop the ring's reference, free its id."""
+        assert q.pay_pool is not None
+        q.pay_order.remove(buf_id)
+        q.pay_pool.put_netmem(q.pay_bufs.pop(buf_id), allow_direct=True)
+        q.pay_ids.append(buf_id)
+
     async def _refill(self, q: NetdevRxQueue) -> None:
         """Post a buffer in every free ring slot, as far as the page pools allow."""
         assert q.ring is not None and q.hdr_pool is not None and q.pay_pool is not None
@@ -638,6 +790,8 @@ class Netdev:
                 new.append(RxBuffer(nm.dma_addr, buf_id))
             if new:
                 await post(new)
+                if bufs is q.pay_bufs and q.ring.config.pay_mpb:
+                    q.pay_order.extend(b.buf_id for b in new)
 
     # --- transmit ---------------------------------------------------------------------------
 

@@ -193,6 +193,17 @@ class PagePool:
             self.alloc_cache.append(self.ring.popleft())
         self.stats.alloc_refill += 1
 
+    def ref_netmem(self, netmem: Netmem) -> None:
+        """`page_pool_ref_netmem` (include/net/page_pool/helpers.h): one more reference on a
+        buffer that already holds one, for another fragment of it: a multi-packet payload
+        buffer gives each frame's piece its own reference, so the buffer is recycled only when
+        the ring and every skb fragment and devmem token on it have let go."""
+        if netmem.pp is not self:
+            raise PagePoolError(f'{netmem!r} does not belong to this page pool')
+        if netmem.pp_ref_count <= 0:
+            raise PagePoolError(f'{netmem!r}: ref of a buffer nobody holds')
+        netmem.pp_ref_count += 1
+
     # --- release ----------------------------------------------------------------------------
 
     def put_netmem(self, netmem: Netmem, allow_direct: bool = False) -> None:

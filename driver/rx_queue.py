@@ -11,9 +11,12 @@ from dataclasses import dataclass, field
 from driver import regs
 from driver.hw import NicHw
 from driver.ring import Ring, program_ring, wait_not_busy
-from models.formats import CPL_BYTES, DESC_BYTES, RxCompletion, RxDesc
+from models.formats import (CPL_BYTES, DESC_BYTES, RX_MPB_MAX_STRIDES, RX_MPB_MIN_STRIDE_LOG2,
+                            RxCompletion, RxDesc)
 
 MAX_RING_LOG2 = 15
+COALESCE_USECS_MAX = (1 << regs.RXQ_COALESCE_USECS.width) - 1
+"""`RXQ.COALESCE.usecs` is 16 bits."""
 
 
 class RingFullError(RuntimeError):
@@ -61,10 +64,17 @@ class RxFrame:
     def payload_len(self) -> int:
         return sum(n for _, n in self.fragments)
 
+    @property
+    def pieces(self) -> list[RxCompletion]:
+        """The completions that carry a payload piece (`PAY_VALID`), in order."""
+        return [c for c in self.completions if c.pay_valid]
+
 
 @dataclass
 class RxQueueConfig:
-    """Per-queue settings; the names mirror ethtool's (rx ring sizes, tcp-data-split, hds-thresh)."""
+    """Per-queue settings; the names mirror ethtool's (rx ring sizes, tcp-data-split,
+    hds-thresh, rx-usecs, rx-frames). `pay_mpb` turns on multi-packet payload buffers with
+    strides of `2^pay_stride_log2` bytes (docs/rx-rules.md)."""
 
     hdr_ring_log2: int = 8
     pay_ring_log2: int = 9
@@ -73,6 +83,14 @@ class RxQueueConfig:
     pay_buf_log2: int = 12
     tcp_data_split: bool = True
     hds_thresh: int = 0
+    pay_mpb: bool = False
+    pay_stride_log2: int = 6
+    rx_usecs: int = 0
+    rx_frames: int = 1
+
+    @property
+    def pay_buf_bytes(self) -> int:
+        return 1 << self.pay_buf_log2
 
     def validate(self, dma_bytes: int) -> None:
         for name in ("hdr_ring_log2", "pay_ring_log2", "cq_log2"):
@@ -85,6 +103,23 @@ class RxQueueConfig:
             raise ValueError(f"pay_buf_log2={self.pay_buf_log2} must be log2(DMA width)..15")
         if not 0 <= self.hds_thresh < (1 << 16):
             raise ValueError(f"hds_thresh={self.hds_thresh} must be 0..65535")
+        lo = max(RX_MPB_MIN_STRIDE_LOG2, self.pay_buf_log2 - (RX_MPB_MAX_STRIDES.bit_length() - 1))
+        if self.pay_mpb and not lo <= self.pay_stride_log2 <= self.pay_buf_log2:
+            raise ValueError(f"pay_stride_log2={self.pay_stride_log2} must be {lo}..{self.pay_buf_log2} "
+                             f"(strides of 16 bytes or more, at most {RX_MPB_MAX_STRIDES} per buffer)")
+        check_coalesce(self.rx_usecs, self.rx_frames)
+
+
+def check_coalesce(usecs: int, frames: int, frames_max: int | None = None) -> None:
+    """The completion-batch settings the NIC takes (docs/rx-rules.md section 5): ValueError
+    otherwise. `frames_max` is `COALESCE.frames_max` when known."""
+    if not 0 <= usecs <= COALESCE_USECS_MAX:
+        raise ValueError(f"rx-usecs {usecs}: 0..{COALESCE_USECS_MAX}")
+    top = frames_max if frames_max is not None else (1 << regs.RXQ_COALESCE_FRAMES.width) - 1
+    if not 0 <= frames <= top:
+        raise ValueError(f"rx-frames {frames}: 0..{top}")
+    if usecs == 0 and frames == 0:
+        raise ValueError("rx-usecs and rx-frames both 0 would never close a batch on its own")
 
 
 @dataclass
@@ -137,13 +172,32 @@ class RxQueue:
         await self.hw.write32(self._reg(regs.RXQ_HDS_THRESH), cfg.hds_thresh)
         await self.hw.write32(
             self._reg(regs.RXQ_BUF_SIZE),
-            regs.RXQ_BUF_SIZE_HDR_BUF_BYTES.put(cfg.hdr_buf_bytes) | regs.RXQ_BUF_SIZE_PAY_BUF_LOG2.put(cfg.pay_buf_log2),
+            regs.RXQ_BUF_SIZE_HDR_BUF_BYTES.put(cfg.hdr_buf_bytes) | regs.RXQ_BUF_SIZE_PAY_BUF_LOG2.put(cfg.pay_buf_log2)
+            | regs.RXQ_BUF_SIZE_PAY_STRIDE_LOG2.put(cfg.pay_stride_log2),
         )
+        await self.set_coalesce(cfg.rx_usecs, cfg.rx_frames)
+
+    async def frames_max(self) -> int:
+        """`COALESCE.frames_max`: the most completions one batch holds."""
+        return regs.RXQ_COALESCE_FRAMES_MAX.get(await self.hw.read32(self._reg(regs.RXQ_COALESCE)))
+
+    async def set_coalesce(self, usecs: int, frames: int) -> None:
+        """Completion batching (`rx-usecs`, `rx-frames`; docs/rx-rules.md section 5); takes
+        effect with the next batch, also while the queue runs. ValueError when out of range."""
+        check_coalesce(usecs, frames)
+        await self.hw.write32(self._reg(regs.RXQ_COALESCE),
+                              regs.RXQ_COALESCE_USECS.put(usecs) | regs.RXQ_COALESCE_FRAMES.put(frames))
+        self.config.rx_usecs, self.config.rx_frames = usecs, frames
+
+    def pay_offset(self, cpl: RxCompletion) -> int:
+        """Byte offset of a completion's payload piece in its buffer."""
+        return cpl.pay_off << self.config.pay_stride_log2 if self.config.pay_mpb else 0
 
     async def enable(self) -> None:
         if self._cq is None:
             raise RuntimeError(f"rx queue {self.index}: alloc_rx_rings() first")
-        ctrl = regs.RXQ_CTRL_ENABLE.put(1) | regs.RXQ_CTRL_SPLIT_EN.put(int(self.config.tcp_data_split))
+        ctrl = (regs.RXQ_CTRL_ENABLE.put(1) | regs.RXQ_CTRL_SPLIT_EN.put(int(self.config.tcp_data_split))
+                | regs.RXQ_CTRL_PAY_MPB.put(int(self.config.pay_mpb)))
         await self.hw.write32(self._reg(regs.RXQ_CTRL), ctrl)
         self.enabled = True
 

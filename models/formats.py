@@ -17,8 +17,16 @@ from enum import IntEnum
 
 RING_ENTRY_BYTES = 16
 """Every ring entry, descriptor or completion, is 16 bytes (dma-formats.md, Rings)."""
+RX_MPB_MIN_STRIDE_LOG2 = 4
+"""Multi-packet payload buffers: the smallest stride is 16 bytes (rx-rules.md, "Multi-packet payload buffers")."""
+RX_MPB_MAX_STRIDES = 256
+"""Multi-packet payload buffers: a buffer holds at most this many strides (the completion's one-byte `pay_off`)."""
 TX_MAX_SEGS = 16
 """`TX_CAPS.max_segs` of this NIC: descriptors per frame."""
+TX_INLINE_MAX = 128
+"""Most bytes of an inline header (tx.md, "Inline headers"); `TX_OFFLOADS.inline_max`."""
+TX_COAL_MAX = 8
+"""Most completions a TX queue holds for one batch (tx.md, "Completion moderation"); `TXQ[t].COALESCE.frames_max`."""
 TX_MIN_FRAME_LEN = 60
 """Frames shorter than this are refused with BAD_LEN, never padded (tx.md, "Bad input")."""
 TX_SEG_MAX_LEN = 4096
@@ -172,7 +180,7 @@ GEN_BIT = 0x80
 MAX_VLAN_TAGS = 2
 MAX_QUEUE = 127
 
-_RX_CPL_STRUCT = struct.Struct('<HHHHIBBBB')
+_RX_CPL_STRUCT = struct.Struct('<HHHBBIBBBB')
 assert _RX_CPL_STRUCT.size == CPL_BYTES
 
 
@@ -180,12 +188,14 @@ assert _RX_CPL_STRUCT.size == CPL_BYTES
 class RxCompletion:
     """RX completion (dma-formats.md, "RX completion"). One per payload buffer a frame used (one
     with `pay_valid=False` for an empty payload); every completion of a frame repeats the
-    frame's header fields, `sop`/`eop` mark the first and the last."""
+    frame's header fields, `sop`/`eop` mark the first and the last. `pay_off` is where the
+    piece starts in a multi-packet payload buffer, in strides."""
 
     pay_buf_id: int = 0
     pay_len: int = 0
     hdr_buf_id: int = 0
     hdr_len: int = 0
+    pay_off: int = 0
     rss_hash: int = 0
     rss_type: int = 0
     l3_type: L3Type = L3Type.NONE
@@ -219,7 +229,8 @@ class RxCompletion:
         _check_uint('RxCompletion.pay_buf_id', self.pay_buf_id, 16)
         _check_uint('RxCompletion.pay_len', self.pay_len, 16)
         _check_uint('RxCompletion.hdr_buf_id', self.hdr_buf_id, 16)
-        _check_uint('RxCompletion.hdr_len', self.hdr_len, 16)
+        _check_uint('RxCompletion.hdr_len', self.hdr_len, 8)
+        _check_uint('RxCompletion.pay_off', self.pay_off, 8)
         _check_uint('RxCompletion.rss_hash', self.rss_hash, 32)
         _check_uint('RxCompletion.rss_type', self.rss_type, 8)
         try:
@@ -249,15 +260,15 @@ class RxCompletion:
         """The 16 bytes of the ring entry."""
         self.validate()
         return _RX_CPL_STRUCT.pack(self.pay_buf_id, self.pay_len, self.hdr_buf_id, self.hdr_len,
-                                   self.rss_hash, self.rss_type, self.parse_byte, self.flags,
-                                   (self.queue | (self.gen << 7)))
+                                   self.pay_off, self.rss_hash, self.rss_type, self.parse_byte,
+                                   self.flags, (self.queue | (self.gen << 7)))
 
     @classmethod
     def unpack(cls, data: bytes, strict: bool = False) -> RxCompletion:
         """Decode 16 bytes. Reserved bits are ignored, as the NIC ignores them, unless
         `strict`; an undefined enum value always raises `ValueError`."""
         _check_len('RxCompletion', data, CPL_BYTES)
-        (pay_buf_id, pay_len, hdr_buf_id, hdr_len, rss_hash, rss_type, g13, g14,
+        (pay_buf_id, pay_len, hdr_buf_id, hdr_len, pay_off, rss_hash, rss_type, g13, g14,
          g15) = _RX_CPL_STRUCT.unpack(bytes(data))
         l3_type = g13 & 0x3
         if l3_type >= 3:
@@ -276,6 +287,7 @@ class RxCompletion:
             pay_len=pay_len,
             hdr_buf_id=hdr_buf_id,
             hdr_len=hdr_len,
+            pay_off=pay_off,
             rss_hash=rss_hash,
             rss_type=rss_type,
             l3_type=_L3_TYPE_VALUES[l3_type],
@@ -300,13 +312,14 @@ class RxCompletion:
 TX_DESC_BYTES = 16
 """Size of one TX descriptor."""
 
-# --- byte 10: eop, csum, csum_udp
+# --- byte 10: eop, csum, csum_udp, inline
 TX_FLAG_EOP = 0x01
 TX_FLAG_CSUM = 0x02
 TX_FLAG_CSUM_UDP = 0x04
-TX_FLAGS_RESERVED_MASK = 0xF8
+TX_FLAG_INLINE = 0x08
+TX_FLAGS_RESERVED_MASK = 0xF0
 
-_TX_DESC_STRUCT = struct.Struct('<QHBBB1sH')
+_TX_DESC_STRUCT = struct.Struct('<QHBBBBH')
 assert _TX_DESC_STRUCT.size == TX_DESC_BYTES
 
 
@@ -315,22 +328,25 @@ class TxDesc:
     """TX descriptor (docs/tx.md, "TX descriptor"). `pack()` checks only that every field fits
     its bits: a descriptor with `len == 0`, or one crossing a 4 KiB boundary, packs fine,
     because the NIC must answer it with the `BAD_SEG` status (docs/tx.md, "Bad input"), not
-    refuse to see it. `csum`, `csum_udp`, `csum_start`, `csum_offset` and `tag` are read from
-    a frame's first descriptor only."""
+    refuse to see it. `csum`, `csum_udp`, `inline`, `inline_len`, `csum_start`, `csum_offset`
+    and `tag` are read from a frame's first descriptor only."""
 
     addr: int
     len: int
     eop: bool = False
     csum: bool = False
     csum_udp: bool = False
+    inline: bool = False
     csum_start: int = 0
     csum_offset: int = 0
+    inline_len: int = 0
     tag: int = 0
 
     @property
     def flags(self) -> int:
-        """Byte 10: eop, csum, csum_udp."""
-        return (0x1 if self.eop else 0) | (0x2 if self.csum else 0) | (0x4 if self.csum_udp else 0)
+        """Byte 10: eop, csum, csum_udp, inline."""
+        return ((0x1 if self.eop else 0) | (0x2 if self.csum else 0)
+                | (0x4 if self.csum_udp else 0) | (0x8 if self.inline else 0))
 
     def validate(self) -> None:
         """Raise `ValueError` naming the first field that does not fit its bits."""
@@ -339,36 +355,38 @@ class TxDesc:
         _check_bool('TxDesc.eop', self.eop)
         _check_bool('TxDesc.csum', self.csum)
         _check_bool('TxDesc.csum_udp', self.csum_udp)
+        _check_bool('TxDesc.inline', self.inline)
         _check_uint('TxDesc.csum_start', self.csum_start, 8)
         _check_uint('TxDesc.csum_offset', self.csum_offset, 8)
+        _check_uint('TxDesc.inline_len', self.inline_len, 8)
         _check_uint('TxDesc.tag', self.tag, 16)
 
     def pack(self) -> bytes:
         """The 16 bytes of the ring entry."""
         self.validate()
         return _TX_DESC_STRUCT.pack(self.addr, self.len, self.flags, self.csum_start,
-                                    self.csum_offset, bytes(1), self.tag)
+                                    self.csum_offset, self.inline_len, self.tag)
 
     @classmethod
     def unpack(cls, data: bytes, strict: bool = False) -> TxDesc:
         """Decode 16 bytes. Reserved bits are ignored, as the NIC ignores them, unless
         `strict`; an undefined enum value always raises `ValueError`."""
         _check_len('TxDesc', data, TX_DESC_BYTES)
-        (addr, len_, g10, csum_start, csum_offset, rsvd13,
+        (addr, len_, g10, csum_start, csum_offset, inline_len,
          tag) = _TX_DESC_STRUCT.unpack(bytes(data))
         if strict:
-            if g10 & 0xF8:
-                raise ValueError(f'TxDesc byte 10 reserved bits [7:3] set: 0x{g10:02x}')
-            if any(rsvd13):
-                raise ValueError(f'TxDesc reserved byte 13 not zero: {rsvd13.hex()}')
+            if g10 & 0xF0:
+                raise ValueError(f'TxDesc byte 10 reserved bits [7:4] set: 0x{g10:02x}')
         return cls(
             addr=addr,
             len=len_,
             eop=bool(g10 & 0x1),
             csum=bool(g10 & 0x2),
             csum_udp=bool(g10 & 0x4),
+            inline=bool(g10 & 0x8),
             csum_start=csum_start,
             csum_offset=csum_offset,
+            inline_len=inline_len,
             tag=tag,
         )
 

@@ -32,10 +32,11 @@ from typing import Protocol
 from driver import regs
 from models.bus import DmaAddressSpace, DmaError
 from models.formats import (DESC_BYTES, FLAG_HDR_OVERFLOW, FLAG_HDR_VALID, FLAG_SPLIT,
-                            RxCompletion, RxDesc)
+                            RX_MPB_MAX_STRIDES, RX_MPB_MIN_STRIDE_LOG2, RxCompletion, RxDesc)
 from models.rss import Classifier as RssClassifier
 from models.rx_parser import (DEFAULT_PARSE_BYTES, MIN_PARSE_BYTES, ParseResult,
                               parse_frame)
+from models.formats import TX_COAL_MAX, TX_INLINE_MAX
 from models.tx import TX_COUNTER_NAMES, TxEngine, TxOutcome, TxQueueState, TxRing
 
 MIN_FRAME_BYTES = 60
@@ -45,10 +46,14 @@ IDX_MASK = 0xFFFF
 ID_MAGIC_VALUE = 0x444D4E43
 """`ID.magic` ('DMNC'), docs/registers.md."""
 VERSION_MAJOR_VALUE = 0
-VERSION_MINOR_VALUE = 2
+VERSION_MINOR_VALUE = 3
 MAX_FRAME_LEN_RESET = 0x5F2
 HDR_BUF_BYTES_RESET = 0x100
 PAY_BUF_LOG2_RESET = 12
+PAY_STRIDE_LOG2_RESET = 6
+COALESCE_FRAMES_RESET = 1
+CPL_BATCH_MAX = 16
+"""`RXQ.COALESCE.frames_max`: completions one batch holds (rx-rules.md section 5)."""
 AXI_BOUNDARY = 4096
 AXI_MAX_BEATS = 256
 
@@ -90,6 +95,51 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def mpb_stride_log2(pay_buf_log2: int, setting: int) -> int:
+    """The stride a queue with multi-packet payload buffers uses (rx-rules.md, "Multi-packet
+    payload buffers"): `BUF_SIZE.pay_stride_log2` clamped to at least 16 bytes, at most
+    256 strides per buffer and at most the buffer."""
+    max_strides_log2 = RX_MPB_MAX_STRIDES.bit_length() - 1
+    return min(pay_buf_log2, max(RX_MPB_MIN_STRIDE_LOG2, pay_buf_log2 - max_strides_log2, setting))
+
+
+@dataclass
+class MpbCursor:
+    """A queue's current multi-packet payload buffer and the strides used in it
+    (rx-rules.md, "Multi-packet payload buffers"). `buf` is whatever the owner names a buffer
+    by (the model a descriptor, a scoreboard a buffer id); None: no current buffer."""
+
+    buf_log2: int = PAY_BUF_LOG2_RESET
+    stride_log2: int = PAY_STRIDE_LOG2_RESET
+    buf: object | None = None
+    used: int = 0
+
+    def fits(self, payload_len: int) -> bool:
+        """A payload of `payload_len` (> 0) bytes goes into the rest of the current buffer."""
+        return (self.buf is not None and payload_len > 0
+                and payload_len <= (1 << self.buf_log2) - (self.used << self.stride_log2))
+
+    def strides(self, n: int) -> int:
+        return -(-n // (1 << self.stride_log2))
+
+    def place(self, payload_len: int) -> int:
+        """Put a payload that `fits` into the current buffer; its stride offset."""
+        assert self.fits(payload_len)
+        off = self.used
+        self.used += self.strides(payload_len)
+        return off
+
+    def start(self, buf: object, last_piece_len: int) -> None:
+        """A frame took new buffers: the last one (`buf`, `last_piece_len` bytes) becomes
+        the current buffer."""
+        self.buf = buf
+        self.used = self.strides(last_piece_len)
+
+    def reset(self) -> None:
+        self.buf = None
+        self.used = 0
+
+
 # ------------------------------------------------------------------------------------------
 # Pure placement
 # ------------------------------------------------------------------------------------------
@@ -106,10 +156,23 @@ class PlacementConfig:
     pay_buf_log2: int = PAY_BUF_LOG2_RESET
     max_frame_len: int = MAX_FRAME_LEN_RESET
     parse_bytes: int = DEFAULT_PARSE_BYTES
+    pay_mpb: bool = False
+    pay_stride_log2: int = PAY_STRIDE_LOG2_RESET
+    """Multi-packet payload buffers (the setting; `stride_log2` is what the NIC uses).
+    They do not change what `expected_placement` says, only which buffers and offsets the
+    payload pieces take (`MpbCursor`)."""
 
     @property
     def pay_buf_bytes(self) -> int:
         return 1 << self.pay_buf_log2
+
+    @property
+    def stride_log2(self) -> int:
+        return mpb_stride_log2(self.pay_buf_log2, self.pay_stride_log2)
+
+    def mpb_cursor(self) -> MpbCursor:
+        """An empty cursor for a queue with these settings."""
+        return MpbCursor(self.pay_buf_log2, self.stride_log2)
 
 
 @dataclass
@@ -165,14 +228,19 @@ class Placement:
         return [self.payload_bytes[i:i + b] for i in range(0, self.payload_len, b)]
 
     def completions(self, hdr_buf_id: int, pay_buf_ids: list[int], cq_idx: int,
-                    cq_size: int, rss_hash: int = 0, rss_type: int = 0) -> list[RxCompletion]:
+                    cq_size: int, rss_hash: int = 0, rss_type: int = 0,
+                    pay_offs: list[int] | None = None) -> list[RxCompletion]:
         """The completions of this frame, the first written at free-running CQ index
-        `cq_idx` of a ring of `cq_size` entries (which sets each one's GEN)."""
+        `cq_idx` of a ring of `cq_size` entries (which sets each one's GEN). `pay_offs` are
+        the pieces' stride offsets (multi-packet buffers; default all 0)."""
         if self.dropped:
             raise ValueError(f'a dropped frame ({self.drop_counter}) has no completions')
         pieces = self.payload_pieces()
         if len(pay_buf_ids) != len(pieces):
             raise ValueError(f'{len(pieces)} payload buffers needed, {len(pay_buf_ids)} given')
+        offs = pay_offs if pay_offs is not None else [0] * len(pieces)
+        if len(offs) != len(pieces):
+            raise ValueError(f'{len(pieces)} payload pieces, {len(offs)} offsets given')
         assert self.parse is not None and self.queue is not None
         p = self.parse
         out = []
@@ -185,6 +253,7 @@ class Placement:
                 pay_len=len(pieces[i]) if has_pay else 0,
                 hdr_buf_id=hdr_buf_id if self.split else 0,
                 hdr_len=self.hdr_len,
+                pay_off=offs[i] if has_pay else 0,
                 rss_hash=rss_hash,
                 rss_type=rss_type,
                 l3_type=p.l3_type,
@@ -309,6 +378,12 @@ class RxQueue:
         self.hds_thresh = 0
         self.hdr_buf_bytes = HDR_BUF_BYTES_RESET
         self.pay_buf_log2 = PAY_BUF_LOG2_RESET
+        self.pay_mpb = False
+        self.pay_stride_log2 = PAY_STRIDE_LOG2_RESET
+        self.coalesce_usecs = 0
+        self.coalesce_frames = COALESCE_FRAMES_RESET
+        self.mpb = MpbCursor()
+        """The current multi-packet payload buffer (its descriptor) and its used strides."""
         self.hdr_ring = RingState('HDR_RING')
         self.pay_ring = RingState('PAY_RING')
         self.cq = RingState('CQ')
@@ -331,10 +406,15 @@ class RxQueue:
             for ring in self.rings:
                 ring.reset_hw()
             self.irq_armed = False
+            self.mpb.reset()
 
     @property
     def pay_buf_bytes(self) -> int:
         return 1 << self.pay_buf_log2
+
+    @property
+    def stride_log2(self) -> int:
+        return mpb_stride_log2(self.pay_buf_log2, self.pay_stride_log2)
 
 
 @dataclass
@@ -358,6 +438,8 @@ class RxOutcome:
     pay_bufs: list[RxDesc] = field(default_factory=list)
     cq_indices: list[int] = field(default_factory=list)
     """Free-running CQ indices the completions were written at."""
+    pay_offs: list[int] = field(default_factory=list)
+    """Stride offset of each payload piece in its buffer (0 without multi-packet buffers)."""
     dma_write_errors: int = 0
 
 
@@ -430,6 +512,13 @@ class NicModel:
     - DMA bursts: each write (header, each payload buffer, each completion) is cut at 4 KiB
       boundaries and at `max_burst_bytes` (default 256 beats of `dma_bytes`); each failing
       piece counts once in `RX_DMA_WR_ERR`, and the frame carries on.
+    - Completion batches (`RXQ.COALESCE`, rx-rules.md section 5) change when completions
+      appear, never what they hold: the model, which has no time, writes a frame's
+      completions and moves `CQ.HW_IDX` when it receives the frame. `COALESCE` is kept and
+      read back; `frames_max` reads `cpl_batch`.
+    - Multi-packet payload buffers: the current buffer is the descriptor itself (`RxQueue.mpb`),
+      forgotten when the queue is disabled; changing `pay_mpb`, the stride or the buffer size
+      while it is enabled applies from the next frame on.
     - Every completion of a frame repeats `hdr_buf_id`, `hdr_len`, the parse fields and the
       SPLIT/HDR_VALID/HDR_OVERFLOW flags; `pay_buf_id`/`pay_len` are 0 when not PAY_VALID
       and `hdr_buf_id` is 0 when not HDR_VALID.
@@ -448,7 +537,7 @@ class NicModel:
     def __init__(self, dma: DmaAddressSpace, num_rxq: int = 1,
                  parse_bytes: int = DEFAULT_PARSE_BYTES, dma_bytes: int = 8, data_bytes: int = 8,
                  max_burst_bytes: int | None = None, desc_cache: int = DEFAULT_DESC_CACHE,
-                 num_txq: int = 4) -> None:
+                 num_txq: int = 4, cpl_batch: int = CPL_BATCH_MAX) -> None:
         if not 1 <= num_rxq <= regs.RXQ_MAX:
             raise ValueError(f'num_rxq={num_rxq} out of range 1..{regs.RXQ_MAX}')
         for name, value in (('dma_bytes', dma_bytes), ('data_bytes', data_bytes)):
@@ -463,6 +552,7 @@ class NicModel:
         self.data_bytes = data_bytes
         self.max_burst_bytes = max_burst_bytes or AXI_MAX_BEATS * dma_bytes
         self.desc_cache = desc_cache
+        self.cpl_batch = cpl_batch
         # RSS and flow steering (models/rss.py): registers at their own addresses, and the
         # queue each frame goes to.
         self.classifier: Classifier | None = RssClassifier(num_rxq)
@@ -498,7 +588,8 @@ class NicModel:
         q = self.rxq[queue]
         return PlacementConfig(enable=q.enable, split_en=q.split_en, hds_thresh=q.hds_thresh,
                                hdr_buf_bytes=q.hdr_buf_bytes, pay_buf_log2=q.pay_buf_log2,
-                               max_frame_len=self.max_frame_len, parse_bytes=self.parse_bytes)
+                               max_frame_len=self.max_frame_len, parse_bytes=self.parse_bytes,
+                               pay_mpb=q.pay_mpb, pay_stride_log2=q.pay_stride_log2)
 
     @property
     def frames_seen(self) -> int:
@@ -635,24 +726,41 @@ class NicModel:
                              hdr_overflow=pl.hdr_overflow, hdr_len=pl.hdr_len,
                              payload_len=pl.payload_len, parse=pl.parse)
 
+        # Multi-packet payload buffers: a payload that fits the rest of the current buffer
+        # takes no new buffer (rx-rules.md section 4, "Multi-packet payload buffers").
+        mpb = q.mpb if q.pay_mpb else None
+        if mpb is not None:
+            mpb.buf_log2, mpb.stride_log2 = q.pay_buf_log2, q.stride_log2
+        fits = mpb is not None and mpb.fits(pl.payload_len)
+        n_new = 0 if fits else pl.n_pay_bufs
         if pl.split and q.hdr_ring.good_prefetched == 0:
             return drop('RX_DROP_NO_HDR_BUF')
-        if q.pay_ring.good_prefetched < pl.n_pay_bufs or pl.n_pay_bufs > self.desc_cache:
+        if q.pay_ring.good_prefetched < n_new or n_new > self.desc_cache:
             return drop('RX_DROP_NO_PAY_BUF')
         if q.cq.cq_free < pl.n_completions:
             return drop('RX_DROP_CQ_FULL')
 
         hdr_desc = self._take(q.hdr_ring) if pl.split else None
-        pay_descs = [self._take(q.pay_ring) for _ in range(pl.n_pay_bufs)]
+        pieces = pl.payload_pieces()
+        if fits:
+            assert mpb is not None and isinstance(mpb.buf, RxDesc)
+            pay_descs = [mpb.buf]
+            offs = [mpb.place(pl.payload_len)]
+        else:
+            pay_descs = [self._take(q.pay_ring) for _ in range(n_new)]
+            offs = [0] * n_new
+            if mpb is not None and pay_descs:
+                mpb.start(pay_descs[-1], len(pieces[-1]))
+        stride = 1 << q.stride_log2
         errors = 0
         if hdr_desc is not None:
             errors += self._dma_write(hdr_desc.addr, pl.hdr_bytes)
-        for desc, piece in zip(pay_descs, pl.payload_pieces()):
-            errors += self._dma_write(desc.addr, piece)
+        for desc, off, piece in zip(pay_descs, offs, pieces):
+            errors += self._dma_write(desc.addr + off * stride, piece)
         cq_idx = q.cq.hw_idx
         cpls = pl.completions(hdr_desc.buf_id if hdr_desc else 0,
                               [d.buf_id for d in pay_descs], cq_idx, q.cq.size,
-                              rss_hash=cls.rss_hash, rss_type=cls.rss_type)
+                              rss_hash=cls.rss_hash, rss_type=cls.rss_type, pay_offs=offs)
         indices = []
         for cpl in cpls:
             idx = q.cq.hw_idx
@@ -669,7 +777,7 @@ class NicModel:
                          payload_len=pl.payload_len, completions=cpls,
                          hdr_bytes=pl.hdr_bytes, payload_bytes=pl.payload_bytes,
                          parse=pl.parse, hdr_buf=hdr_desc, pay_bufs=pay_descs,
-                         cq_indices=indices, dma_write_errors=errors)
+                         cq_indices=indices, pay_offs=offs, dma_write_errors=errors)
 
     # --- registers ------------------------------------------------------------------------
 
@@ -710,12 +818,17 @@ class NicModel:
 
     def _txq_read(self, q: TxQueueState, off: int) -> int:
         if off == regs.TXQ_CTRL:
-            return regs.TXQ_CTRL_ENABLE.put(int(q.enable))
+            return regs.TXQ_CTRL_ENABLE.put(int(q.enable)) | regs.TXQ_CTRL_INLINE_EN.put(int(q.inline_en))
+        if off == regs.TXQ_COALESCE:
+            return (regs.TXQ_COALESCE_USECS.put(q.coal_usecs)
+                    | regs.TXQ_COALESCE_FRAMES.put(q.coal_frames)
+                    | regs.TXQ_COALESCE_FRAMES_MAX.put(TX_COAL_MAX))
         if off == regs.TXQ_IRQ:
             return regs.TXQ_IRQ_ARM.put(int(q.irq_armed))
         if off == regs.TXQ_STATUS:
             return (regs.TXQ_STATUS_DMA_WR_ERR.put(int(q.dma_wr_err))
-                    | regs.TXQ_STATUS_BUSY.put(int(q.busy)))
+                    | regs.TXQ_STATUS_BUSY.put(int(q.busy))
+                    | regs.TXQ_STATUS_HALTED.put(int(q.halted)))
         ring_reg = self._tx_ring_at(q, off)
         if ring_reg is None:
             return 0
@@ -725,8 +838,13 @@ class NicModel:
         """Apply a `TXQ[t]` register write; True when it may let the queue start a frame
         (doorbell, CQ space, enable)."""
         if off == regs.TXQ_CTRL:
+            q.inline_en = bool(regs.TXQ_CTRL_INLINE_EN.get(value))
             q.enable = bool(regs.TXQ_CTRL_ENABLE.get(value))
             return q.enable
+        if off == regs.TXQ_COALESCE:
+            q.coal_usecs = regs.TXQ_COALESCE_USECS.get(value)
+            q.coal_frames = regs.TXQ_COALESCE_FRAMES.get(value)
+            return False
         if off == regs.TXQ_IRQ:
             q.irq_armed = bool(regs.TXQ_IRQ_ARM.get(value))
             return False
@@ -779,6 +897,8 @@ class NicModel:
                     | regs.TX_CAPS_FIFO_KIB.put(self.tx.fifo_kib))
         if addr == regs.TX_FRAME_LIMIT:
             return regs.TX_FRAME_LIMIT_MAX_FRAME_LEN.put(self.tx.max_frame_len)
+        if addr == regs.TX_OFFLOADS:
+            return regs.TX_OFFLOADS_INLINE_MAX.put(TX_INLINE_MAX)
         if addr in _TX_COUNTER_BY_ADDR:
             return self.tx.counters[_TX_COUNTER_BY_ADDR[addr]] & 0xFFFFFFFF
         tx_decoded = self._decode_txq(addr)
@@ -794,7 +914,12 @@ class NicModel:
         q, off = decoded
         if off == regs.RXQ_CTRL:
             return (regs.RXQ_CTRL_ENABLE.put(int(q.enable))
-                    | regs.RXQ_CTRL_SPLIT_EN.put(int(q.split_en)))
+                    | regs.RXQ_CTRL_SPLIT_EN.put(int(q.split_en))
+                    | regs.RXQ_CTRL_PAY_MPB.put(int(q.pay_mpb)))
+        if off == regs.RXQ_COALESCE:
+            return (regs.RXQ_COALESCE_USECS.put(q.coalesce_usecs)
+                    | regs.RXQ_COALESCE_FRAMES.put(q.coalesce_frames)
+                    | regs.RXQ_COALESCE_FRAMES_MAX.put(self.cpl_batch))
         if off == regs.RXQ_HDS_THRESH:
             return regs.RXQ_HDS_THRESH_BYTES.put(q.hds_thresh)
         if off == regs.RXQ_IRQ:
@@ -803,7 +928,8 @@ class NicModel:
             return regs.RXQ_STATUS_DMA_WR_ERR.put(int(q.dma_wr_err))
         if off == regs.RXQ_BUF_SIZE:
             return (regs.RXQ_BUF_SIZE_HDR_BUF_BYTES.put(q.hdr_buf_bytes)
-                    | regs.RXQ_BUF_SIZE_PAY_BUF_LOG2.put(q.pay_buf_log2))
+                    | regs.RXQ_BUF_SIZE_PAY_BUF_LOG2.put(q.pay_buf_log2)
+                    | regs.RXQ_BUF_SIZE_PAY_STRIDE_LOG2.put(q.pay_stride_log2))
         ring_reg = self._ring_at(q, off)
         if ring_reg is None:
             return 0
@@ -836,6 +962,7 @@ class NicModel:
         q, off = decoded
         if off == regs.RXQ_CTRL:
             q.split_en = bool(regs.RXQ_CTRL_SPLIT_EN.get(value))
+            q.pay_mpb = bool(regs.RXQ_CTRL_PAY_MPB.get(value))
             q.enable = bool(regs.RXQ_CTRL_ENABLE.get(value))
             if q.enable:
                 self.fetch_descriptors(q.index)
@@ -853,6 +980,11 @@ class NicModel:
         if off == regs.RXQ_BUF_SIZE:
             q.hdr_buf_bytes = regs.RXQ_BUF_SIZE_HDR_BUF_BYTES.get(value)
             q.pay_buf_log2 = regs.RXQ_BUF_SIZE_PAY_BUF_LOG2.get(value)
+            q.pay_stride_log2 = regs.RXQ_BUF_SIZE_PAY_STRIDE_LOG2.get(value)
+            return
+        if off == regs.RXQ_COALESCE:
+            q.coalesce_usecs = regs.RXQ_COALESCE_USECS.get(value)
+            q.coalesce_frames = regs.RXQ_COALESCE_FRAMES.get(value)
             return
         ring_reg = self._ring_at(q, off)
         if ring_reg is None:

@@ -4,7 +4,8 @@ Two levels, as `models.nic_model` for RX:
 
 - Pure functions, no memory and no state: `ones_complement_sum` and `l4_checksum` (docs/tx.md,
   "Checksum offload"; RFC 1071), `pseudo_header_sum` (the seed a driver writes, RFC 793/768/
-  8200), `frame_extent` (which descriptors make the next frame, "Rings and registers") and
+  8200), `parse_frame` (a frame's descriptors and inline header entries, "Inline headers"),
+  `frame_extent` (which ring entries make the next frame, "Rings and registers") and
   `check_frame` (the descriptor rules of "Bad input", in the table's order).
 - `TxEngine`: the registers of every `TXQ[t]`, the counters, descriptor fetch through a
   `models.bus.DmaAddressSpace`, segment gathering, checksum patching, completions with
@@ -25,9 +26,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from models.bus import DmaAddressSpace, DmaError
-from models.formats import (TX_DESC_BYTES, TX_FIFO_KIB, TX_FRAME_LIMIT_RESET, TX_MAX_SEGS,
-                            TX_MIN_FRAME_LEN, TX_SEG_MAX_LEN, TX_SEG_PAGE, TxCompletion,
-                            TxDesc, TxStatus)
+from models.formats import (TX_COAL_MAX, TX_DESC_BYTES, TX_FIFO_KIB, TX_FRAME_LIMIT_RESET,
+                            TX_INLINE_MAX, TX_MAX_SEGS, TX_MIN_FRAME_LEN, TX_SEG_MAX_LEN,
+                            TX_SEG_PAGE, TxCompletion, TxDesc, TxStatus)
 
 IDX_MASK = 0xFFFF
 """Ring indices are free-running 16-bit counters (dma-formats.md, Rings)."""
@@ -144,28 +145,100 @@ def pseudo_header_sum(src: str | bytes | ipaddress.IPv4Address | ipaddress.IPv6A
 # Descriptor rules (docs/tx.md, "Rings and registers" and "Bad input")
 # ------------------------------------------------------------------------------------------
 
-def seg_is_bad(desc: TxDesc) -> bool:
-    """BAD_SEG for one segment: `len == 0`, `len > 4096`, or `[addr, addr + len)` crossing a
-    4 KiB boundary."""
-    if desc.len == 0 or desc.len > TX_SEG_MAX_LEN:
+Entry = TxDesc | bytes | None
+"""A ring entry as the NIC read it: a descriptor (`TxDesc`, or its 16 raw bytes), the raw bytes
+of an inline header entry, or None when its read failed (docs/tx.md, "Bad input")."""
+
+
+def _desc(entry: TxDesc | bytes) -> TxDesc:
+    return entry if isinstance(entry, TxDesc) else TxDesc.unpack(bytes(entry))
+
+
+def inline_entries(inline_len: int) -> int:
+    """Ring entries of an inline header of `inline_len` bytes: 16 bytes each."""
+    return -(-inline_len // TX_DESC_BYTES)
+
+
+def seg_is_bad(desc: TxDesc, first_inline: bool = False) -> bool:
+    """BAD_SEG for one segment: `len == 0` (allowed on the first descriptor of an `INLINE`
+    frame: no segment), `len > 4096`, or `[addr, addr + len)` crossing a 4 KiB boundary."""
+    if desc.len == 0:
+        return not first_inline
+    if desc.len > TX_SEG_MAX_LEN:
         return True
     return desc.addr // TX_SEG_PAGE != (desc.addr + desc.len - 1) // TX_SEG_PAGE
 
 
-def frame_extent(descs: Sequence[TxDesc | None], max_segs: int = TX_MAX_SEGS) -> int | None:
-    """How many of the posted descriptors `descs` (in ring order, `None` for one whose read
-    failed) the next frame takes, or None when the NIC cannot start it yet.
+@dataclass
+class ParsedFrame:
+    """The ring entries of one frame, sorted out (docs/tx.md, "Inline headers")."""
 
-    A frame ends at its `EOP` descriptor, at a descriptor whose read failed, or after
-    `max_segs` descriptors (then BAD_SEG); until one of these is posted the queue waits
-    (docs/tx.md, "Rings and registers").
-    """
+    entries: int
+    """Ring entries the frame takes: its descriptors and inline header entries."""
+    descs: list[TxDesc | None]
+    """Its descriptors in order (None: read failed); the first one is `descs[0]`."""
+    inline: list[bytes | None]
+    """The raw inline header entries (None: read failed)."""
+    inline_len: int
+    """Bytes of the inline header (0 without `INLINE`)."""
+    inline_on: bool = False
+    """The first descriptor's `INLINE` is honoured (its `len` may be 0)."""
+
+    @property
+    def desc_err(self) -> bool:
+        return any(d is None for d in self.descs) or any(e is None for e in self.inline)
+
+    def header(self) -> bytes:
+        """The inline header bytes (every inline entry read)."""
+        raw = b''.join(e for e in self.inline if e is not None)
+        return raw[:self.inline_len]
+
+
+def parse_frame(entries: Sequence[Entry], max_segs: int = TX_MAX_SEGS,
+                inline_en: bool = True) -> ParsedFrame | None:
+    """The frame at the start of the posted ring entries `entries`, or None when its end is not
+    posted yet (the NIC waits). `inline_en` is the queue's `CTRL.inline_en`: without it
+    `INLINE` and `inline_len` are ignored.
+
+    The first entry is a descriptor. With `INLINE` (and `inline_len` > 0) the next
+    `ceil(inline_len / 16)` entries are its inline header, whatever their bytes; the entries
+    after them are descriptors. The frame ends at the first descriptor with `EOP`, at a
+    descriptor whose read failed, or at its `max_segs`-th descriptor (then BAD_SEG). A failed
+    read of the first descriptor ends the frame there (its inline length is unknown)."""
     if max_segs < 1:
         raise ValueError(f'max_segs={max_segs} must be >= 1')
-    for i, desc in enumerate(descs[:max_segs]):
-        if desc is None or desc.eop:
-            return i + 1
-    return max_segs if len(descs) >= max_segs else None
+    if not entries:
+        return None
+    first = entries[0]
+    if first is None:
+        return ParsedFrame(1, [None], [], 0)
+    d0 = _desc(first)
+    honoured = inline_en and d0.inline
+    hlen = d0.inline_len if honoured else 0
+    k = inline_entries(hlen)
+    if len(entries) < 1 + k:
+        return None
+    inline = [None if e is None else (e.pack() if isinstance(e, TxDesc) else bytes(e))
+              for e in entries[1:1 + k]]
+    descs: list[TxDesc | None] = [d0]
+    pos = 1 + k
+    while True:
+        last = descs[-1]
+        if last is None or last.eop or len(descs) == max_segs:
+            return ParsedFrame(pos, descs, inline, hlen, honoured)
+        if pos >= len(entries):
+            return None
+        e = entries[pos]
+        descs.append(None if e is None else _desc(e))
+        pos += 1
+
+
+def frame_extent(entries: Sequence[Entry], max_segs: int = TX_MAX_SEGS,
+                 inline_en: bool = True) -> int | None:
+    """How many of the posted ring entries `entries` (in ring order) the next frame takes, or
+    None when the NIC cannot start it yet (see `parse_frame`)."""
+    f = parse_frame(entries, max_segs, inline_en)
+    return None if f is None else f.entries
 
 
 def effective_frame_limit(max_frame_len: int, fifo_bytes: int) -> int:
@@ -173,31 +246,44 @@ def effective_frame_limit(max_frame_len: int, fifo_bytes: int) -> int:
     return min(max_frame_len, fifo_bytes)
 
 
-def check_frame(descs: Sequence[TxDesc | None], frame_limit: int = TX_FRAME_LIMIT_RESET,
+def frame_length(frame: ParsedFrame) -> int:
+    """The frame's length: inline header bytes plus every segment (read descriptors only)."""
+    return frame.inline_len + sum(d.len for d in frame.descs if d is not None)
+
+
+def check_frame(entries: Sequence[Entry] | ParsedFrame, frame_limit: int = TX_FRAME_LIMIT_RESET,
                 fifo_bytes: int = TX_FIFO_KIB * 1024,
-                max_segs: int = TX_MAX_SEGS) -> TxStatus:
-    """The status the descriptor rules give the frame made of `descs` (as `frame_extent`
-    cut it; `None` is a descriptor whose read failed), or `OK` when the frame may be read.
+                max_segs: int = TX_MAX_SEGS, inline_en: bool = True) -> TxStatus:
+    """The status the descriptor rules give the frame made of `entries` (exactly the frame's
+    ring entries, as `frame_extent` cut them; None is an entry whose read failed; or the
+    `ParsedFrame`), or `OK` when the frame may be read.
 
     docs/tx.md, "Bad input", in the table's order: BAD_SEG (a bad segment, or `max_segs`
-    descriptors without EOP), BAD_LEN (< 60 or > the effective frame limit), BAD_CSUM. A frame
-    holding a failed descriptor read is DESC_RD_ERR before anything else (its extent is
-    unknown). DMA_RD_ERR comes from reading the segments, which only a frame passing these
-    rules does.
+    descriptors without EOP), BAD_LEN (< 60 or > the effective frame limit, or an inline
+    header over `TX_INLINE_MAX`), BAD_CSUM. A frame holding a failed read (descriptor or
+    inline entry) is DESC_RD_ERR before anything else. DMA_RD_ERR comes from reading the
+    segments, which only a frame passing these rules does.
     """
-    if not descs:
-        raise ValueError('a frame has at least one descriptor')
-    if len(descs) > max_segs:
-        raise ValueError(f'{len(descs)} descriptors exceed max_segs={max_segs}')
-    if any(d is None for d in descs):
+    if isinstance(entries, ParsedFrame):
+        frame = entries
+    else:
+        if not entries:
+            raise ValueError('a frame has at least one descriptor')
+        parsed = parse_frame(entries, max_segs, inline_en)
+        if parsed is None or parsed.entries != len(entries):
+            raise ValueError(f'{len(entries)} entries are not exactly one frame')
+        frame = parsed
+    if frame.desc_err:
         return TxStatus.DESC_RD_ERR
-    good: list[TxDesc] = [d for d in descs if d is not None]
-    if any(seg_is_bad(d) for d in good) or not good[-1].eop:
-        return TxStatus.BAD_SEG
-    length = sum(d.len for d in good)
-    if length < TX_MIN_FRAME_LEN or length > effective_frame_limit(frame_limit, fifo_bytes):
-        return TxStatus.BAD_LEN
+    good: list[TxDesc] = [d for d in frame.descs if d is not None]
     first = good[0]
+    if (any(seg_is_bad(d, frame.inline_on and i == 0) for i, d in enumerate(good))
+            or not good[-1].eop):
+        return TxStatus.BAD_SEG
+    length = frame_length(frame)
+    if (length < TX_MIN_FRAME_LEN or length > effective_frame_limit(frame_limit, fifo_bytes)
+            or frame.inline_len > TX_INLINE_MAX):
+        return TxStatus.BAD_LEN
     if first.csum and (first.csum_start % 2 or first.csum_offset % 2
                        or first.csum_start + first.csum_offset + 2 > length):
         return TxStatus.BAD_CSUM
@@ -248,12 +334,23 @@ class TxQueueState:
     def __init__(self, index: int) -> None:
         self.index = index
         self._enable = False
+        self.inline_en = False
+        """`CTRL.inline_en`: INLINE is honoured; a failed first descriptor halts the queue."""
+        self.halted = False
+        """`STATUS.halted` (docs/tx.md, "Inline headers")."""
         self.desc_ring = TxRing('DESC_RING')
         self.cq = TxRing('CQ')
         self.irq_armed = False
         self.dma_wr_err = False
         self.fetch_idx = 0
-        self.fetched: deque[tuple[int, TxDesc | None]] = deque()
+        self.fetched: deque[tuple[int, bytes | None]] = deque()
+        """Ring entries read and not consumed: (index, 16 raw bytes or None if the read failed).
+        Whether an entry is a descriptor or inline header bytes is decided when its frame is
+        parsed (`parse_frame`)."""
+        self.coal_usecs = 0
+        """`COALESCE.usecs` (ethtool `tx-usecs`): stored; see `TxEngine` for what the model does."""
+        self.coal_frames = 1
+        """`COALESCE.frames` (ethtool `tx-frames`), reset 1."""
 
     @property
     def enable(self) -> bool:
@@ -270,6 +367,7 @@ class TxQueueState:
             self.fetch_idx = 0
             self.fetched.clear()
             self.irq_armed = False
+            self.halted = False
 
     @property
     def busy(self) -> bool:
@@ -286,7 +384,7 @@ class TxOutcome:
     cq_idx: int
     """Free-running CQ index the completion was written at."""
     descs: list[TxDesc | None] = field(default_factory=list)
-    """The frame's descriptors (None: read failed)."""
+    """The frame's descriptors (None: read failed); inline header entries are not among them."""
     frame: bytes | None = None
     """The bytes sent on `m_axis_tx` (checksum patched); None when the frame failed."""
     cpl_write_failed: bool = False
@@ -305,11 +403,11 @@ class TxEngine:
 
     Modelling choices where docs/tx.md leaves room (the normative ones are written there):
 
-    - Descriptor fetch: every posted descriptor (`DESC_RING.SW_IDX` beyond what is fetched,
+    - Descriptor fetch: every posted ring entry (`DESC_RING.SW_IDX` beyond what is fetched,
       at most one ring's worth ahead of `HW_IDX`) is read, one 16-byte read each, when the
       queue is considered for a frame. A failed read is remembered as `None` and ends the
-      frame it falls in (DESC_RD_ERR). Descriptors are read once: rewriting a posted
-      descriptor has no effect once fetched.
+      frame it falls in (DESC_RD_ERR; in an inline header it only marks the frame). Entries
+      are read once: rewriting a posted entry has no effect once fetched.
     - A frame starts only when `frame_extent` says it is complete and the CQ has room for
       one completion; a full CQ makes the queue wait (no descriptor consumed).
     - Segments of a frame passing `check_frame` are read in order, one read per segment; the
@@ -318,6 +416,10 @@ class TxEngine:
       `CQ.HW_IDX` still advances.
     - Round robin: `rr_next` is the queue looked at first; after a frame of queue `t` it is
       `t + 1` (mod `num_txq`).
+    - Completion moderation (`COALESCE`): the model finishes every frame it starts within one
+      call, so rule 4 of docs/tx.md ("no other frame started") writes each batch before the
+      call returns: completions appear exactly as without moderation, which is what a
+      driver sees of the RTL once the NIC is idle. The registers are stored and read back.
     """
 
     def __init__(self, dma: DmaAddressSpace, num_txq: int = 4, max_segs: int = TX_MAX_SEGS,
@@ -365,30 +467,31 @@ class TxEngine:
     # --- fetch and readiness --------------------------------------------------------------
 
     def fetch(self, q: TxQueueState) -> None:
-        """Read the posted descriptors of `q` not yet fetched."""
+        """Read the posted ring entries of `q` not yet fetched."""
         ring = q.desc_ring
         while (q.fetch_idx != ring.sw_idx
                and ((q.fetch_idx - ring.hw_idx) & IDX_MASK) < ring.size):
             idx = q.fetch_idx
-            desc: TxDesc | None
+            raw: bytes | None
             try:
-                desc = TxDesc.unpack(self.dma.read(ring.entry_addr(idx), TX_DESC_BYTES))
+                raw = bytes(self.dma.read(ring.entry_addr(idx), TX_DESC_BYTES))
             except DmaError:
-                desc = None
-            q.fetched.append((idx, desc))
+                raw = None
+            q.fetched.append((idx, raw))
             q.fetch_idx = (idx + 1) & IDX_MASK
 
     def ready(self, queue: int) -> int | None:
-        """Descriptors of the frame queue `queue` can start now, or None (disabled, frame not
-        complete, or completion ring full)."""
+        """Ring entries of the frame queue `queue` can start now, or None (disabled, frame
+        not complete, or completion ring full)."""
         q = self.queues[queue]
-        if not q.enable:
+        if not q.enable or q.halted:
             return None
         self.fetch(q)
         if q.cq.cq_free < 1:
             return None
-        head = itertools.islice(q.fetched, self.max_segs)
-        return frame_extent([d for _, d in head], self.max_segs)
+        most = self.max_segs + inline_entries(0xFF)     # a frame's most entries
+        head = itertools.islice(q.fetched, most)
+        return frame_extent([e for _, e in head], self.max_segs, q.inline_en)
 
     # --- one frame ------------------------------------------------------------------------
 
@@ -402,27 +505,32 @@ class TxEngine:
         return b''.join(parts)
 
     def process_frame(self, queue: int, ndesc: int) -> TxOutcome:
-        """Consume the next `ndesc` fetched descriptors of `queue` as one frame: check, read,
+        """Consume the next `ndesc` fetched ring entries of `queue` as one frame: check, read,
         checksum, count, write the completion. The caller has checked `ready`."""
         q = self.queues[queue]
         taken = [q.fetched.popleft() for _ in range(ndesc)]
         desc_idx = taken[0][0]
-        descs = [d for _, d in taken]
-        status = check_frame(descs, self.max_frame_len, self.fifo_bytes, self.max_segs)
+        parsed = parse_frame([e for _, e in taken], self.max_segs, q.inline_en)
+        assert parsed is not None and parsed.entries == ndesc
+        if parsed.descs[0] is None and q.inline_en:
+            q.halted = True
+        descs = parsed.descs
+        status = check_frame(parsed, self.max_frame_len, self.fifo_bytes, self.max_segs)
         frame: bytes | None = None
         csum = 0
         length = tag = 0
         if status != TxStatus.DESC_RD_ERR:
-            good = [d for d in descs if d is not None]
-            length = sum(d.len for d in good)
-            tag = good[0].tag
+            length = frame_length(parsed)
+            tag = parsed.descs[0].tag if parsed.descs[0] is not None else 0
         if status == TxStatus.OK:
-            good = [d for d in descs if d is not None]
+            good = [d for d in descs if d is not None and d.len]
             data = self._gather(good)
             if data is None:
                 status = TxStatus.DMA_RD_ERR
             else:
-                first = good[0]
+                data = parsed.header() + data
+                first = descs[0]
+                assert first is not None
                 if first.csum:
                     data, csum = l4_checksum(data, first.csum_start, first.csum_offset,
                                              first.csum_udp)

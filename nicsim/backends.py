@@ -57,4 +57,6 @@ def run_rtl(frames: list[bytes | None], cfg: ReplayConfig, problems: list[str | 
             fst.replace(waves)
     r: dict[str, Any] = json.loads(out.read_text())
     r["stats"]["queues"] = {int(k): v for k, v in r["stats"]["queues"].items()}
+    from tb.sim import checker_summary
+    r["stats"]["protocol_checker"] = checker_summary(name)   # what the SV checker in nic_top saw
     return ReplayResult(r["records"], r["streams"], r["stats"])

@@ -66,7 +66,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
          f" (DATA_W={args.data_width}" + (f", {args.testbench} testbench)" if args.backend == "rtl" else ")"))
     cfg = ReplayConfig(rss_key=args.rss_key, rss_equal=args.rss_equal, steer=args.steer or [],
                        devmem_queues=args.devmem_queues or [], mtu=args.mtu, pad=not args.no_pad,
-                       dump_streams=str(Path(args.dump_streams).resolve()) if args.dump_streams else None)
+                       dump_streams=str(Path(args.dump_streams).resolve()) if args.dump_streams else None,
+                       rx_mpb=args.rx_mpb)
     from nicsim.engine import validate
     try:
         validate(cfg)
@@ -127,7 +128,15 @@ def summarize(res) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
         ("CPU reads of device memory", str(res.stats["cpu_reads_of_device_memory"])),
         ("devmem tokens returned (dontneed)", str(sum(s["tokens_returned"] for s in res.streams.values()))),
     ]
+    if res.stats.get("protocol_checker"):           # RTL runs: the checker bound into nic_top
+        rows.append(checker_row(res.stats["protocol_checker"]))
     return rows
+
+
+def checker_row(summary: dict) -> tuple[str, str]:
+    """The table row of the AXI protocol checker's end-of-run summary (RTL backend)."""
+    from tb.sim import checker_summary_text
+    return ("AXI protocol checker", checker_summary_text(summary))
 
 
 def print_table(rows: list[tuple[str, str]]) -> None:
@@ -221,6 +230,7 @@ def cmd_live(args: argparse.Namespace) -> int:
         ("Linux TCP checksum errors", str(lx.get("TcpInCsumErrors", "?"))),
         ("ARP / ND answered", f"{res.neigh.get('arp_requests_answered', 0)} / {res.neigh.get('ns_answered', 0)}"),
         ("CPU reads of device memory", str(res.cpu_reads)),
+        *([checker_row(res.protocol_checker)] if res.protocol_checker else []),
         ("wall time", f"{wall:.1f} s" + (" (with the Verilator build, if one was needed)"
                                          if args.backend == "rtl" else "")),
     ]
@@ -345,6 +355,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="bind a dma-buf (device memory) to these queues, e.g. 7 or 6,7 or 4-7")
     r.add_argument("--mtu", type=int, default=1500, help="MTU (frame limit = MTU + 22); default 1500")
     r.add_argument("--no-pad", action="store_true", help="do not pad frames under 60 bytes as a MAC would")
+    r.add_argument("--rx-mpb", action="store_true",
+                   help="multi-packet payload buffers and completion batches on (ethtool --set-priv-flags "
+                        "rx-mpb on, -C rx-frames max)")
     r.add_argument("--report", metavar="FILE.jsonl", help="one JSON object per input frame")
     r.add_argument("--dump-streams", metavar="DIR", help="TCP streams received on devmem queues, one .bin each")
     r.add_argument("--waves", metavar="FILE.fst", help="record an FST waveform (rtl only)")

@@ -57,6 +57,9 @@ class ReplayConfig:
     pad: bool = True
     dump_streams: str | None = None
     rx_pending: int = 64
+    rx_mpb: bool = False
+    """Multi-packet payload buffers and completion batches (`ethtool --set-priv-flags
+    rx-mpb on`, `ethtool -C rx-frames` = the NIC's maximum)."""
 
     def to_json(self) -> dict[str, Any]:
         d = dict(self.__dict__)
@@ -191,6 +194,9 @@ async def replay(env: Any, frames: list[bytes | None], cfg: ReplayConfig,
     validate(cfg, nq)
     await nd.set_ringparam(rx_pending=cfg.rx_pending, tcp_data_split=True, hds_thresh=0)
     await nd.set_mtu(cfg.mtu)
+    if cfg.rx_mpb:
+        await nd.set_priv_flags({'rx-mpb': True})
+        await nd.set_coalesce({'rx-frames': nd.rx_frames_max})
     await nd.open()
     await ethtool.set_rx_flow_hash(hw, ALL_FLOW_TYPES)
     await ethtool.set_rxfh(hw, key=cfg.rss_key or DEFAULT_RSS_KEY, num_queues=nq)

@@ -105,6 +105,8 @@ class LiveResult:
     """The driver's sending socket: smoothed RTT at the end, largest RTO during the run
     (the backend's time)."""
     linux: dict[str, int] = field(default_factory=dict)
+    protocol_checker: dict | None = None
+    """RTL: the end-of-run summary of the protocol checker bound into nic_top."""
     """The Linux peer's counters in its namespace (/proc/net/snmp, netstat): checksum errors,
     retransmissions, segments."""
     tcp: dict[str, int] = field(default_factory=dict)
@@ -556,4 +558,6 @@ def run_rtl(cfg: LiveConfig, data_width: int = 64, name: str | None = None,
     if "fatal" in r or err is not None or not r:
         raise RuntimeError(r.get("fatal") or err or "the simulation wrote no result")
     r.pop("wall_s", None)
+    from tb.sim import checker_summary
+    r["protocol_checker"] = checker_summary(name)
     return LiveResult(**r)

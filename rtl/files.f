@@ -15,6 +15,8 @@ rtl/rx/rx_frame_fifo.sv
 rtl/rx/rx_parser.sv
 rtl/rx/rx_desc_engine.sv
 rtl/rx/rx_realign.sv
+rtl/rx/rx_pay_merge.sv
+rtl/rx/rx_cpl_pack.sv
 rtl/rx/rx_split_dma.sv
 rtl/rx/rx_dma.sv
 rtl/rss/rss_table.sv

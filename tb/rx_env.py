@@ -32,7 +32,8 @@ async def bring_up(tb: NicTb, qcfg: RxQueueConfig, queue: int = 0, hw=None, *,
     await rxq.alloc_rx_rings()
     cfg = PlacementConfig(enable=True, split_en=qcfg.tcp_data_split, hds_thresh=qcfg.hds_thresh,
                           hdr_buf_bytes=qcfg.hdr_buf_bytes, pay_buf_log2=qcfg.pay_buf_log2,
-                          parse_bytes=int(tb.dut.PARSE_BYTES.value))
+                          parse_bytes=int(tb.dut.PARSE_BYTES.value), pay_mpb=qcfg.pay_mpb,
+                          pay_stride_log2=qcfg.pay_stride_log2)
     sb = RxScoreboard(tb.host, tb.dev, cfg, queue=queue, cq_size=rxq.cq_size, cq_base=rxq.cq_base)
     hdr_base = tb.host.alloc(N_HDR_BUFS * qcfg.hdr_buf_bytes)
     sb.hdr_bufs = {i: hdr_base + i * qcfg.hdr_buf_bytes for i in range(N_HDR_BUFS)}

@@ -4,6 +4,10 @@ buffers against the golden model's `expected_placement` (models/nic_model.py).
 It also owns the buffers it lends the NIC, so it knows which buffer ids the NIC must use
 (descriptors are consumed in ring order) and can check that every DMA write landed inside a
 posted buffer or the completion ring and that nothing past a buffer's valid bytes changed.
+With multi-packet payload buffers (`cfg.pay_mpb`) the model's `MpbCursor` says which buffer
+and stride each payload takes; a shared buffer goes back to the caller (to be posted again)
+only when the NIC has finished it, after a check that every byte no payload covered still
+holds the canary.
 """
 from __future__ import annotations
 
@@ -15,8 +19,8 @@ from models.bus import DmaAddressSpace
 from models.device_memory import DeviceMemory
 from models.formats import CPL_BYTES
 from models.host_memory import HostMemory
-from models.nic_model import (INFO_COUNTERS, Placement, PlacementConfig, expected_placement,
-                              property_counts)
+from models.nic_model import (INFO_COUNTERS, MpbCursor, Placement, PlacementConfig,
+                              expected_placement, property_counts)
 
 CANARY = 0xA5
 PLACEMENT_MEMO = 1024     # distinct (frame, configuration) answers sent_frame remembers
@@ -46,10 +50,15 @@ class Taken:
     cq_idx: int                     # free-running CQ index of its first completion
     got: RxFrame
     raw: list[bytes] | None         # the completion ring's bytes, one entry per completion
+    pay_offs: list[int] = field(default_factory=list)   # stride offset of each piece
+    finished: list[int] | None = None
+    """Multi-packet buffers: the payload buffers the NIC finished with this frame (to post
+    again); None: every payload buffer the frame used."""
 
     def buffers(self) -> tuple[list[int], list[int]]:
-        """(header, payload) buffer ids the frame used."""
-        return ([self.hdr_id] if self.exp.placement.split else []), self.pay_ids
+        """(header, payload) buffer ids the frame is done with, to post again."""
+        pay = self.pay_ids if self.finished is None else self.finished
+        return ([self.hdr_id] if self.exp.placement.split else []), pay
 
 
 @dataclass
@@ -81,6 +90,9 @@ class RxScoreboard:
     delivered_index: deque[int] = field(init=False)        # their index among sent frames
     delivered_payload: deque[bytes] = field(init=False)    # payload as the GPU read it
     _placements: dict[tuple, tuple[Placement, dict[str, int]]] = field(default_factory=dict, repr=False)
+    _mpb: MpbCursor | None = field(default=None, repr=False)
+    _mpb_pieces: dict[int, list[tuple[int, int]]] = field(default_factory=dict, repr=False)
+    """Multi-packet buffers not finished yet: (byte offset, length) of each piece written."""
 
     def __post_init__(self) -> None:
         if self.keep is not None and self.keep < 0:
@@ -88,6 +100,8 @@ class RxScoreboard:
         self.delivered = deque(maxlen=self.keep)
         self.delivered_index = deque(maxlen=self.keep)
         self.delivered_payload = deque(maxlen=self.keep)
+        if self.cfg.pay_mpb:
+            self._mpb = self.cfg.mpb_cursor()
 
     # ------------------------------------------------------------------ buffers
     def _canary(self, buf_id: int, hdr: bool) -> None:
@@ -159,6 +173,8 @@ class RxScoreboard:
     def check_taken(self, t: Taken) -> tuple[list[int], list[int]]:
         """`check` after `take`: verify, count as checked; the buffer ids to recycle."""
         self.record(t, self.verify(t))
+        if t.finished:
+            self.finish_buffers(t.finished)
         return t.buffers()
 
     def take(self, got: RxFrame) -> Taken:
@@ -169,7 +185,28 @@ class RxScoreboard:
         exp = self.expected.popleft()
         p = exp.placement
         hdr_id = self.hdr_order.popleft() if p.split else 0
-        pay_ids = [self.pay_order.popleft() for _ in range(p.n_pay_bufs)]
+        finished: list[int] | None = None
+        mpb = self._mpb
+        if mpb is not None and mpb.fits(p.payload_len):
+            assert isinstance(mpb.buf, int)
+            pay_ids, offs, finished = [mpb.buf], [mpb.place(p.payload_len)], []
+        else:
+            pay_ids = [self.pay_order.popleft() for _ in range(p.n_pay_bufs)]
+            offs = [0] * len(pay_ids)
+            if mpb is not None and pay_ids:
+                finished = [mpb.buf] if isinstance(mpb.buf, int) else []
+                finished += pay_ids[:-1]
+                mpb.start(pay_ids[-1], len(p.payload_pieces()[-1]))
+            elif mpb is not None:
+                finished = []
+        if mpb is not None:
+            stride = 1 << mpb.stride_log2
+            for buf_id, off, piece in zip(pay_ids, offs, p.payload_pieces()):
+                self._mpb_pieces.setdefault(buf_id, []).append((off * stride, len(piece)))
+            if mpb.buf is not None and mpb.used << mpb.stride_log2 >= self.cfg.pay_buf_bytes:
+                assert isinstance(mpb.buf, int)
+                finished = (finished or []) + [mpb.buf]        # its strides are used up
+                mpb.reset()
         cq_idx = self.cq_idx
         self.cq_idx = (self.cq_idx + p.n_completions) & 0xFFFF
         raw = None
@@ -178,7 +215,7 @@ class RxScoreboard:
             raw = got.raw if len(got.raw) == len(got.completions) else [
                 self.host.read(self.cq_base + CPL_BYTES * ((cq_idx + i) % self.cq_size), CPL_BYTES)
                 for i in range(len(got.completions))]
-        return Taken(exp, hdr_id, pay_ids, cq_idx, got, raw)
+        return Taken(exp, hdr_id, pay_ids, cq_idx, got, raw, offs, finished)
 
     def verify(self, t: Taken) -> bytes:
         """The comparing half of `check`: completions (decoded, and byte for byte when the
@@ -186,7 +223,8 @@ class RxScoreboard:
         AssertionError on the first difference; returns the payload as the GPU read it."""
         exp, p, got = t.exp, t.exp.placement, t.got
         where = f"frame #{exp.index} ({len(exp.frame)} bytes)"
-        want = p.completions(t.hdr_id, t.pay_ids, t.cq_idx, self.cq_size, exp.rss_hash, exp.rss_type)
+        want = p.completions(t.hdr_id, t.pay_ids, t.cq_idx, self.cq_size, exp.rss_hash,
+                             exp.rss_type, pay_offs=t.pay_offs or None)
         assert len(got.completions) == len(want), \
             f"{where}: {len(got.completions)} completions, model says {len(want)}"
         for i, (g, w) in enumerate(zip(got.completions, want)):
@@ -204,18 +242,39 @@ class RxScoreboard:
                 f"{where}: header buffer written past hdr_len={p.hdr_len}"
             self.hdr_bytes_to_host += p.hdr_len
         payload = bytearray()
-        for buf_id, piece in zip(t.pay_ids, p.payload_pieces()):
+        stride = 1 << self.cfg.stride_log2
+        offs = t.pay_offs or [0] * len(t.pay_ids)
+        for buf_id, off, piece in zip(t.pay_ids, offs, p.payload_pieces()):
             addr = self.pay_bufs[buf_id]
             buf = self._read_pay(addr, self.cfg.pay_buf_bytes)
-            payload += buf[:len(piece)]
-            assert buf[:len(piece)] == piece, f"{where}: payload buffer {buf_id} bytes differ"
-            assert _canary_from(buf, len(piece)), \
-                f"{where}: payload buffer {buf_id} written past {len(piece)} bytes"
+            start = off * stride
+            got_piece = buf[start:start + len(piece)]
+            payload += got_piece
+            assert got_piece == piece, f"{where}: payload buffer {buf_id} bytes differ"
+            if self._mpb is None:
+                assert _canary_from(buf, len(piece)), \
+                    f"{where}: payload buffer {buf_id} written past {len(piece)} bytes"
+            else:
+                # The rest of the piece's strides is never written (later pieces start after).
+                gap_end = start + -(-len(piece) // stride) * stride
+                assert buf.count(_CANARY_BYTE, start + len(piece), gap_end) == gap_end - start - len(piece), \
+                    f"{where}: payload buffer {buf_id} written in the stride gap after byte {start + len(piece)}"
             if self.dev.contains(addr, 1):
                 self.payload_bytes_to_device += len(piece)
             else:
                 self.payload_bytes_to_host += len(piece)
         return bytes(payload)
+
+    def finish_buffers(self, ids: list[int]) -> None:
+        """Multi-packet buffers the NIC has finished: every byte outside the pieces written
+        there must still be the canary."""
+        for buf_id in ids:
+            pieces = self._mpb_pieces.pop(buf_id, [])
+            buf = bytearray(self._read_pay(self.pay_bufs[buf_id], self.cfg.pay_buf_bytes))
+            for off, n in pieces:
+                buf[off:off + n] = _CANARY_BYTE * n
+            assert _canary_from(bytes(buf), 0), \
+                f"payload buffer {buf_id}: bytes outside its {len(pieces)} payloads were written"
 
     def record(self, t: Taken, payload: bytes) -> None:
         """Count a verified frame as checked and delivered."""

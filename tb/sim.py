@@ -24,6 +24,13 @@ What it takes care of:
 - A failing cocotb test raises AssertionError naming the failed cocotb tests, their
   messages, the seed, the paths and the one command that reruns that pytest test with the
   same seed and waves on, instead of the runner's bare `SystemExit: 1`.
+- Every build that contains rtl/top/nic_top.sv (nic_top itself, the fast harness, pyuvm,
+  nicsim, the benchmarks) gets the SystemVerilog protocol checker of tb/checker/ bound into
+  nic_top (AXI4 DMA master, AXI4-Lite CSR slave, AXI-Stream RX and TX; docs/verification.md).
+  A rule it finds broken stops the simulation; the AssertionError starts with the rule, the
+  cycle and a ready `nicsim waves` command. A run that passes prints the checker's counts,
+  and one whose checker never reported (not bound) fails. `defines={"NO_AXI_CHECKER": 1}`
+  (or the build argument `+define+NO_AXI_CHECKER`) leaves it out: speed measurements only.
 - rtl/verilator_waivers.vlt is always passed, waiving -Wall noise in generated code only.
   Verilator's default warnings stay on and fatal in simulation builds: RTL must be
   lint-clean (`make lint` checks it with -Wall).
@@ -63,6 +70,13 @@ from xml.etree import ElementTree
 
 __all__ = [
     "REPO_ROOT",
+    "CHECKER_SOURCES",
+    "CHECKER_BIND",
+    "CHECKER_OFF_ARGS",
+    "with_checker",
+    "read_checker_report",
+    "checker_summary",
+    "checker_summary_text",
     "BUILD_ROOT",
     "WAIVERS",
     "run_rtl_test",
@@ -78,6 +92,10 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 BUILD_ROOT = REPO_ROOT / "build"
 WAIVERS = REPO_ROOT / "rtl" / "verilator_waivers.vlt"
 FILE_LIST = REPO_ROOT / "rtl" / "files.f"
+CHECKER_DIR = REPO_ROOT / "tb" / "checker"
+CHECKER_OFF = "NO_AXI_CHECKER"
+CHECKER_OFF_ARGS = [f"+define+{CHECKER_OFF}"]   # build arguments that leave the checker out
+CHECKER_REPORT = "protocol_checker.jsonl"     # in the run folder
 
 # About twice the speed of the runner's default build (measured, TOOLCHAIN.md). Not
 # -march=native: it made clang emit aligned AVX stores to members of the Verilated model that
@@ -231,6 +249,12 @@ def rtl_file_list(file_list: str | Path = FILE_LIST) -> list[Path]:
     return rtl(*(ln.split("#", 1)[0].strip() for ln in lines if ln.split("#", 1)[0].strip()))
 
 
+# The protocol checker's modules in compile order (tb/checker/files.f), and the file that
+# binds it into nic_top.
+CHECKER_BIND = CHECKER_DIR / "nic_checker_bind.sv"
+CHECKER_SOURCES = [p for p in rtl_file_list(CHECKER_DIR / "files.f") if p != CHECKER_BIND]
+
+
 def _rel(path: Path) -> str:
     try:
         return str(path.relative_to(REPO_ROOT))
@@ -247,6 +271,68 @@ def _rerun_command(seed: int) -> str:
     bug = os.environ.get("NIC_BUG", "").strip()
     prefix = f"NIC_BUG={bug} " if bug else ""
     return f"{prefix}COCOTB_RANDOM_SEED={seed} WAVES=1 .venv/bin/python -m pytest -p no:xdist '{nodeid}'"
+
+
+def with_checker(sources: Sequence[Path]) -> list[Path]:
+    """`sources` plus the protocol checker and its bind when they contain nic_top (rtl/top/nic_top.sv,
+    or a patched copy of it), unless they have the checker already."""
+    out = list(sources)
+    if any(p.name == "nic_top.sv" and p.parent.name == "top" for p in out) and CHECKER_BIND not in out:
+        out += [p for p in CHECKER_SOURCES if p not in out] + [CHECKER_BIND]
+    return out
+
+
+def checker_off(build_args: Sequence[str], defines: Mapping[str, object]) -> bool:
+    """True when the build leaves the protocol checker out (NO_AXI_CHECKER defined)."""
+    return CHECKER_OFF in defines or any(a == f"+define+{CHECKER_OFF}" or a.startswith(f"+define+{CHECKER_OFF}=")
+                                         for a in build_args)
+
+
+def read_checker_report(path: Path) -> tuple[list[dict], dict | None]:
+    """(violations, summary or None) from a protocol checker report (JSON lines)."""
+    import json
+
+    violations: list[dict] = []
+    summary = None
+    if path.is_file():
+        for line in path.read_text(errors="replace").splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if "violation" in rec:
+                violations.append(rec["violation"])
+            elif "summary" in rec:
+                summary = rec["summary"]
+    return violations, summary
+
+
+def _violation_text(v: dict, rerun: str) -> str:
+    """The lines a failed test shows for one protocol violation."""
+    text = (f"protocol checker: {v.get('rule')} broken by the {v.get('who')} at cycle {v.get('cycle')} "
+            f"({v.get('ns')} ns) in {v.get('instance')}: {v.get('detail')}\n  waves: {v.get('waves')}")
+    if not v.get("tracing"):
+        text += "\n  (no FST was written by this run: first rerun it with waves"
+        text += f": {rerun})" if rerun else ", WAVES=1)"
+    return text
+
+
+def checker_summary(test_name_for_dirs: str) -> dict | None:
+    """The protocol checker's end-of-run summary of the last run named `test_name_for_dirs`
+    (as given to run_rtl_test), or None when it wrote none."""
+    name = _safe(test_name_for_dirs)
+    tag = os.environ.get("SIM_RUN_TAG", "").strip()
+    if tag:
+        name = f"{name}-{_safe(tag)}"
+    return read_checker_report(BUILD_ROOT / "run" / name / CHECKER_REPORT)[1]
+
+
+def checker_summary_text(s: dict) -> str:
+    """One line of what the checker saw: cycles, handshakes per port, violations."""
+    return (f"{s.get('cycles')} cycles, m_axi {s.get('ar')} AR / {s.get('r')} R / {s.get('aw')} AW / "
+            f"{s.get('w')} W / {s.get('b')} B, s_axil {s.get('axil_writes')} writes / {s.get('axil_reads')} reads, "
+            f"s_axis_rx {s.get('rx_frames')} frames, m_axis_tx {s.get('tx_frames')} frames: "
+            f"{s.get('violations')} violations")
 
 
 BUGS_DIR = REPO_ROOT / "tests" / "bugs"
@@ -335,6 +421,7 @@ def run_rtl_test(
     timing: bool = False,
     public_flat: bool = True,
     control_files: Sequence[str | Path] = (),
+    plusargs: Sequence[str] = (),
 ) -> Path:
     """Build `toplevel` from `sources` with Verilator and run the cocotb tests in `test_module`.
 
@@ -360,6 +447,7 @@ def run_rtl_test(
             by `control_files` (or metacomments) are visible to cocotb; a faster model.
         control_files: extra Verilator configuration files (.vlt), e.g. `public_flat_rw`
             rules for the signals the testbench needs.
+        plusargs: extra simulator plusargs ("+name=value").
         The defaults of these four leave existing callers' builds exactly as before.
 
     Returns:
@@ -385,7 +473,7 @@ def run_rtl_test(
         env_seed = os.environ.get("COCOTB_RANDOM_SEED", "").strip()
         seed = int(env_seed) if env_seed else random.SystemRandom().randrange(1, 2**31)
 
-    src_paths = rtl(*sources)
+    src_paths = with_checker(rtl(*sources))
     tag = os.environ.get("SIM_RUN_TAG", "").strip()
     if tag:
         name = f"{name}-{_safe(tag)}"
@@ -429,6 +517,11 @@ def run_rtl_test(
         d.mkdir(parents=True, exist_ok=True)
     if waves:
         wave_file.unlink(missing_ok=True)
+    checked = CHECKER_BIND in src_paths and not checker_off(build_args, defines)
+    report = run_dir / CHECKER_REPORT
+    report.unlink(missing_ok=True)
+    sim_plusargs = [f"+nic_checker_report={report}", f"+nic_checker_fst={_rel(wave_file)}",
+                    *(["+nic_checker_tracing"] if waves else []), *plusargs]
 
     shown = " ".join(f"{k}={v}" for k, v in params.items()) + (f" BUG={bug}" if bug else "")
     where = f"{name} ({toplevel}{' ' + shown.strip() if shown.strip() else ''})"
@@ -488,6 +581,7 @@ def run_rtl_test(
                     test_dir=run_dir,
                     results_xml=str(results_xml),
                     test_args=["--trace-file", str(wave_file)] if waves else [],
+                    plusargs=sim_plusargs,
                     timescale=TIMESCALE,
                 )
             except SystemExit as exc:  # the runner's way of saying "a test failed"
@@ -507,16 +601,22 @@ def run_rtl_test(
     else:
         paths += "; rerun with WAVES=1 for build/waves/" + wave_file.name
 
+    violations, summary = read_checker_report(report)
+    nonfatal = "+nic_checker_nonfatal" in plusargs
+    broken = "".join(_violation_text(v, rerun) + "\n" for v in violations[:3]) if not nonfatal else ""
     if not results_xml.is_file():
         raise AssertionError(
-            f"{where}: simulation ended abnormally, no results file "
+            f"{broken}{where}: simulation ended abnormally, no results file "
             f"({exit_info or 'no exit code'}); seed {seed}; {paths}"
         )
     total, failures = _read_results(results_xml)
-    if failures or exit_info and not total:
+    if broken:   # cocotb only saw the simulator stop: say who stopped it
+        failures = [re.sub(r"cocotb expected it would shut down the simulation, but the simulation ended prematurely.*",
+                           "stopped by the protocol checker (above)", f) for f in failures]
+    if failures or exit_info and not total or broken:
         raise AssertionError(
-            f"{where}: {len(failures)} of {total} cocotb tests failed in {test_module} "
-            f"(seed {seed}; {paths}):\n  " + "\n  ".join(failures or [exit_info])
+            f"{broken}{where}: {len(failures)} of {total} cocotb tests failed in {test_module} "
+            f"(seed {seed}; {paths}):\n  " + "\n  ".join(failures or [exit_info or "the protocol checker reported"])
             + (f"\nreproduce with waves: {rerun}" if rerun else "")
         )
     if total == 0:
@@ -528,5 +628,11 @@ def run_rtl_test(
         raise AssertionError(
             f"{where}: all {total} cocotb tests passed but {exit_info}; seed {seed}; {paths}"
         )
+    if checked:
+        if summary is None:
+            raise AssertionError(
+                f"{where}: all {total} cocotb tests passed, but the protocol checker bound into nic_top "
+                f"wrote no summary to {_rel(report)} (was it compiled in?); seed {seed}; {paths}")
+        print(f"sim: {where}: protocol checker: {checker_summary_text(summary)}", flush=True)
     print(f"sim: {where}: {total} cocotb tests passed in {elapsed:.1f} s; {paths}", flush=True)
     return results_xml

@@ -4,7 +4,9 @@
 // 4 KiB boundary (AXI rule) or exceeds MAX_BURST beats. The data comes as lane-aligned beats
 // on `in_*`: byte i of the region sits in lane (addr + i) mod DB, so a command whose address is
 // aligned takes plain beats, and an unaligned one (a 16-byte completion inside a wide beat)
-// takes the bytes already shifted into place. Write strobes cover exactly the region.
+// takes the bytes already shifted into place. Write strobes cover exactly the region, and
+// within it only the lanes `in_strb` sets on each beat (a source that fills a beat with the
+// bytes of several payloads leaves the gaps between them unwritten; all ones otherwise).
 //
 // Address and data are independent, as AXI requires (IHI 0022, A3.3.1: a master must not
 // wait for AWREADY before it asserts WVALID; a slave may wait for WVALID before AWREADY).
@@ -35,6 +37,7 @@ module axi_dma_wr #(
   input  logic                in_valid,
   output logic                in_ready,
   input  logic [DATA_W-1:0]   in_data,
+  input  logic [DATA_W/8-1:0] in_strb,      // lanes of this beat to write (within the region)
   // AXI4 write channels
   output logic [ID_W-1:0]     m_awid,
   output logic [ADDR_W-1:0]   m_awaddr,
@@ -178,7 +181,7 @@ module axi_dma_wr #(
   assign m_wvalid     = wq_out_valid && in_valid;
   assign in_ready     = wq_out_valid && m_wready;
   assign m_wdata      = in_data;
-  assign m_wstrb      = strb_lo & strb_hi;
+  assign m_wstrb      = strb_lo & strb_hi & in_strb;
   assign m_wlast      = (wbeat_q == wq_out.beats - 1'b1);
   assign w_fire       = m_wvalid && m_wready;
   assign wq_out_ready = w_fire && m_wlast;

@@ -11,13 +11,16 @@
 // Layout of a queue's block (byte offsets):
 //   0x00 CTRL    enable[0] and the other bits of CTRL_MASK (read/write)
 //   0x04, 0x08   read/write words with the bits of W1_MASK / W2_MASK (resets W1_RESET, W2_RESET)
+//   0x14         read/write word with the bits of W5_MASK (reset W5_RESET); the bits of W5_RO
+//                read as W5_RO_VALUE and ignore writes (a constant the hardware shows)
 //   0x0C IRQ     arm[0]: software writes it; the hardware clears it when irq_fire[q]
 //                (a software write in the same cycle wins)
 //   0x10 STATUS  dma_wr_err[0]: set by wr_err_set[q], write 1 to clear (a set in the same
 //                cycle as a write wins: no error is lost; precedence = hw in the RDL);
-//                busy[1] = busy[q] (read-only)
+//                busy[1] = busy[q], halted[2] = halted[q] (read-only)
 //   0x20, 0x40, 0x60: ring r = 0, 1, 2 (ring_t, rtl/common/ring_regs.sv), the first NUM_RINGS
-// Other offsets (0x14-0x1F, the rings' unused words, 0x80-0xFF of each queue) read as zero and
+// Other offsets (0x18-0x1F, 0x14 without W5 bits, the rings' unused words, 0x80-0xFF of each
+// queue) read as zero and
 // ignore writes; writes honour the bit enables. Only the first
 // NUM_Q queues exist in hardware: the others' registers hold what is written and do nothing,
 // and their HW_IDX and STATUS.busy read zero.
@@ -36,6 +39,10 @@ module queue_regs
   parameter logic [31:0] W1_RESET  = '0,
   parameter logic [31:0] W2_MASK   = '0,
   parameter logic [31:0] W2_RESET  = '0,
+  parameter logic [31:0] W5_MASK   = '0,
+  parameter logic [31:0] W5_RESET  = '0,
+  parameter logic [31:0] W5_RO     = '0,
+  parameter logic [31:0] W5_RO_VALUE = '0,
   localparam int unsigned QW       = MAP_Q > 1 ? $clog2(MAP_Q) : 1,
   localparam int unsigned HW       = NUM_Q > 1 ? $clog2(NUM_Q) : 1,    // index width of the hardware queues
   localparam int unsigned AW       = QW + 8                            // byte address in the block
@@ -54,12 +61,14 @@ module queue_regs
   // hardware state shown in the registers
   input  logic [NUM_RINGS-1:0][NUM_Q-1:0][15:0] hw_idx,
   input  logic [NUM_Q-1:0]                      busy,
+  input  logic [NUM_Q-1:0]                      halted,      // STATUS bit 2 (0 where the queue kind has none)
   input  logic [NUM_Q-1:0]                      wr_err_set,
   input  logic [NUM_Q-1:0]                      irq_fire,
   // settings
   output logic [NUM_Q-1:0][31:0]                ctrl,        // CTRL (enable in bit 0)
   output logic [NUM_Q-1:0][31:0]                word1,       // the word at 0x04
   output logic [NUM_Q-1:0][31:0]                word2,       // the word at 0x08
+  output logic [NUM_Q-1:0][31:0]                word5,       // the word at 0x14 (W5_MASK bits)
   output logic [NUM_Q-1:0]                      irq_arm,
   output logic [NUM_RINGS-1:0][NUM_Q-1:0][63:0] ring_base,
   output logic [NUM_RINGS-1:0][NUM_Q-1:0][3:0]  ring_log2,
@@ -73,7 +82,7 @@ module queue_regs
     if (NUM_RINGS < 1 || NUM_RINGS > 3) $fatal(1, "queue_regs: NUM_RINGS must be 1..3");
   end
 
-  logic [MAP_Q-1:0][31:0] ctrl_q, w1_q, w2_q;
+  logic [MAP_Q-1:0][31:0] ctrl_q, w1_q, w2_q, w5_q;
   logic [MAP_Q-1:0]       arm_q, err_q;
 
   // The addressed queue and register word (words 32-63, offsets 0x80-0xFF, hold nothing).
@@ -124,7 +133,8 @@ module queue_regs
         3'd1:    v = w1_q[q] & W1_MASK;
         3'd2:    v = w2_q[q] & W2_MASK;
         3'd3:    v = {31'd0, arm_q[q]};
-        3'd4:    v = {30'd0, exists ? busy[HW'(q)] : 1'b0, err_q[q]};
+        3'd4:    v = {29'd0, exists ? halted[HW'(q)] : 1'b0, exists ? busy[HW'(q)] : 1'b0, err_q[q]};
+        3'd5:    v = (w5_q[q] & W5_MASK) | (W5_RO_VALUE & W5_RO);
         default: v = '0;
       endcase
     end else if (r < NUM_RINGS) begin
@@ -146,6 +156,7 @@ module queue_regs
       ctrl_q <= '0;
       w1_q   <= {MAP_Q{W1_RESET & W1_MASK}};
       w2_q   <= {MAP_Q{W2_RESET & W2_MASK}};
+      w5_q   <= {MAP_Q{W5_RESET & W5_MASK}};
       arm_q  <= '0;
       err_q  <= '0;
     end else if (wr || irq_fire != '0 || wr_err_set != '0) begin   // nothing moves otherwise
@@ -161,6 +172,7 @@ module queue_regs
               3'd0: ctrl_q[q] <= v & C_MASK;
               3'd1: w1_q[q]   <= v & W1_MASK;
               3'd2: w2_q[q]   <= v & W2_MASK;
+              3'd5: w5_q[q]   <= v & W5_MASK;
               3'd3: arm_n[q]  = v[0];
               3'd4: err_n[q]  = err_q[q] & ~(csr_wr_data[0] & csr_wr_biten[0]);   // write 1 to clear
               default: ;
@@ -183,6 +195,7 @@ module queue_regs
   assign ctrl    = ctrl_q[NUM_Q-1:0];
   assign word1   = w1_q[NUM_Q-1:0];
   assign word2   = w2_q[NUM_Q-1:0];
+  assign word5   = w5_q[NUM_Q-1:0];
   assign irq_arm = arm_q[NUM_Q-1:0];
 
   logic unused_addr;

@@ -55,18 +55,25 @@ package nic_pkg;
     logic [63:0] cq_base;        // CQ.BASE_HI/LO
     logic [3:0]  cq_log2;        // CQ.SIZE
     logic [15:0] cq_sw_idx;      // CQ.SW_IDX
+    logic        pay_mpb;        // CTRL.pay_mpb
+    logic [3:0]  pay_stride_log2;// BUF_SIZE.pay_stride_log2 (as written; the planner clamps it)
+    logic [15:0] coal_usecs;     // COALESCE.usecs
+    logic [7:0]  coal_frames;    // COALESCE.frames
   } rxq_cfg_t;
 
   // ---------------------------------------------------------------- TX (docs/tx.md)
   // One TX queue's settings, as the register block holds them (docs/registers.md, TXQ[t]).
   typedef struct packed {
     logic        enable;      // CTRL.enable
+    logic        inline_en;   // CTRL.inline_en
     logic [63:0] ring_base;   // DESC_RING.BASE_HI/LO
     logic [3:0]  ring_log2;   // DESC_RING.SIZE
     logic [15:0] sw_idx;      // DESC_RING.SW_IDX
     logic [63:0] cq_base;     // CQ.BASE_HI/LO
     logic [3:0]  cq_log2;     // CQ.SIZE
     logic [15:0] cq_sw_idx;   // CQ.SW_IDX
+    logic [15:0] coal_usecs;  // COALESCE.usecs (tx-usecs)
+    logic [7:0]  coal_frames; // COALESCE.frames (tx-frames)
   } txq_cfg_t;
 
   // A frame the scheduler took, as the later stages need it.

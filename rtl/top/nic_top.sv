@@ -33,7 +33,9 @@ module nic_top
   parameter int unsigned META_DEPTH  = 64,     // frames the FIFO may hold at once
   parameter int unsigned PARSE_BYTES = 128,
   parameter int unsigned DESC_CACHE  = 16,     // prefetched descriptors per ring
-  parameter int unsigned MAX_BURST   = 256     // AXI burst length limit, beats
+  parameter int unsigned MAX_BURST   = 256,    // AXI burst length limit, beats
+  parameter int unsigned CPL_BATCH   = 16,     // RX completions one batch holds (COALESCE.frames_max)
+  parameter int unsigned CYCLES_PER_US = 250   // clock cycles per microsecond (RXQ/TXQ COALESCE.usecs)
 ) (
   input  logic                    clk,
   input  logic                    rst,
@@ -157,9 +159,10 @@ module nic_top
   // Per-queue configuration: RXQ[] and TXQ[] are the CSR block's external blocks RXQ_BLOCK and
   // TXQ_BLOCK, held by rxq_regs / txq_regs (instantiated below, after the signals they show).
   localparam int unsigned QMAP = 8;                // RXQ[8] and TXQ[8] in nic_csr.rdl
-  logic [NUM_RXQ-1:0]       q_enable, q_split_en, q_irq_arm;
-  logic [NUM_RXQ-1:0][15:0] q_hds_thresh, q_hdr_buf_bytes;
-  logic [NUM_RXQ-1:0][3:0]  q_pay_buf_log2;
+  logic [NUM_RXQ-1:0]       q_enable, q_split_en, q_irq_arm, q_pay_mpb;
+  logic [NUM_RXQ-1:0][15:0] q_hds_thresh, q_hdr_buf_bytes, q_coal_usecs;
+  logic [NUM_RXQ-1:0][3:0]  q_pay_buf_log2, q_pay_stride_log2;
+  logic [NUM_RXQ-1:0][7:0]  q_coal_frames;
   logic [NUM_RXQ-1:0][63:0] hdr_ring_base, pay_ring_base, cq_base;
   logic [NUM_RXQ-1:0][3:0]  hdr_ring_log2, pay_ring_log2, cq_log2;
   logic [NUM_RXQ-1:0][15:0] hdr_sw_idx, pay_sw_idx, cq_sw_idx;
@@ -170,7 +173,9 @@ module nic_top
   for (genvar q = 0; q < NUM_RXQ; q++) begin : g_qcfg
     assign qcfg[q] = '{enable: q_enable[q], split_en: q_split_en[q], hds_thresh: q_hds_thresh[q],
                        hdr_buf_bytes: q_hdr_buf_bytes[q], pay_buf_log2: q_pay_buf_log2[q],
-                       cq_base: cq_base[q], cq_log2: cq_log2[q], cq_sw_idx: cq_sw_idx[q]};
+                       cq_base: cq_base[q], cq_log2: cq_log2[q], cq_sw_idx: cq_sw_idx[q],
+                       pay_mpb: q_pay_mpb[q], pay_stride_log2: q_pay_stride_log2[q],
+                       coal_usecs: q_coal_usecs[q], coal_frames: q_coal_frames[q]};
   end
 
   // Events counted by the register block.
@@ -190,20 +195,24 @@ module nic_top
   tx_status_e               tx_ev_status;
   logic [15:0]              tx_ev_len;
 
-  logic [NUM_TXQ-1:0]       txq_enable, txq_irq_arm;
+  logic [NUM_TXQ-1:0]       txq_enable, txq_inline_en, txq_irq_arm, tx_q_halted;
   logic [NUM_TXQ-1:0][63:0] txq_ring_base, txq_cq_base;
   logic [NUM_TXQ-1:0][3:0]  txq_ring_log2, txq_cq_log2;
-  logic [NUM_TXQ-1:0][15:0] txq_sw_idx, txq_cq_sw_idx;
+  logic [NUM_TXQ-1:0][15:0] txq_sw_idx, txq_cq_sw_idx, txq_coal_usecs;
+  logic [NUM_TXQ-1:0][7:0]  txq_coal_frames;
 
   for (genvar t = 0; t < NUM_TXQ; t++) begin : g_txq_cfg
     assign txq_cfg[t] = '{
       enable:    txq_enable[t],
+      inline_en: txq_inline_en[t],
       ring_base: txq_ring_base[t],
       ring_log2: txq_ring_log2[t],
       sw_idx:    txq_sw_idx[t],
       cq_base:   txq_cq_base[t],
       cq_log2:   txq_cq_log2[t],
-      cq_sw_idx: txq_cq_sw_idx[t]
+      cq_sw_idx: txq_cq_sw_idx[t],
+      coal_usecs:  txq_coal_usecs[t],
+      coal_frames: txq_coal_frames[t]
     };
   end
 
@@ -213,7 +222,7 @@ module nic_top
   logic        rss_rd_ack, rss_wr_ack, steer_rd_ack, steer_wr_ack;
   logic [31:0] rxq_csr_rd_data, txq_csr_rd_data, rss_csr_rd_data, steer_csr_rd_data;
 
-  rxq_regs #(.NUM_RXQ(NUM_RXQ), .MAP_Q(QMAP)) u_rxq_regs (
+  rxq_regs #(.NUM_RXQ(NUM_RXQ), .MAP_Q(QMAP), .CPL_BATCH(CPL_BATCH)) u_rxq_regs (
     .clk,
     .rst,
     .csr_req       (hwif_out.RXQ_BLOCK.req),
@@ -230,6 +239,10 @@ module nic_top
     .irq_fire      (irq_fire),
     .enable        (q_enable),
     .split_en      (q_split_en),
+    .pay_mpb       (q_pay_mpb),
+    .pay_stride_log2 (q_pay_stride_log2),
+    .coal_usecs    (q_coal_usecs),
+    .coal_frames   (q_coal_frames),
     .irq_arm       (q_irq_arm),
     .hds_thresh    (q_hds_thresh),
     .hdr_buf_bytes (q_hdr_buf_bytes),
@@ -253,9 +266,13 @@ module nic_top
     .desc_hw_idx   (tx_desc_hw_idx),
     .cq_hw_idx     (tx_cq_hw_idx),
     .busy          (tx_q_busy),
+    .halted        (tx_q_halted),
     .wr_err_set    (tx_q_wr_err),
     .irq_fire      (tx_irq_fire),
     .enable        (txq_enable),
+    .inline_en     (txq_inline_en),
+    .coal_usecs    (txq_coal_usecs),
+    .coal_frames   (txq_coal_frames),
     .irq_arm       (txq_irq_arm),
     .ring_base     (txq_ring_base),
     .ring_log2     (txq_ring_log2),
@@ -280,6 +297,7 @@ module nic_top
     hwif_in.TX_CAPS.num_txq.next  = 8'(NUM_TXQ);
     hwif_in.TX_CAPS.max_segs.next = 8'(TX_MAX_SEGS);
     hwif_in.TX_CAPS.fifo_kib.next = 8'(TX_FIFO_BYTES / 1024);
+    hwif_in.TX_OFFLOADS.inline_max.next = 8'(TX_INLINE_MAX);
     hwif_in.RXQ_BLOCK   = '{rd_ack: rxq_rd_ack, rd_data: rxq_csr_rd_data, wr_ack: rxq_wr_ack};
     hwif_in.TXQ_BLOCK   = '{rd_ack: txq_rd_ack, rd_data: txq_csr_rd_data, wr_ack: txq_wr_ack};
     hwif_in.RSS_BLOCK   = '{rd_ack: rss_rd_ack, rd_data: rss_csr_rd_data, wr_ack: rss_wr_ack};
@@ -570,11 +588,11 @@ module nic_top
   logic [NAR-1:0][ID_W-1:0]   ar_id;
 
   // TX readers: the descriptor engine (every TX queue's ring) and the segment reads.
-  logic              txf_arvalid, txf_arready, txf_rvalid, txf_rready;
+  logic              txf_arvalid, txf_arready, txf_rvalid;
   logic [ADDR_W-1:0] txf_araddr;
   logic [7:0]        txf_arlen;
   logic [ID_W-1:0]   txf_arid;
-  logic              txd_arvalid, txd_arready, txd_rvalid;
+  logic              txd_arvalid, txd_arready, txd_rvalid, txd_rready;
   logic [ADDR_W-1:0] txd_araddr;
   logic [7:0]        txd_arlen;
 
@@ -609,17 +627,19 @@ module nic_top
   assign m_axi_arlock  = 1'b0;
   assign m_axi_arcache = 4'b0011;
   assign m_axi_arprot  = 3'b000;
-  // R by ID: RX rings, TX rings; TX segment data (and any unknown ID) is always taken.
+  // R by ID: RX rings as the RX engine takes them, TX segment data as the gather takes it;
+  // TX ring beats (and any unknown ID) are always taken.
   always_comb begin
     m_axi_rready = 1'b1;
     if (rx_desc_rid) m_axi_rready = rxd_rready;
-    if (tx_desc_rid) m_axi_rready = txf_rready;
+    if (m_axi_rid == ID_W'(TX_DATA_ID)) m_axi_rready = txd_rready;
   end
 
   // ---------------------------------------------------------------- DMA
   rx_dma #(
     .DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .NUM_RXQ(NUM_RXQ), .PARSE_BYTES(PARSE_BYTES),
-    .CACHE_DEPTH(DESC_CACHE), .MAX_BURST(MAX_BURST)
+    .CACHE_DEPTH(DESC_CACHE), .MAX_BURST(MAX_BURST), .CPL_BATCH(CPL_BATCH),
+    .CYCLES_PER_US(CYCLES_PER_US)
   ) u_dma (
     .clk,
     .rst,
@@ -651,16 +671,16 @@ module nic_top
   // ---------------------------------------------------------------- TX
   tx_engine #(
     .DATA_W(DATA_W), .DMA_DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .DESC_ID(TX_DESC_ID),
-    .NUM_TXQ(NUM_TXQ), .FIFO_BYTES(TX_FIFO_BYTES), .DESC_CACHE(DESC_CACHE), .MAX_BURST(MAX_BURST)
+    .NUM_TXQ(NUM_TXQ), .FIFO_BYTES(TX_FIFO_BYTES), .MAX_BURST(MAX_BURST), .CYCLES_PER_US(CYCLES_PER_US)
   ) u_tx (
     .clk,
     .rst,
     .qcfg          (txq_cfg),
     .max_frame_len (hwif_out.TX_FRAME_LIMIT.max_frame_len.value),
     .f_arvalid (txf_arvalid), .f_arready (txf_arready), .f_araddr (txf_araddr), .f_arlen (txf_arlen),
-    .f_arid    (txf_arid),    .f_rvalid  (txf_rvalid),  .f_rready  (txf_rready), .m_rid (m_axi_rid),
+    .f_arid    (txf_arid),    .f_rvalid  (txf_rvalid),  .m_rid (m_axi_rid),
     .d_arvalid (txd_arvalid), .d_arready (txd_arready), .d_araddr (txd_araddr), .d_arlen (txd_arlen),
-    .d_rvalid  (txd_rvalid),
+    .d_rvalid  (txd_rvalid),  .d_rready  (txd_rready),
     .m_rdata   (m_axi_rdata), .m_rresp (m_axi_rresp), .m_rlast (m_axi_rlast),
     .m_awid (w_awid[1]), .m_awaddr (w_awaddr[1]), .m_awlen (w_awlen[1]), .m_awsize (w_awsize[1]),
     .m_awburst (w_awburst[1]), .m_awvalid (w_awvalid[1]), .m_awready (w_awready[1]),
@@ -675,6 +695,7 @@ module nic_top
     .desc_hw_idx (tx_desc_hw_idx),
     .cq_hw_idx   (tx_cq_hw_idx),
     .q_busy      (tx_q_busy),
+    .q_halted    (tx_q_halted),
     .q_wr_err    (tx_q_wr_err),
     .ev_valid    (tx_ev_valid),
     .ev_status   (tx_ev_status),

@@ -7,8 +7,10 @@
 //                        └─► failed frames, order notes ─► tx_cpl_wr ◄─ completions
 //                                                             └─► AW/W/B (AWID 8+t)
 // The caller owns the shared AXI read port (arbitration, R routing by ID) and the write port
-// arbitration. Every R beat of the data reads is taken at once (the scheduler reserved FIFO
-// room for the whole frame before issuing its reads).
+// arbitration. Every R beat of a descriptor read is taken at once (the cache room was
+// reserved when the read was issued); R beats of the data reads are taken as tx_gather says
+// (`d_rready`: at once unless an inline header needs a cycle, see tx_gather), and never wait
+// for FIFO space (the scheduler reserved room for the whole frame before issuing its reads).
 // Per queue: `busy` while a frame has been taken and its completion is not on the bus yet, or a
 // completion write awaits its response; with `enable` and `busy` low the queue's ring is idle
 // in the descriptor engine and its indices are zero.
@@ -23,8 +25,10 @@ module tx_engine
   parameter int unsigned DESC_ID    = 16,     // ARID of queue 0's descriptor reads (queue t: + t)
   parameter int unsigned NUM_TXQ    = 4,
   parameter int unsigned FIFO_BYTES = 16384,  // TX store-and-forward FIFO
-  parameter int unsigned DESC_CACHE = 16,
-  parameter int unsigned MAX_BURST  = 256
+  parameter int unsigned DESC_SLOTS = 64,     // descriptor cache entries per queue
+  parameter int unsigned DESC_BATCH = 32,     // entries per descriptor read
+  parameter int unsigned MAX_BURST  = 256,
+  parameter int unsigned CYCLES_PER_US = 250  // cycles per microsecond (COALESCE.usecs)
 ) (
   input  logic                          clk,
   input  logic                          rst,
@@ -36,15 +40,15 @@ module tx_engine
   output logic [ADDR_W-1:0]             f_araddr,
   output logic [7:0]                    f_arlen,
   output logic [ID_W-1:0]               f_arid,
-  input  logic                          f_rvalid,     // R beats with those IDs
-  output logic                          f_rready,
+  input  logic                          f_rvalid,     // R beats with those IDs (always taken)
   input  logic [ID_W-1:0]               m_rid,
   // segment reads
   output logic                          d_arvalid,
   input  logic                          d_arready,
   output logic [ADDR_W-1:0]             d_araddr,
   output logic [7:0]                    d_arlen,
-  input  logic                          d_rvalid,     // always taken
+  input  logic                          d_rvalid,
+  output logic                          d_rready,
   // shared read data
   input  logic [DMA_DATA_W-1:0]         m_rdata,
   input  logic [1:0]                    m_rresp,
@@ -76,6 +80,7 @@ module tx_engine
   output logic [NUM_TXQ-1:0][15:0]      desc_hw_idx,
   output logic [NUM_TXQ-1:0][15:0]      cq_hw_idx,
   output logic [NUM_TXQ-1:0]            q_busy,
+  output logic [NUM_TXQ-1:0]            q_halted,     // STATUS.halted
   output logic [NUM_TXQ-1:0]            q_wr_err,
   // frame ends (counters)
   output logic                          ev_valid,
@@ -89,6 +94,10 @@ module tx_engine
   localparam int unsigned FRAMES     = 16;    // frames between scheduler and completion writer
   localparam int unsigned EGR_FRAMES = 32;    // frames in the TX FIFO
   localparam int unsigned BN_DEPTH   = 32;    // data read bursts in flight
+  localparam int unsigned W          = (DB >= 16) ? DB / 16 : 1;   // descriptor window
+  localparam int unsigned WW         = $clog2(W + 1);
+  localparam int unsigned PW         = $clog2(DESC_SLOTS);
+  localparam int unsigned HB         = TX_INLINE_MAX * 8;
 
   initial begin
     if (FIFO_BYTES < 9216 || (FIFO_BYTES & (FIFO_BYTES - 1)) != 0 || FIFO_BYTES > 255 * 1024) begin
@@ -98,25 +107,32 @@ module tx_engine
 
   // ---------------------------------------------------------------- descriptor fetch
   localparam int unsigned QW = (NUM_TXQ > 1) ? $clog2(NUM_TXQ) : 1;
-  logic [NUM_TXQ-1:0]        q_en, run, desc_valid, frame_ready, desc_pop, cq_room;
-  tx_desc_t                  desc;
-  logic                      desc_err;
-  logic [QW-1:0]             desc_sel;
+  logic [NUM_TXQ-1:0]        q_en, q_inl, run, pushed, cq_room;
+  logic [NUM_TXQ-1:0][PW:0]  count;
   logic [NUM_TXQ-1:0][63:0]  ring_base;
   logic [NUM_TXQ-1:0][3:0]   ring_log2;
   logic [NUM_TXQ-1:0][15:0]  ring_sw_idx;
   logic [NUM_TXQ-1:0][7:0]   inflight_q;
-  logic [NUM_TXQ-1:0]        cpl_done, wr_busy;
+  logic [NUM_TXQ-1:0][3:0]   cpl_done;
+  logic [NUM_TXQ-1:0]        wr_busy;
   logic                      start_valid;
   logic [2:0]                start_queue;
+  logic                      win_load;
+  logic [QW-1:0]             win_load_q, win_q;
+  logic [W-1:0][128:0]       win;
+  logic [W-1:0]              win_end;
+  logic [4:0]                win_k0;
+  logic [WW-1:0]             win_n, pop_n;
+  logic [31:0]               head_ends;
 
   tx_desc_engine #(
     .NUM_TXQ(NUM_TXQ), .DMA_DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .ID_BASE(DESC_ID),
-    .CACHE_DEPTH(DESC_CACHE), .MAX_SEGS(TX_MAX_SEGS)
+    .SLOTS(DESC_SLOTS), .MAX_BATCH(DESC_BATCH)
   ) u_fetch (
     .clk,
     .rst,
     .enable      (q_en),
+    .inline_en   (q_inl),
     .run,
     .ring_base,
     .ring_log2,
@@ -127,17 +143,21 @@ module tx_engine
     .m_arlen     (f_arlen),
     .m_arid      (f_arid),
     .m_rvalid    (f_rvalid),
-    .m_rready    (f_rready),
     .m_rid,
     .m_rdata,
     .m_rresp,
     .m_rlast,
-    .desc_valid,
-    .frame_ready,
-    .desc_pop,
-    .sel         (desc_sel),
-    .desc,
-    .desc_err,
+    .count,
+    .pushed,
+    .load        (win_load),
+    .load_q      (win_load_q),
+    .win_q,
+    .win,
+    .win_end,
+    .win_k0,
+    .win_n,
+    .pop_n,
+    .head_ends,
     .hw_idx      (desc_hw_idx)
   );
 
@@ -158,6 +178,7 @@ module tx_engine
     assign cq_room[t] = ({1'b0, used} <= size) && ({1'b0, used} + 17'(inflight_q[t]) < size);
     assign q_busy[t]  = inflight_q[t] != '0 || wr_busy[t];
     assign q_en[t]    = qcfg[t].enable;
+    assign q_inl[t]   = qcfg[t].inline_en;
     assign run[t]     = q_en[t] || q_busy[t];
   end
 
@@ -167,54 +188,72 @@ module tx_engine
   tx_frame_t     frame;
   logic          rel_word, rel_frame, rel_discard;
   logic [RW-1:0] rel_discard_words;
-  logic          bn_ready, bn_frame_last;
+  logic          bn_valid, bn_ready, bn_frame_last;
   logic [8:0]    bn_beats;
   logic [LW-1:0] bn_lo;
   logic [LW:0]   bn_hi;
+  logic          hn_valid, hn_ready, hn_data;
+  logic [7:0]    hn_len;
+  logic [HB-1:0] hn_hdr;
 
   tx_sched #(
     .DMA_DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .NUM_TXQ(NUM_TXQ), .MAX_BURST(MAX_BURST),
-    .FIFO_WORDS(FIFO_WORDS), .EGR_FRAMES(EGR_FRAMES)
+    .FIFO_WORDS(FIFO_WORDS), .EGR_FRAMES(EGR_FRAMES), .SLOTS(DESC_SLOTS)
   ) u_sched (
     .clk,
     .rst,
     .max_frame_len,
     .q_enable    (q_en),
+    .q_inline_en (q_inl),
+    .run,
+    .q_halted,
     .cq_room,
-    .desc_valid,
-    .desc_sel,
-    .desc,
-    .desc_err,
-    .frame_ready,
+    .count,
+    .pushed,
     .desc_hw_idx,
-    .desc_pop,
+    .load        (win_load),
+    .load_q      (win_load_q),
+    .win_q,
+    .win,
+    .win_end,
+    .win_k0,
+    .win_n,
+    .pop_n,
+    .head_ends,
     .start_valid,
     .start_queue,
     .ord_valid, .ord_ready, .ord_nodata,
     .fail_valid, .fail_cpl,
     .frame_valid, .frame,
+    .hn_valid, .hn_ready, .hn_len, .hn_data, .hn_hdr,
     .rel_word, .rel_frame, .rel_discard, .rel_discard_words,
     .m_arvalid (d_arvalid),
     .m_arready (d_arready),
     .m_araddr  (d_araddr),
     .m_arlen   (d_arlen),
-    .bn_ready, .bn_beats, .bn_lo, .bn_hi, .bn_frame_last
+    .bn_valid, .bn_ready, .bn_beats, .bn_lo, .bn_hi, .bn_frame_last
   );
 
   // ---------------------------------------------------------------- gather, store, egress
   logic                  g_valid, g_last, g_err;
   logic [DMA_DATA_W-1:0] g_data;
 
-  tx_gather #(.DATA_W(DMA_DATA_W), .BN_DEPTH(BN_DEPTH)) u_gather (
+  tx_gather #(.DATA_W(DMA_DATA_W), .BN_DEPTH(BN_DEPTH), .HN_DEPTH(FRAMES), .HB(HB)) u_gather (
     .clk,
     .rst,
-    .bn_valid      (d_arvalid && d_arready),
+    .hn_valid,
+    .hn_ready,
+    .hn_len,
+    .hn_data,
+    .hn_hdr,
+    .bn_valid,
     .bn_ready,
     .bn_beats,
     .bn_lo,
     .bn_hi,
     .bn_frame_last,
     .r_valid       (d_rvalid),
+    .r_ready       (d_rready),
     .r_data        (m_rdata),
     .r_err         (m_rresp[1]),
     .out_valid     (g_valid),
@@ -258,22 +297,29 @@ module tx_engine
   // ---------------------------------------------------------------- completions
   logic [NUM_TXQ-1:0][63:0] cq_base;
   logic [NUM_TXQ-1:0][3:0]  cq_log2;
+  logic [NUM_TXQ-1:0][15:0] coal_usecs;
+  logic [NUM_TXQ-1:0][7:0]  coal_frames;
   always_comb begin
     for (int t = 0; t < NUM_TXQ; t++) begin
-      cq_base[t] = qcfg[t].cq_base;
-      cq_log2[t] = qcfg[t].cq_log2;
+      cq_base[t]     = qcfg[t].cq_base;
+      cq_log2[t]     = qcfg[t].cq_log2;
+      coal_usecs[t]  = qcfg[t].coal_usecs;
+      coal_frames[t] = qcfg[t].coal_frames;
     end
   end
 
   tx_cpl_wr #(
     .DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .NUM_TXQ(NUM_TXQ), .FRAMES(FRAMES),
-    .MAX_BURST(MAX_BURST)
+    .MAX_BURST(MAX_BURST), .CYCLES_PER_US(CYCLES_PER_US)
   ) u_cpl (
     .clk,
     .rst,
     .run,
     .cq_base,
     .cq_log2,
+    .coal_usecs,
+    .coal_frames,
+    .inflight  (inflight_q),
     .cq_hw_idx,
     .cpl_done,
     .ord_valid, .ord_ready, .ord_nodata,

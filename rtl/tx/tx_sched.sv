@@ -1,20 +1,33 @@
-// TX scheduler: picks a queue, takes one whole frame's descriptors, checks them and issues the
-// frame's segment reads (docs/tx.md).
+// TX scheduler (docs/tx.md): takes whole frames from the descriptor engine's window, checks
+// them and issues their segment reads, one frame per cycle when a frame fits the window and
+// needs one read.
 //
-// Queues are served round robin, one whole frame at a time. A queue is eligible when it is
-// enabled, its descriptor cache holds a whole frame (EOP, a failed descriptor, or MAX_SEGS
-// descriptors) and its completion ring has room for one more completion (`cq_room`).
-//   IDLE  : pick a queue and pop its first descriptor in the same cycle
-//   POP   : pop one descriptor per cycle until EOP, a failed descriptor, or MAX_SEGS
-//   CHECK : status in the order of docs/tx.md; a failed frame goes straight to the completion
-//           path (no reads); a good one waits for room in the TX FIFO (`FIFO_WORDS` words,
-//           reserved here for the whole frame, so R beats never wait for space) and is handed
-//           to the store stage
-//   ISSUE : one AXI read burst per cycle, at most MAX_BURST beats (a good segment never
-//           crosses 4 KiB), each with a note for the gather stage of its byte lanes
+// Two stages, each with a frame record of its own (two record banks, used in turn):
+//   TAKE  : the window (tx_desc_engine: the next W ring entries of queue win_q, registered,
+//           with each entry's end bit and inline-entry count decoded) is parsed from the
+//           frame's first descriptor: entries 1..k are its inline header (k = ceil(inline_len
+//           / 16) with INLINE), the entries after them are descriptors, and the frame ends at
+//           the first descriptor with EOP or a failed read, or at its MAX_SEGS-th descriptor.
+//           A frame whose end is in the window is taken (popped) in one cycle. A longer one
+//           is taken W entries per cycle, after a one-cycle check that all of it is cached
+//           (the engine's end bits of the queue's first 32 entries). The record gathers the
+//           first descriptor's fields, the inline bytes, the segments (those of non-zero
+//           length) and what the checks need (length, bad segments, failed reads).
+//   ISSUE : the status in the order of docs/tx.md ("Bad input"); a failed frame goes to the
+//           completion path at once (no reads); a good one waits for room in the TX FIFO
+//           (`FIFO_WORDS` words reserved here for the whole frame, so R beats never wait for
+//           space), hands the store stage its note and the gather stage its inline header,
+//           and issues its reads (ARID is the caller's), one burst per cycle, the first in the
+//           cycle of the check; each burst's note for the gather stage is pushed with it.
+// Queues are served round robin, one whole frame at a time: when a frame of queue t is taken,
+// the next comes from the first queue after t that may start one (enabled, entries cached,
+// completion-ring room, its head frame not known to be incomplete), and the window is
+// loaded with it in the same cycle, so switching queues costs no cycle. A queue found to
+// hold only part of a frame is passed over until new entries arrive for it, so a half-posted
+// frame stalls only its own queue.
 // A frame with a failed descriptor read gets status DESC_RD_ERR whatever else its known
 // descriptors say: its length and checksum fields are unknown.
-// Reset: synchronous, active high.
+// Reset: synchronous, active high: both record banks free, no read pending.
 module tx_sched
   import nic_pkg::*, nic_dma_pkg::*;
 #(
@@ -24,24 +37,38 @@ module tx_sched
   parameter int unsigned MAX_BURST  = 256,
   parameter int unsigned FIFO_WORDS = 128,     // TX FIFO size in DMA words
   parameter int unsigned EGR_FRAMES = 32,      // frames the FIFO may hold at once
+  parameter int unsigned SLOTS      = 64,      // descriptor cache entries per queue
   localparam int unsigned DB        = DMA_DATA_W / 8,
   localparam int unsigned LW        = $clog2(DB),
   localparam int unsigned RW        = $clog2(FIFO_WORDS) + 1,
-  localparam int unsigned QW        = (NUM_TXQ > 1) ? $clog2(NUM_TXQ) : 1
+  localparam int unsigned QW        = (NUM_TXQ > 1) ? $clog2(NUM_TXQ) : 1,
+  localparam int unsigned W         = (DB >= 16) ? DB / 16 : 1,    // window entries
+  localparam int unsigned WW        = $clog2(W + 1),
+  localparam int unsigned PW        = $clog2(SLOTS),
+  localparam int unsigned HB        = TX_INLINE_MAX * 8              // inline header bits
 ) (
   input  logic                          clk,
   input  logic                          rst,
   input  logic [15:0]                   max_frame_len,   // TX_FRAME_LIMIT
   // per queue
   input  logic [NUM_TXQ-1:0]            q_enable,
+  input  logic [NUM_TXQ-1:0]            q_inline_en,     // CTRL.inline_en
+  input  logic [NUM_TXQ-1:0]            run,             // the queue runs (enabled or busy)
+  output logic [NUM_TXQ-1:0]            q_halted,        // STATUS.halted
   input  logic [NUM_TXQ-1:0]            cq_room,
-  input  logic [NUM_TXQ-1:0]            desc_valid,
-  output logic [QW-1:0]                 desc_sel,        // the queue whose cache head is read
-  input  tx_desc_t                      desc,            // head of queue desc_sel's cache
-  input  logic                          desc_err,
-  input  logic [NUM_TXQ-1:0]            frame_ready,
+  input  logic [NUM_TXQ-1:0][PW:0]      count,           // entries cached
+  input  logic [NUM_TXQ-1:0]            pushed,          // entries arrived this cycle
   input  logic [NUM_TXQ-1:0][15:0]      desc_hw_idx,
-  output logic [NUM_TXQ-1:0]            desc_pop,
+  // the descriptor engine's window
+  output logic                          load,
+  output logic [QW-1:0]                 load_q,
+  input  logic [QW-1:0]                 win_q,
+  input  logic [W-1:0][128:0]           win,
+  input  logic [W-1:0]                  win_end,
+  input  logic [4:0]                    win_k0,
+  input  logic [WW-1:0]                 win_n,
+  output logic [WW-1:0]                 pop_n,
+  input  logic [31:0]                   head_ends,
   output logic                          start_valid,     // a frame of start_queue was taken
   output logic [2:0]                    start_queue,
   // completion order (one entry per frame; 1 = failed before any read)
@@ -54,6 +81,12 @@ module tx_sched
   // good frames to the store stage
   output logic                          frame_valid,
   output tx_frame_t                     frame,
+  // good frames' inline headers to the gather stage
+  output logic                          hn_valid,
+  input  logic                          hn_ready,
+  output logic [7:0]                    hn_len,          // 0: no inline header
+  output logic                          hn_data,         // the frame has segment reads
+  output logic [HB-1:0]                 hn_hdr,
   // TX FIFO reservation: words and frames released
   input  logic                          rel_word,         // egress took a word
   input  logic                          rel_frame,        // egress sent a frame's last beat
@@ -64,7 +97,8 @@ module tx_sched
   input  logic                          m_arready,
   output logic [ADDR_W-1:0]             m_araddr,
   output logic [7:0]                    m_arlen,
-  // burst notes for the gather stage, pushed when the burst is accepted
+  // burst notes for the gather stage, pushed when the burst is issued
+  output logic                          bn_valid,
   input  logic                          bn_ready,
   output logic [8:0]                    bn_beats,
   output logic [LW-1:0]                 bn_lo,           // first valid lane of the first beat
@@ -72,220 +106,447 @@ module tx_sched
   output logic                          bn_frame_last
 );
   localparam int unsigned SW  = $clog2(TX_MAX_SEGS);
+  localparam int unsigned HE  = TX_INLINE_MAX / 16;     // inline header entries kept
 
   initial begin
     if (NUM_TXQ < 1 || NUM_TXQ > 8) $fatal(1, "tx_sched: NUM_TXQ must be 1..8");
     if (MAX_BURST < 1 || MAX_BURST > 256) $fatal(1, "tx_sched: MAX_BURST must be 1..256");
     if (FIFO_WORDS * DB < 9216) $fatal(1, "tx_sched: the TX FIFO must hold a 9 KiB frame");
+    if (W > 8) $fatal(1, "tx_sched: at most 8 window entries (DMA_DATA_W <= 1024)");
   end
 
-  typedef enum logic [1:0] {S_IDLE, S_POP, S_CHECK, S_ISSUE} state_e;
+  // ---------------------------------------------------------------- frame records
+  typedef struct packed {
+    logic [2:0]  qid;
+    logic [15:0] desc_idx;
+    logic [15:0] nent;          // ring entries
+    logic [15:0] tag;
+    logic        csum_en, csum_udp;
+    logic [7:0]  csum_start, csum_off;
+    logic [7:0]  inline_len;
+    logic [19:0] len;           // inline bytes + segment lengths
+    logic        bad_seg, desc_err;
+    logic [4:0]  nseg;          // segments to read (non-zero length), 0..MAX_SEGS
+  } rec_t;
 
-  state_e            state_q;
-  logic [QW-1:0]     q_q, last_q;
-  logic [SW-1:0]     i_q;               // descriptors taken so far (POP), segment (ISSUE)
-  logic [SW-1:0]     nseg_q;            // segments of the frame, minus one
-  logic [19:0]       len_q;
-  logic              bad_seg_q, desc_err_q;
-  logic              csum_en_q, csum_udp_q;
-  logic [7:0]        csum_start_q, csum_off_q;
-  logic [15:0]       tag_q, desc_idx_q;
-  logic [63:0]       seg_addr_q [TX_MAX_SEGS];
-  logic [12:0]       seg_len_q  [TX_MAX_SEGS];
-  logic [9:0]        issued_q;          // beats of the current segment already requested
-  logic [RW-1:0]     resv_q;            // FIFO words reserved (frames in the FIFO or coming)
-  logic [$clog2(EGR_FRAMES):0] frames_q;
+  rec_t          rec_q    [2];
+  logic [HB-1:0] hdr_q    [2];
+  logic [63:0]   seg_addr_q [2][TX_MAX_SEGS];
+  logic [12:0]   seg_len_q  [2][TX_MAX_SEGS];
+  logic [1:0]    full_q;            // bank holds a frame taken and not yet issued
+  logic          tb_q;              // the bank TAKE fills
+  logic          ib_q;              // the bank ISSUE works on
 
-  // ---------------------------------------------------------------- pick
-  logic [NUM_TXQ-1:0] eligible;
-  logic [QW-1:0]      pick;
-  logic               found;
+  // ---------------------------------------------------------------- TAKE: parse the window
+  logic          mid_q;             // inside a frame longer than the window
+  logic          lchk_q;            // checking that a long frame is all cached
+  logic [4:0]    ri_q;              // inline entries still at the window's start (mid frame)
+  logic [4:0]    ji_q;              // inline entries of the frame taken so far
+  logic [4:0]    nd_q;              // descriptors of the frame taken so far
+  logic [4:0]    lk_q;              // the long frame's inline entries
+  logic          leop_q;            // ... and its first descriptor ends it (EOP)
+  logic          eop_seen_q;        // mid frame: only inline entries are left
+  logic [NUM_TXQ-1:0] incomplete_q; // head frame known to be incomplete
+  logic [NUM_TXQ-1:0] pushed_q;     // entries arrived last cycle
+  logic [NUM_TXQ-1:0] halted_q;     // a first descriptor's read failed (inline_en)
 
+  logic          first;             // the window starts with a frame's first descriptor
+  logic [4:0]    k0;
+  logic [W-1:0]  inl, is_desc, endw;
+  logic [W-1:0][4:0] di;            // descriptor index in the frame
+  logic          found;
+  logic [WW-1:0] e_pos;             // the frame's end in the window
+  logic          can_start, bank_free;
+
+  assign first     = !mid_q;
+  assign k0        = win_k0;
+  assign bank_free = !full_q[tb_q];
+  assign can_start = q_enable[win_q] && cq_room[win_q] && !incomplete_q[win_q] && !halted_q[win_q]
+                     && bank_free;
+
+  // The frame ends at its first descriptor with EOP (or a failed read), or at its
+  // MAX_SEGS-th; when that is the first descriptor, after its inline entries. Mid frame with
+  // the ending descriptor already taken, only the rest of the inline entries are left.
+  logic [WW-1:0] e_len;             // entries of the frame in the window, when it ends there (<= W)
   always_comb begin
-    for (int t = 0; t < NUM_TXQ; t++) eligible[t] = q_enable[t] && frame_ready[t] && cq_room[t];
-    pick  = '0;
+    for (int unsigned i = 0; i < W; i++) begin
+      inl[i]     = first ? (i >= 1 && 5'(i) <= k0) : (5'(i) < ri_q);
+      is_desc[i] = !inl[i];
+      di[i]      = first ? ((i == 0) ? 5'd0 : 5'(i) - k0) : nd_q + 5'(i) - ri_q;
+      endw[i]    = (32'(i) < 32'(win_n)) && is_desc[i] && !(mid_q && eop_seen_q) &&
+                   (win_end[i] || 32'(di[i]) == TX_MAX_SEGS - 1);
+    end
     found = 1'b0;
-    for (int k = 1; k <= NUM_TXQ; k++) begin
-      if (!found && eligible[(32'(last_q) + k) % NUM_TXQ]) begin
-        pick  = QW'((32'(last_q) + k) % NUM_TXQ);
+    e_pos = '0;
+    for (int i = W - 1; i >= 0; i--) begin
+      if (endw[i]) begin
         found = 1'b1;
+        e_pos = WW'(i);
+      end
+    end
+    e_len = e_pos + 1'b1;
+    if (first && found && e_pos == '0) begin
+      e_len = WW'(k0) + 1'b1;                             // with its inline entries
+      found = 32'(k0) < 32'(win_n);
+    end
+    if (mid_q && eop_seen_q) begin
+      e_len = WW'(ri_q);
+      found = 32'(ri_q) <= 32'(win_n);
+    end
+  end
+
+  // A long frame is all cached when one of its descriptors ends it (an end bit at entries
+  // [1 + k, k + MAX_SEGS)) or all MAX_SEGS of its descriptors are cached.
+  logic        long_ready;
+  logic [31:0] long_mask;
+  always_comb begin
+    for (int unsigned i = 0; i < 32; i++) begin
+      long_mask[i] = 5'(i) > lk_q && 32'(i) < 32'(lk_q) + TX_MAX_SEGS;
+    end
+    long_ready = leop_q ? 32'(count[win_q]) >= 32'(lk_q) + 1
+                        : (head_ends & long_mask) != '0 || 32'(count[win_q]) >= 32'(lk_q) + TX_MAX_SEGS;
+  end
+
+  // What this cycle does with the window.
+  logic take, take_done;            // entries are taken; the frame is complete with them
+  logic to_lchk;                    // a long frame's head: check it next cycle
+  logic mark_incomplete;
+  always_comb begin
+    take            = 1'b0;
+    take_done       = 1'b0;
+    to_lchk         = 1'b0;
+    mark_incomplete = 1'b0;
+    pop_n           = '0;
+    if (mid_q) begin
+      take      = 1'b1;                                   // all of it is cached
+      take_done = found;
+      pop_n     = found ? e_len : WW'(W);
+    end else if (lchk_q) begin
+      if (long_ready && bank_free) begin
+        take  = 1'b1;
+        pop_n = WW'(W);
+      end else if (!long_ready) begin
+        mark_incomplete = 1'b1;
+      end
+    end else if (can_start && win_n != '0) begin
+      if (found) begin
+        take      = 1'b1;
+        take_done = 1'b1;
+        pop_n     = e_len;
+      end else if (32'(win_n) == W) begin
+        to_lchk = 1'b1;
+      end else begin
+        mark_incomplete = 1'b1;
       end
     end
   end
 
-  // ---------------------------------------------------------------- descriptor intake
-  logic          take;             // a descriptor is popped this cycle
-  logic [QW-1:0] tq;               // from this queue
-  /* verilator lint_off UNUSEDSIGNAL */
-  tx_desc_t      d;                // reserved bits unused
-  /* verilator lint_on UNUSEDSIGNAL */
-  logic          d_err, d_eop, d_bad, d_last;
-  logic [63:0]   d_addr;
-  logic [15:0]   d_len;
-
-  assign take   = (state_q == S_IDLE && found && ord_ready) || (state_q == S_POP);
-  assign tq     = (state_q == S_IDLE) ? pick : q_q;
-  assign desc_sel = tq;
-  assign d      = desc;
-  assign d_err  = desc_err;
-  assign d_addr = d.addr;
-  assign d_len  = d.len;
-  assign d_eop  = d.eop;
-  assign d_bad  = !d_err && (d_len == 16'd0 || d_len > 16'd4096 || {4'd0, d_addr[11:0]} + d_len > 16'd4096);
-  // The frame ends at EOP, at a failed descriptor, or at MAX_SEGS descriptors.
-  assign d_last = d_eop || d_err || (32'(i_q) == TX_MAX_SEGS - 1 && state_q == S_POP);
+  // ---------------------------------------------------------------- queue choice
+  // Eligible for the next frame; the window's queue after this cycle's pops.
+  logic [NUM_TXQ-1:0] eligible;
+  logic [QW-1:0]      pick;
+  logic               pick_found, frame_end_here, idle_here;
 
   always_comb begin
-    desc_pop = '0;
-    if (take) desc_pop[tq] = 1'b1;
+    for (int unsigned t = 0; t < NUM_TXQ; t++) begin
+      eligible[t] = q_enable[t] && cq_room[t] && count[t] != '0 && !incomplete_q[t] && !halted_q[t];
+    end
+    pick       = '0;
+    pick_found = 1'b0;
+    for (int k = 1; k <= NUM_TXQ; k++) begin
+      automatic int unsigned t = (32'(win_q) + k) % NUM_TXQ;
+      if (!pick_found && eligible[t] && t != 32'(win_q)) begin
+        pick       = QW'(t);
+        pick_found = 1'b1;
+      end
+    end
   end
 
-  assign start_valid = take && state_q == S_IDLE;
-  assign start_queue = 3'(tq);
+  // Switch when a frame ends and another queue may start one, or when the window's queue
+  // cannot start one now and another can.
+  assign frame_end_here = take && take_done;
+  assign idle_here      = !mid_q && !lchk_q && !take && !to_lchk;
+  assign load           = pick_found && (frame_end_here || idle_here) && !(mid_q && !take_done);
+  assign load_q         = pick;
 
-  // ---------------------------------------------------------------- checks
+  assign start_valid = take && first;
+  assign start_queue = 3'(win_q);
+
+  // ---------------------------------------------------------------- TAKE: record writes
+  logic [W-1:0]      segw;          // the entry is a segment to read (descriptor, len != 0)
+  logic [W-1:0][4:0] segi;          // its segment index
+  logic [W-1:0]      badw;          // the entry is a bad segment
+  logic [W-1:0]      tk;            // the entry is taken this cycle
+  logic [19:0]       add_len;
+  logic              add_bad, add_err;
+  logic [4:0]        add_seg, add_inl, add_desc;
+  tx_desc_t          d0;
+
+  logic d0_inl;                      // the window's first entry, as a frame's first: INLINE
+  assign d0     = tx_desc_t'(win[0][127:0]);
+  assign d0_inl = d0.inline && q_inline_en[win_q];
+
+  always_comb begin
+    automatic logic [4:0] ns = first ? 5'd0 : rec_q[tb_q].nseg;
+    add_len  = '0;
+    add_bad  = 1'b0;
+    add_err  = 1'b0;
+    add_seg  = '0;
+    add_inl  = '0;
+    add_desc = '0;
+    for (int unsigned i = 0; i < W; i++) begin
+      /* verilator lint_off UNUSEDSIGNAL */           // the checks read some fields only
+      automatic tx_desc_t d = tx_desc_t'(win[i][127:0]);
+      /* verilator lint_on UNUSEDSIGNAL */
+      automatic logic     e = win[i][128];
+      automatic logic     d0_inline = first && i == 0 && d.inline && q_inline_en[win_q];
+      tk[i]   = take && (WW'(i) < pop_n);
+      segw[i] = tk[i] && is_desc[i] && !e && d.len != 16'd0;
+      badw[i] = tk[i] && is_desc[i] && !e &&
+                ((d.len == 16'd0 && !d0_inline) || d.len > 16'd4096 ||
+                 {4'd0, d.addr[11:0]} + d.len > 16'd4096 ||
+                 (endw[i] && !win_end[i]));          // MAX_SEGS descriptors without EOP
+      segi[i] = ns;
+      if (segw[i] && 32'(ns) < TX_MAX_SEGS) ns = ns + 5'd1;
+      if (tk[i] && is_desc[i] && !e) add_len = add_len + 20'(d.len);
+      if (tk[i] && e) add_err = 1'b1;
+      if (badw[i]) add_bad = 1'b1;
+      if (tk[i] && inl[i]) add_inl = add_inl + 5'd1;
+      if (tk[i] && is_desc[i]) add_desc = add_desc + 5'd1;
+    end
+    add_seg = ns;
+  end
+
+  always_ff @(posedge clk) begin
+    if (take) begin
+      automatic rec_t r = rec_q[tb_q];
+      if (first) begin
+        r.qid        = 3'(win_q);
+        r.desc_idx   = desc_hw_idx[win_q];
+        r.nent       = '0;
+        r.tag        = d0.tag;
+        r.csum_en    = d0.csum;
+        r.csum_udp   = d0.csum_udp;
+        r.csum_start = d0.csum_start;
+        r.csum_off   = d0.csum_offset;
+        r.inline_len = (d0_inl && !win[0][128]) ? d0.inline_len : 8'd0;
+        r.len        = (d0_inl && !win[0][128]) ? 20'(d0.inline_len) : 20'd0;
+        r.bad_seg    = 1'b0;
+        r.desc_err   = 1'b0;
+      end
+      r.nent     = r.nent + 16'(pop_n);
+      r.len      = r.len + add_len;
+      r.bad_seg  = r.bad_seg || add_bad;
+      r.desc_err = r.desc_err || add_err;
+      r.nseg     = add_seg;
+      rec_q[tb_q] <= r;
+      for (int unsigned i = 0; i < W; i++) begin
+        /* verilator lint_off UNUSEDSIGNAL */         // a segment is its address and length
+        automatic tx_desc_t d = tx_desc_t'(win[i][127:0]);
+        /* verilator lint_on UNUSEDSIGNAL */
+        if (segw[i] && 32'(segi[i]) < TX_MAX_SEGS) begin
+          seg_addr_q[tb_q][SW'(segi[i])] <= d.addr;
+          seg_len_q[tb_q][SW'(segi[i])]  <= d.len[12:0];
+        end
+        if (tk[i] && inl[i]) begin
+          automatic int unsigned m = first ? i - 1 : 32'(ji_q) + i;
+          if (m < HE) hdr_q[tb_q][128 * m +: 128] <= win[i][127:0];
+        end
+      end
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      mid_q        <= 1'b0;
+      lchk_q       <= 1'b0;
+      ri_q         <= '0;
+      ji_q         <= '0;
+      nd_q         <= '0;
+      lk_q         <= '0;
+      leop_q       <= 1'b0;
+      eop_seen_q   <= 1'b0;
+      incomplete_q <= '0;
+      pushed_q     <= '0;
+      halted_q     <= '0;
+      tb_q         <= 1'b0;
+    end else begin
+      // New entries may complete a frame; a stopped queue has none. The window shows a queue's
+      // entries up to those pushed two cycles before (its fill count is registered from the
+      // registered cache count), so entries pushed in this or the previous cycle make a frame
+      // found incomplete now worth another look.
+      automatic logic [NUM_TXQ-1:0] fresh = pushed | pushed_q;
+      automatic logic [NUM_TXQ-1:0] inc   = incomplete_q & ~fresh & q_enable;
+      if (mark_incomplete) inc[win_q] = !fresh[win_q];
+      incomplete_q <= inc;
+      pushed_q     <= pushed;
+      // A frame of one failed first descriptor halts an inline_en queue until it stops.
+      halted_q     <= (halted_q | ((take && first && win[0][128] && q_inline_en[win_q]) ? (NUM_TXQ)'(1) << win_q : '0))
+                      & run;
+      if (to_lchk) begin
+        lchk_q <= 1'b1;
+        lk_q   <= k0;
+        leop_q <= win_end[0];
+      end else if (lchk_q && (take || mark_incomplete)) begin
+        lchk_q <= 1'b0;
+      end
+      if (take) begin
+        if (take_done) begin
+          mid_q  <= 1'b0;
+          tb_q   <= !tb_q;
+        end else begin
+          // Continue with the entries after this window.
+          automatic logic [5:0] inl_end = first ? 6'(k0) + 6'd1 : 6'(ri_q);   // window coordinates
+          mid_q <= 1'b1;
+          ri_q  <= (32'(inl_end) > W) ? 5'(32'(inl_end) - W) : 5'd0;
+          if (first) eop_seen_q <= win_end[0];
+          ji_q  <= (first ? 5'd0 : ji_q) + add_inl;
+          nd_q  <= (first ? 5'd0 : nd_q) + add_desc;
+        end
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------- ISSUE: check
+  rec_t          ir;
+  logic          ivalid;            // ISSUE holds a frame
+  logic          checked_q;         // its check passed (reads under way)
   logic [15:0]   limit;
   logic [16:0]   csum_end;
   tx_status_e    status;
   logic [RW-1:0] words;
   logic          room, go;
+  logic [RW-1:0] resv_q;            // FIFO words reserved (frames in the FIFO or coming)
+  logic [$clog2(EGR_FRAMES):0] frames_q;
+
+  assign ir     = rec_q[ib_q];
+  assign ivalid = full_q[ib_q];
 
   // The FIFO size caps the limit; compared in 32 bits, since a 64 KiB or larger FIFO does not
   // fit the 16-bit register (it then caps nothing).
   assign limit    = (32'(max_frame_len) > FIFO_WORDS * DB) ? 16'(FIFO_WORDS * DB) : max_frame_len;
-  assign csum_end = {9'd0, csum_start_q} + {9'd0, csum_off_q} + 17'd2;
+  assign csum_end = {9'd0, ir.csum_start} + {9'd0, ir.csum_off} + 17'd2;
 
   always_comb begin
-    if (desc_err_q)                                   status = TX_DESC_RD_ERR;
-    else if (bad_seg_q)                               status = TX_BAD_SEG;
-    else if (len_q < 20'(TX_MIN_FRAME_LEN) || len_q > {4'd0, limit}) status = TX_BAD_LEN;
-    else if (csum_en_q && (csum_start_q[0] || csum_off_q[0] || {3'd0, csum_end} > len_q)) status = TX_BAD_CSUM;
+    if (ir.desc_err)                                  status = TX_DESC_RD_ERR;
+    else if (ir.bad_seg)                              status = TX_BAD_SEG;
+    else if (ir.len < 20'(TX_MIN_FRAME_LEN) || ir.len > {4'd0, limit} ||
+             32'(ir.inline_len) > TX_INLINE_MAX)      status = TX_BAD_LEN;
+    else if (ir.csum_en && (ir.csum_start[0] || ir.csum_off[0] || {3'd0, csum_end} > ir.len))
+                                                      status = TX_BAD_CSUM;
     else                                              status = TX_OK;
   end
 
-  assign words = RW'((len_q + 20'(DB - 1)) >> LW);
-  assign room  = ({1'b0, resv_q} + {1'b0, words} <= (RW+1)'(FIFO_WORDS)) && (32'(frames_q) < EGR_FRAMES);
-  assign go    = state_q == S_CHECK && (status != TX_OK || room);
+  assign words = RW'((ir.len + 20'(DB - 1)) >> LW);
+  assign room  = ({1'b0, resv_q} + {1'b0, words} <= (RW+1)'(FIFO_WORDS)) && (32'(frames_q) < EGR_FRAMES)
+                 && hn_ready;
+  assign go    = ivalid && !checked_q && ord_ready && (status != TX_OK || room);
 
   assign ord_valid   = go;
   assign ord_nodata  = status != TX_OK;
   assign fail_valid  = go && status != TX_OK;
   assign frame_valid = go && status == TX_OK;
+  assign hn_valid    = frame_valid;
+  assign hn_len      = ir.inline_len;
+  assign hn_data     = ir.nseg != '0;
+  assign hn_hdr      = hdr_q[ib_q];
 
   always_comb begin
     fail_cpl          = '0;
-    fail_cpl.qid      = 3'(q_q);
-    fail_cpl.desc_idx = desc_idx_q;
-    fail_cpl.ndesc    = 16'({1'b0, i_q} + 1'b1);
+    fail_cpl.qid      = ir.qid;
+    fail_cpl.desc_idx = ir.desc_idx;
+    fail_cpl.ndesc    = ir.nent;
     fail_cpl.status   = status;
     if (status != TX_DESC_RD_ERR) begin
-      fail_cpl.len = len_q[15:0];
-      fail_cpl.tag = tag_q;
+      fail_cpl.len = ir.len[15:0];
+      fail_cpl.tag = ir.tag;
     end
   end
 
   always_comb begin
     frame            = '0;
-    frame.qid        = 3'(q_q);
-    frame.desc_idx   = desc_idx_q;
-    frame.ndesc      = 16'({1'b0, i_q} + 1'b1);
-    frame.len        = len_q[15:0];
-    frame.tag        = tag_q;
-    frame.csum_en    = csum_en_q;
-    frame.csum_udp   = csum_udp_q;
-    frame.csum_start = csum_start_q;
-    frame.csum_pos   = {8'd0, csum_start_q} + {8'd0, csum_off_q};
+    frame.qid        = ir.qid;
+    frame.desc_idx   = ir.desc_idx;
+    frame.ndesc      = ir.nent;
+    frame.len        = ir.len[15:0];
+    frame.tag        = ir.tag;
+    frame.csum_en    = ir.csum_en;
+    frame.csum_udp   = ir.csum_udp;
+    frame.csum_start = ir.csum_start;
+    frame.csum_pos   = {8'd0, ir.csum_start} + {8'd0, ir.csum_off};
   end
 
-  // ---------------------------------------------------------------- read issue
+  // ---------------------------------------------------------------- ISSUE: reads
+  logic [SW-1:0] si_q;              // segment being issued
+  logic [9:0]    issued_q;          // its beats already requested
   logic [63:0]   s_addr;
   logic [12:0]   s_len;
-  logic [13:0]   s_end;          // lane offset + length
+  logic [13:0]   s_end;
   logic [9:0]    s_beats, left;
   logic [8:0]    burst;
-  logic          seg_done, ar_fire;
+  logic          seg_done, last_seg, reading, ar_free, ar_load, frame_issued;
+  logic          ar_valid_q;
+  logic [ADDR_W-1:0] ar_addr_q;
+  logic [7:0]    ar_len_q;
 
-  assign s_addr   = seg_addr_q[i_q];
-  assign s_len    = seg_len_q[i_q];
+  assign s_addr   = seg_addr_q[ib_q][si_q];
+  assign s_len    = seg_len_q[ib_q][si_q];
   assign s_end    = {1'b0, s_len} + 14'(s_addr[LW-1:0]);
   assign s_beats  = 10'((s_end + 14'(DB - 1)) >> LW);
   assign left     = s_beats - issued_q;
   assign burst    = (left > 10'(MAX_BURST)) ? 9'(MAX_BURST) : 9'(left);
   assign seg_done = {1'b0, burst} == left;
+  assign last_seg = 5'({1'b0, si_q}) + 5'd1 == ir.nseg;
 
-  assign m_arvalid     = state_q == S_ISSUE && bn_ready;
-  assign m_araddr      = ADDR_W'({s_addr[63:LW], {LW{1'b0}}} + {44'd0, issued_q, {LW{1'b0}}});
-  assign m_arlen       = 8'(burst - 9'd1);
-  assign ar_fire       = m_arvalid && m_arready;
+  // Reads go out in the cycle of the check and after it, one burst per cycle.
+  assign reading  = ivalid && ir.nseg != '0 && (checked_q || (go && status == TX_OK));
+  assign ar_free  = !ar_valid_q || m_arready;
+  assign ar_load  = reading && ar_free && bn_ready;
+  assign frame_issued = ar_load && seg_done && last_seg;
+
+  assign m_arvalid     = ar_valid_q;
+  assign m_araddr      = ar_addr_q;
+  assign m_arlen       = ar_len_q;
+  assign bn_valid      = ar_load;
   assign bn_beats      = burst;
   assign bn_lo         = (issued_q == '0) ? s_addr[LW-1:0] : '0;
   assign bn_hi         = seg_done ? ((s_end[LW-1:0] == '0) ? (LW+1)'(DB) : {1'b0, s_end[LW-1:0]}) : (LW+1)'(DB);
-  assign bn_frame_last = seg_done && i_q == nseg_q;
+  assign bn_frame_last = seg_done && last_seg;
 
-  // ---------------------------------------------------------------- state
+  // The frame leaves ISSUE when it failed, when it has no reads, or with its last burst.
+  logic issue_done;
+  assign issue_done = (go && (status != TX_OK || ir.nseg == '0)) || frame_issued;
+
   always_ff @(posedge clk) begin
     if (rst) begin
-      state_q  <= S_IDLE;
-      last_q   <= QW'(NUM_TXQ - 1);
-      q_q      <= '0;
-      i_q      <= '0;
-      nseg_q   <= '0;
-      issued_q <= '0;
+      ar_valid_q <= 1'b0;
+      checked_q  <= 1'b0;
+      si_q       <= '0;
+      issued_q   <= '0;
+      full_q     <= '0;
+      ib_q       <= 1'b0;
     end else begin
-      case (state_q)
-        S_IDLE: if (take) begin
-          q_q     <= pick;
-          last_q  <= pick;
-          i_q     <= '0;
-          state_q <= d_last ? S_CHECK : S_POP;
-          if (!d_last) i_q <= SW'(1);
-        end
-        S_POP: if (!d_last) i_q <= i_q + 1'b1;
-               else state_q <= S_CHECK;
-        S_CHECK: if (go) begin
-          nseg_q   <= i_q;
-          i_q      <= '0;
+      automatic logic [1:0] full_n = full_q;
+      if (m_arready) ar_valid_q <= 1'b0;
+      if (ar_load) begin
+        ar_valid_q <= 1'b1;
+        ar_addr_q  <= ADDR_W'({s_addr[63:LW], {LW{1'b0}}} + {44'd0, issued_q, {LW{1'b0}}});
+        ar_len_q   <= 8'(burst - 9'd1);
+        if (seg_done) begin
           issued_q <= '0;
-          state_q  <= (status == TX_OK) ? S_ISSUE : S_IDLE;
+          si_q     <= last_seg ? '0 : si_q + 1'b1;
+        end else begin
+          issued_q <= issued_q + 10'(burst);
         end
-        S_ISSUE: if (ar_fire) begin
-          if (seg_done) begin
-            issued_q <= '0;
-            if (i_q == nseg_q) begin
-              i_q     <= '0;
-              state_q <= S_IDLE;
-            end else begin
-              i_q     <= i_q + 1'b1;
-            end
-          end else begin
-            issued_q <= issued_q + 10'(burst);
-          end
-        end
-        default: state_q <= S_IDLE;
-      endcase
-    end
-  end
-
-  // Frame fields: the first descriptor's settings, the segments, the checks so far.
-  always_ff @(posedge clk) begin
-    if (take) begin
-      seg_addr_q[i_q] <= d_addr;
-      seg_len_q[i_q]  <= d_len[12:0];
-      if (state_q == S_IDLE) begin
-        desc_idx_q   <= desc_hw_idx[tq];
-        csum_en_q    <= d.csum;
-        csum_udp_q   <= d.csum_udp;
-        csum_start_q <= d.csum_start;
-        csum_off_q   <= d.csum_offset;
-        tag_q        <= d.tag;
-        len_q        <= d_err ? 20'd0 : {4'd0, d_len};
-        bad_seg_q    <= d_bad;
-        desc_err_q   <= d_err;
-      end else begin
-        len_q        <= len_q + (d_err ? 20'd0 : {4'd0, d_len});
-        bad_seg_q    <= bad_seg_q || d_bad || (d_last && !d_eop && !d_err);
-        desc_err_q   <= desc_err_q || d_err;
       end
+      if (go && status == TX_OK && ir.nseg != '0 && !frame_issued) checked_q <= 1'b1;
+      if (issue_done) begin
+        checked_q    <= 1'b0;
+        full_n[ib_q] = 1'b0;
+        ib_q         <= !ib_q;
+      end
+      if (take && take_done) full_n[tb_q] = 1'b1;
+      full_q <= full_n;
     end
   end
 
@@ -302,6 +563,17 @@ module tx_sched
     end
   end
 
+`ifndef SYNTHESIS
+  always_ff @(posedge clk) begin
+    if (!rst) begin
+      if (mid_q && !found && 32'(win_n) != W) $error("tx_sched: a long frame ran out of cached entries");
+      if (take && take_done && full_q[tb_q]) $error("tx_sched: frame taken into a full record bank");
+    end
+  end
+`endif
+
+  assign q_halted = halted_q;
+
   logic unused;
-  assign unused = ^desc_valid;  // frame_ready guarantees the frame's descriptors are cached
+  assign unused = ^{d0.eop, d0.rsvd_10_4, d0.addr, d0.len};
 endmodule

@@ -31,7 +31,7 @@ from tb.fast.build import C_SOURCE, HARNESS, NODE, PUBLIC_VLT, generate
 from tb.fast.shared import RegionSpec, SharedBlock
 from tb.nic_tb import DEV_BASE, DEV_SIZE, HOST_BASE, HOST_SIZE
 from tb.sim import (BUILD_ROOT, SIM_BUILD_ARGS, TIMING_BUILD_ARGS, WAIVERS, rtl_file_list,
-                    setup_verilator_env, sim_cxx)
+                    setup_verilator_env, sim_cxx, with_checker)
 
 N_HDR = 1024
 N_PAY = 1024
@@ -57,7 +57,9 @@ class _Recorder:
 def build(data_w: int, extra_args: list[str] | None = None, opt_fast: str | None = None,
           tag: str = "") -> Path:
     """Build (incrementally) the standalone simulator for MAC width `data_w`; its path.
-    `opt_fast`: C++ optimisation of the model (Verilator's OPT_FAST, default -Os)."""
+    `opt_fast`: C++ optimisation of the model (Verilator's OPT_FAST, default -Os). The protocol
+    checker (tb/checker/) is bound into nic_top as in every build; `extra_args` with
+    `+define+NO_AXI_CHECKER` leaves it out (give such a build its own `tag`)."""
     env = dict(os.environ)
     root = setup_verilator_env(env)
     if opt_fast:
@@ -70,7 +72,8 @@ def build(data_w: int, extra_args: list[str] | None = None, opt_fast: str | None
            "--top-module", "nic_fast_top", "-o", "Vstandalone", "--timescale", "1ns/1ps",
            *SIM_BUILD_ARGS, *TIMING_BUILD_ARGS, *(extra_args or []),
            f"-GDATA_W={data_w}", "-GSTANDALONE=1", f"-I{gen}",
-           str(WAIVERS), str(PUBLIC_VLT), *map(str, rtl_file_list()), str(NODE), str(HARNESS), str(C_SOURCE)]
+           str(WAIVERS), str(PUBLIC_VLT), *map(str, with_checker(rtl_file_list())), str(NODE), str(HARNESS),
+           str(C_SOURCE)]
     log = out / "build.log"
     with open(log, "w") as fh:
         rc = subprocess.run(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT).returncode

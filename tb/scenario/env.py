@@ -19,7 +19,9 @@ class DriverEnv(Protocol):
     """What a backend gives the scenarios.
 
     Optional members: `window_bytes: int` (how many bytes may be sent before the driver runs
-    NAPI; the RTL's frame FIFO may need a small one), `seed: int`, `steering: bool` (the
+    NAPI; the RTL's frame FIFO may need a small one), `seed: int`, `rx_mpb: bool` (the rig
+    turns on multi-packet payload buffers, `ethtool --set-priv-flags rx-mpb on`, and
+    completion batches of `rx-frames` = the NIC's maximum), `steering: bool` (the
     NIC classifies frames with RSS and n-tuple rules; steering scenarios are Unsupported
     without it), and `tx_frames: list[bytes]` (every frame the NIC sent, in order, growing
     as they leave; the handshake reads the SYN-ACK from it, the TX scenarios need it).
@@ -43,10 +45,12 @@ class DriverEnv(Protocol):
 class ModelEnv:
     """`DriverEnv` on the golden model: every frame is processed when `send` returns."""
 
-    def __init__(self, num_rxq: int = 1, seed: int = 0, dma_bytes: int = 8) -> None:
+    def __init__(self, num_rxq: int = 1, seed: int = 0, dma_bytes: int = 8,
+                 rx_mpb: bool = False) -> None:
         self.hw = ModelHw(num_rxq=num_rxq, dma_bytes=dma_bytes, data_bytes=dma_bytes, seed=seed)
         self.dev: DeviceMemory = self.hw.dev
         self.seed = seed
+        self.rx_mpb = rx_mpb
         self.window_bytes = 1 << 30
         self.steering = True     # models.rss.Classifier is plugged in (ModelHw(rss=True))
 
@@ -66,9 +70,10 @@ class RtlEnv:
     stalls cannot overflow it."""
 
     def __init__(self, tb: Any, seed: int = 0, window_bytes: int = 12 << 10,
-                 steering: bool = False) -> None:
+                 steering: bool = False, rx_mpb: bool = False) -> None:
         self.tb = tb
         self.steering = steering
+        self.rx_mpb = rx_mpb
         self.hw = tb
         self.dev: DeviceMemory = tb.dev
         self.seed = seed

@@ -91,6 +91,9 @@ class Rig:
         await netdev.set_ringparam(rx_pending=rx_pending,
                                    tcp_data_split=split, hds_thresh=0)
         await netdev.set_mtu(mtu)
+        if getattr(env, 'rx_mpb', False):
+            await netdev.set_priv_flags({'rx-mpb': True})
+            await netdev.set_coalesce({'rx-frames': netdev.rx_frames_max})
         await netdev.open()
         rig = cls(env, kernel, netdev, kernel.netlink_open(),
                   rng=random.Random(getattr(env, 'seed', 0)))
@@ -273,6 +276,8 @@ class Reader:
     bufsize: int = 1 << 20
     got: bytearray = field(default_factory=bytearray)
     held: list[int] = field(default_factory=list)
+    offsets: list[int] = field(default_factory=list)
+    """The dma-buf offset of each held token's fragment (same order as `held`)."""
     devmem_bytes: int = 0
     linear_bytes: int = 0
     ordinary_bytes: int = 0
@@ -301,6 +306,7 @@ class Reader:
                 self.frags += 1
                 self.ids_seen.add(d.dmabuf_id)
                 self.held.append(d.frag_token)
+                self.offsets.append(d.frag_offset)
         assert pos == len(m.data)
         assert m.nbytes == sum(c.data.frag_size for c in m.cmsgs)
 
@@ -331,6 +337,7 @@ class Reader:
         for i in range(0, len(todo), 128):
             freed += self.sock.dontneed(todo[i:i + 128])
         self.held = self.held[len(todo):]
+        self.offsets = self.offsets[len(todo):]
         return freed
 
 

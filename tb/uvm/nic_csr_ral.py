@@ -57,7 +57,7 @@ class nic_csr__VERSION(uvm_reg):
         self.major = uvm_reg_field("major")
 
     def build(self) -> None:
-        self.minor.configure(self, 16, 0, "RO", False, 0x2, True, True, False)
+        self.minor.configure(self, 16, 0, "RO", False, 0x3, True, True, False)
         self.major.configure(self, 16, 16, "RO", False, 0x0, True, True, False)
 
 
@@ -113,6 +113,17 @@ class nic_csr__TX_FRAME_LIMIT(uvm_reg):
 
     def build(self) -> None:
         self.max_frame_len.configure(self, 16, 0, "RW", False, 0x5f2, True, True, False)
+
+
+# Reg - nic_csr::TX_OFFLOADS
+class nic_csr__TX_OFFLOADS(uvm_reg):
+
+    def __init__(self, name: str = "TX_OFFLOADS"):
+        super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
+        self.inline_max = uvm_reg_field("inline_max")
+
+    def build(self) -> None:
+        self.inline_max.configure(self, 8, 0, "RO", True, 0x0, False, True, False)
 
 
 # Reg - nic_csr::rx_counter_t_desc_0cc7e5f1
@@ -441,10 +452,12 @@ class nic_csr__rxq_t__CTRL(uvm_reg):
         super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
         self.enable = uvm_reg_field("enable")
         self.split_en = uvm_reg_field("split_en")
+        self.pay_mpb = uvm_reg_field("pay_mpb")
 
     def build(self) -> None:
         self.enable.configure(self, 1, 0, "RW", False, 0x0, True, True, False)
         self.split_en.configure(self, 1, 1, "RW", False, 0x0, True, True, False)
+        self.pay_mpb.configure(self, 1, 2, "RW", False, 0x0, True, True, False)
 
 
 # Reg - nic_csr::rxq_t::HDS_THRESH
@@ -465,10 +478,12 @@ class nic_csr__rxq_t__BUF_SIZE(uvm_reg):
         super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
         self.hdr_buf_bytes = uvm_reg_field("hdr_buf_bytes")
         self.pay_buf_log2 = uvm_reg_field("pay_buf_log2")
+        self.pay_stride_log2 = uvm_reg_field("pay_stride_log2")
 
     def build(self) -> None:
         self.hdr_buf_bytes.configure(self, 16, 0, "RW", False, 0x100, True, True, False)
         self.pay_buf_log2.configure(self, 4, 16, "RW", False, 0xc, True, True, False)
+        self.pay_stride_log2.configure(self, 4, 20, "RW", False, 0x6, True, True, False)
 
 
 # Reg - nic_csr::rxq_t::IRQ
@@ -493,6 +508,21 @@ class nic_csr__rxq_t__STATUS(uvm_reg):
     def build(self) -> None:
         self.dma_wr_err.configure(self, 1, 0, "W1C", True, 0x0, True, True, False)
         self.busy.configure(self, 1, 1, "RO", True, 0x0, False, True, False)
+
+
+# Reg - nic_csr::rxq_t::COALESCE
+class nic_csr__rxq_t__COALESCE(uvm_reg):
+
+    def __init__(self, name: str = "COALESCE"):
+        super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
+        self.usecs = uvm_reg_field("usecs")
+        self.frames = uvm_reg_field("frames")
+        self.frames_max = uvm_reg_field("frames_max")
+
+    def build(self) -> None:
+        self.usecs.configure(self, 16, 0, "RW", False, 0x0, True, True, False)
+        self.frames.configure(self, 8, 16, "RW", False, 0x1, True, True, False)
+        self.frames_max.configure(self, 8, 24, "RO", True, 0x0, False, True, False)
 
 
 # Reg - nic_csr::ring_t::BASE_LO
@@ -600,6 +630,7 @@ class nic_csr__rxq_t(uvm_reg_block):
         self.BUF_SIZE = nic_csr__rxq_t__BUF_SIZE("BUF_SIZE")
         self.IRQ = nic_csr__rxq_t__IRQ("IRQ")
         self.STATUS = nic_csr__rxq_t__STATUS("STATUS")
+        self.COALESCE = nic_csr__rxq_t__COALESCE("COALESCE")
         self.HDR_RING = nic_csr__ring_t("HDR_RING")
         self.PAY_RING = nic_csr__ring_t("PAY_RING")
         self.CQ = nic_csr__ring_t("CQ")
@@ -632,6 +663,11 @@ class nic_csr__rxq_t(uvm_reg_block):
 
         self.STATUS.build()
         self.get_default_map().add_reg(self.STATUS, 0x10, "RW")
+        self.COALESCE = nic_csr__rxq_t__COALESCE("COALESCE")
+        self.COALESCE.configure(self, None, "")
+
+        self.COALESCE.build()
+        self.get_default_map().add_reg(self.COALESCE, 0x14, "RW")
         self.HDR_RING.configure(self)
         self.HDR_RING.build()
         self.get_default_map().add_submap(self.HDR_RING.get_default_map(), 0x20)
@@ -740,9 +776,11 @@ class nic_csr__txq_t__CTRL(uvm_reg):
     def __init__(self, name: str = "CTRL"):
         super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
         self.enable = uvm_reg_field("enable")
+        self.inline_en = uvm_reg_field("inline_en")
 
     def build(self) -> None:
         self.enable.configure(self, 1, 0, "RW", False, 0x0, True, True, False)
+        self.inline_en.configure(self, 1, 1, "RW", False, 0x0, True, True, False)
 
 
 # Reg - nic_csr::txq_t::IRQ
@@ -763,10 +801,27 @@ class nic_csr__txq_t__STATUS(uvm_reg):
         super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
         self.dma_wr_err = uvm_reg_field("dma_wr_err")
         self.busy = uvm_reg_field("busy")
+        self.halted = uvm_reg_field("halted")
 
     def build(self) -> None:
         self.dma_wr_err.configure(self, 1, 0, "W1C", True, 0x0, True, True, False)
         self.busy.configure(self, 1, 1, "RO", True, 0x0, False, True, False)
+        self.halted.configure(self, 1, 2, "RO", True, 0x0, False, True, False)
+
+
+# Reg - nic_csr::txq_t::COALESCE
+class nic_csr__txq_t__COALESCE(uvm_reg):
+
+    def __init__(self, name: str = "COALESCE"):
+        super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
+        self.usecs = uvm_reg_field("usecs")
+        self.frames = uvm_reg_field("frames")
+        self.frames_max = uvm_reg_field("frames_max")
+
+    def build(self) -> None:
+        self.usecs.configure(self, 16, 0, "RW", False, 0x0, True, True, False)
+        self.frames.configure(self, 8, 16, "RW", False, 0x1, True, True, False)
+        self.frames_max.configure(self, 8, 24, "RO", True, 0x0, False, True, False)
 
 
 # Regfile - nic_csr::txq_t
@@ -777,6 +832,7 @@ class nic_csr__txq_t(uvm_reg_block):
         self.CTRL = nic_csr__txq_t__CTRL("CTRL")
         self.IRQ = nic_csr__txq_t__IRQ("IRQ")
         self.STATUS = nic_csr__txq_t__STATUS("STATUS")
+        self.COALESCE = nic_csr__txq_t__COALESCE("COALESCE")
         self.DESC_RING = nic_csr__ring_t("DESC_RING")
         self.CQ = nic_csr__ring_t("CQ")
 
@@ -798,6 +854,11 @@ class nic_csr__txq_t(uvm_reg_block):
 
         self.STATUS.build()
         self.get_default_map().add_reg(self.STATUS, 0x10, "RW")
+        self.COALESCE = nic_csr__txq_t__COALESCE("COALESCE")
+        self.COALESCE.configure(self, None, "")
+
+        self.COALESCE.build()
+        self.get_default_map().add_reg(self.COALESCE, 0x14, "RW")
         self.DESC_RING.configure(self)
         self.DESC_RING.build()
         self.get_default_map().add_submap(self.DESC_RING.get_default_map(), 0x20)
@@ -1004,6 +1065,7 @@ class nic_csr(uvm_reg_block):
         self.TX_CAPS = nic_csr__TX_CAPS("TX_CAPS")
         self.RX_FRAME_LIMIT = nic_csr__RX_FRAME_LIMIT("RX_FRAME_LIMIT")
         self.TX_FRAME_LIMIT = nic_csr__TX_FRAME_LIMIT("TX_FRAME_LIMIT")
+        self.TX_OFFLOADS = nic_csr__TX_OFFLOADS("TX_OFFLOADS")
         self.RX_FRAMES = nic_csr__rx_counter_t_desc_0cc7e5f1("RX_FRAMES")
         self.RX_DROP_RUNT = nic_csr__rx_counter_t_desc_ba9e5025("RX_DROP_RUNT")
         self.RX_DROP_FCS = nic_csr__rx_counter_t_desc_d2275998("RX_DROP_FCS")
@@ -1071,6 +1133,11 @@ class nic_csr(uvm_reg_block):
 
         self.TX_FRAME_LIMIT.build()
         self.get_default_map().add_reg(self.TX_FRAME_LIMIT, 0x14, "RW")
+        self.TX_OFFLOADS = nic_csr__TX_OFFLOADS("TX_OFFLOADS")
+        self.TX_OFFLOADS.configure(self, None, "")
+
+        self.TX_OFFLOADS.build()
+        self.get_default_map().add_reg(self.TX_OFFLOADS, 0x1c, "RO")
         self.RX_FRAMES = nic_csr__rx_counter_t_desc_0cc7e5f1("RX_FRAMES")
         self.RX_FRAMES.configure(self, None, "")
 

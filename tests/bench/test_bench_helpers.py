@@ -157,6 +157,18 @@ def test_checker_process_keeps_the_real_error(monkeypatch) -> None:
     assert ck.close() >= 0.0 and ck.pending == 0
 
 
+def test_checker_cost() -> None:
+    """bench.sim_speed.checker_cost: on/off speeds per path and the fraction lost; a path
+    measured only one way is left out."""
+    from bench.sim_speed import checker_cost
+    entry = {"fast": {"cycles_per_total_cpu_s": 900.0}, "fast_nochk": {"cycles_per_total_cpu_s": 1000.0},
+             "ceiling": {"cycles_per_cpu_s": 4000.0}, "ceiling_nochk": {}}
+    got = checker_cost(entry)
+    assert list(got) == ["fast"]
+    assert got["fast"]["on"] == 900.0 and got["fast"]["off"] == 1000.0
+    assert abs(got["fast"]["cost"] - 0.1) < 1e-12
+
+
 def test_sim_memory_summary() -> None:
     """bench/sim_memory.py's growth figure: from the first sample at or after warm-up to the
     peak after it, per frame from the same base to the last sample."""

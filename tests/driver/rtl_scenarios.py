@@ -6,6 +6,7 @@ sink: RtlEnv.tx_frames); smaller streams, since a simulated cycle costs far more
 frame."""
 from __future__ import annotations
 
+import os
 from functools import partial
 
 import cocotb
@@ -38,4 +39,5 @@ async def run_scenario(dut, name: str) -> None:
     tb = nic_tb_for(dut, cocotb.RANDOM_SEED, TrafficProfile(rx_idle=0.05, dma_stall=0.1, tx_stall=0.1,
                                                             read_interleave=fast))
     await tb.reset()
-    await func(RtlEnv(tb, seed=cocotb.RANDOM_SEED, steering=True))   # nic_top classifies frames
+    rx_mpb = os.environ.get('DRIVER_RX_MPB') == '1'   # multi-packet buffers and batches on
+    await func(RtlEnv(tb, seed=cocotb.RANDOM_SEED, steering=True, rx_mpb=rx_mpb))   # nic_top classifies frames

@@ -22,6 +22,7 @@ from functools import partial
 from typing import Any, Callable, Coroutine
 
 from driver.devmem import QueueId, QueueType
+from driver.ethtool import CoalesceAttr, parse_coalesce_args
 from driver.errors import ETOOSMALL, KernelError
 from driver.netdev import TcpDataSplit
 from driver.page_pool import HostPageProvider
@@ -40,6 +41,108 @@ from tb.scenario.tx import (check_tcp_frame, peer_acks_all, tcp_payload, tx_conn
 # ------------------------------------------------------------------------------------------
 # scenarios
 # ------------------------------------------------------------------------------------------
+
+def only_ring_refs(nd: Any, queue: int) -> bool:
+    """Every payload buffer posted on `queue` is held by the ring alone: no skb fragment or
+    token references it (with multi-packet buffers the page the NIC fills keeps the ring's)."""
+    return all(nm.pp_ref_count == 1 for nm in nd.rx_queue(queue).pay_bufs.values())
+
+
+def _rx_niovs(rig: Rig, binding_id: int) -> dict[int, Any]:
+    """The bound dma-buf's net_iovs by their offset in the dma-buf."""
+    binding = rig.kernel.devmem_bindings[binding_id]
+    out: dict[int, Any] = {}
+    binding.chunk_pool.for_each_chunk(
+        lambda c: out.update({n.virtual_addr: n for n in c.owner.niovs}))
+    return out
+
+
+async def mpb_shared_niov(env: DriverEnv) -> None:
+    """Multi-packet payload buffers: 64-byte segments pack 64 to a page (64-byte strides),
+    each its own fragment and devmem token; a net_iov shared by several frames goes back to
+    its page pool only when every token on it has been returned, and not a token earlier."""
+    rig = await Rig.create(env, rx_pending=64, mtu=104)           # MSS 64
+    await rig.netdev.set_priv_flags({'rx-mpb': True})
+    assert rig.netdev.get_priv_flags() == {'rx-mpb': True}
+    b = await rig.bind([0], pages=64)
+    listener = rig.listen()
+    peer = TcpPeer(Flow(), mtu=104)
+    assert peer.mss == 64
+    sock = await rig.connect(peer, listener)
+    reader = Reader(sock, {b.id: b.dmabuf}, withhold=True)
+    want = make_data('random', 3 * PAGE_SIZE)
+    peer.write(want)
+    await rig.transfer(peer, reader)
+    assert bytes(reader.got) == want and reader.devmem_bytes == len(want)
+    assert reader.frags == len(want) // 64, 'one fragment (and token) per segment'
+    # Group the held tokens by the page (net_iov) their fragment is in.
+    pages: dict[int, list[int]] = {}
+    for tok, off in zip(reader.held, reader.offsets):
+        pages.setdefault(off - off % PAGE_SIZE, []).append(tok)
+    assert sorted(len(t) for t in pages.values()) == [64, 64, 64], \
+        'each page holds 64 segments of 64 bytes, the first at its offset 0'
+    niovs = _rx_niovs(rig, b.id)
+    pool = rig.netdev.rx_queue(0).pay_pool
+    assert pool is not None
+    for page, toks in pages.items():
+        niov = niovs[page]
+        assert niov.pp_ref_count == len(toks), \
+            'only the tokens hold a page the NIC has filled (ring and skb references dropped)'
+        assert sock.dontneed(toks[:-1]) == len(toks) - 1
+        assert niov.pp_ref_count == 1 and niov not in pool.ring and niov not in pool.alloc_cache, \
+            'a page goes back to the pool only with its last token'
+        assert sock.dontneed(toks[-1:]) == 1
+        assert niov.pp_ref_count == 0 and niov in pool.ring, 'the last token recycles the page'
+    reader.held.clear()
+    peer.shutdown()
+    await rig.transfer(peer, reader)
+    sock.close()
+    await rig.finish()
+
+
+async def coalesce_settings(env: DriverEnv) -> None:
+    """`ethtool -c/-C` for RX as the kernel answers it (net/ethtool/coalesce.c): unsupported
+    attributes EINVAL and nothing changed, range checks EINVAL, a reply that omits unsupported
+    zero values; then a devmem stream with rx-usecs 2 and rx-frames 8 (multi-packet buffers
+    on) is delivered exactly."""
+    rig = await Rig.create(env, rx_pending=64, mtu=1500)
+    nd = rig.netdev
+    c = nd.get_coalesce()
+    want_frames = nd.rx_frames_max if getattr(env, 'rx_mpb', False) else 1  # the rig's, or reset
+    assert (c.rx_coalesce_usecs, c.rx_max_coalesced_frames) == (0, want_frames)
+    reply = nd.coalesce_reply()
+    assert reply[CoalesceAttr.RX_USECS] == 0 and reply[CoalesceAttr.RX_MAX_FRAMES] == want_frames
+    assert CoalesceAttr.RX_USECS_IRQ not in reply, 'an unsupported zero parameter is n/a'
+    for bad in ('rx-usecs-irq 5', 'adaptive-rx on', 'rx-usecs 4 rx-frames-low 2'):
+        e = await aexpect_errno(errno.EINVAL, nd.set_coalesce(parse_coalesce_args(bad)))
+        assert 'unsupported' in str(e)
+    assert nd.get_coalesce() == c, 'a refused request changes nothing'
+    await aexpect_errno(errno.EINVAL, nd.set_coalesce({'rx-frames': nd.rx_frames_max + 1}))
+    await aexpect_errno(errno.EINVAL, nd.set_coalesce({'rx-usecs': 1 << 16}))
+    await aexpect_errno(errno.EINVAL, nd.set_coalesce(parse_coalesce_args('rx-usecs 0 rx-frames 0')))
+    expect_errno(errno.EINVAL, parse_coalesce_args, 'rx-usec 3')
+    expect_errno(errno.EINVAL, parse_coalesce_args, 'rx-usecs')
+    await nd.set_coalesce(parse_coalesce_args('rx-usecs 2 rx-frames 8'))
+    c = nd.get_coalesce()
+    assert (c.rx_coalesce_usecs, c.rx_max_coalesced_frames) == (2, 8)
+    await nd.set_priv_flags({'rx-mpb': True})
+    assert nd.get_coalesce() == c, 'a queue restart keeps the settings'
+    await aexpect_errno(errno.EINVAL, nd.set_priv_flags({'rx-striding': True}))
+    b = await rig.bind([0], pages=128)
+    listener = rig.listen()
+    peer = TcpPeer(Flow(), mtu=1500)
+    sock = await rig.connect(peer, listener)
+    reader = Reader(sock, {b.id: b.dmabuf})
+    want = make_data('pattern', 64 << 10)
+    peer.write(want)
+    peer.shutdown()
+    await rig.transfer(peer, reader)
+    assert bytes(reader.got) == want and reader.devmem_bytes == len(want)
+    hw = await nd.hw_stats()
+    assert all(hw[n] == 0 for n in FRAME_COUNTERS if n != 'RX_FRAMES')
+    sock.close()
+    await rig.finish()
+
 
 async def devmem_stream(env: DriverEnv, *, mtu: int = 1500, data: str = 'pattern',
                         size: int = 256 << 10, ipv6: bool = False, isn: int = 1_000_000) -> None:
@@ -327,7 +430,10 @@ async def recvmsg_rules(env: DriverEnv) -> None:
     assert pool is not None
     in_use = pool.in_use
     sock.close()
-    assert pool.in_use == in_use - 2, 'three tokens, two buffers (two tokens share one)'
+    if nd.priv_flags['rx-mpb']:
+        assert only_ring_refs(nd, 0), 'close dropped every token (buffers shared by frames)'
+    else:
+        assert pool.in_use == in_use - 2, 'three tokens, two buffers (two tokens share one)'
     assert pool.in_use == len(nd.rx_queue(0).pay_bufs)
     await rig.nl.close()
     await rig.finish()
@@ -336,15 +442,21 @@ async def recvmsg_rules(env: DriverEnv) -> None:
 async def token_pressure(env: DriverEnv) -> None:
     """Withheld tokens drain the dma-buf: the ring is not refilled, the NIC drops and counts;
     returned tokens restore delivery; retransmissions fill the gap; the stream is exact."""
-    pages, ring = 32, 16
+    ring = 16
     rig = await Rig.create(env, rx_pending=ring)
     nd = rig.netdev
+    peer = TcpPeer()
+    # segments per page: one, or as many as fit in strides (multi-packet payload buffers);
+    # 32 segments' worth of pages, well inside the receive window
+    stride = nd.rx_mpb_stride
+    per_page = PAGE_SIZE // (-(-peer.mss // stride) * stride) if nd.priv_flags['rx-mpb'] else 1
+    pages = 32 // per_page
+    fit = pages * per_page
     b = await rig.bind([0], pages=pages)
     listener = rig.listen()
-    peer = TcpPeer()
     sock = await rig.connect(peer, listener)
     reader = Reader(sock, {b.id: b.dmabuf}, withhold=True)
-    want = make_data('pattern', 3 * pages * peer.mss)
+    want = make_data('pattern', 3 * fit * peer.mss)
     peer.write(want)
     peer.shutdown()
     # send far more than the dma-buf can hold, in ring-sized bursts, reading but not returning
@@ -354,18 +466,18 @@ async def token_pressure(env: DriverEnv) -> None:
         reader.drain()
         peer.ack(sock.tcp_info().rcv_nxt)
         peer.snd_una = peer.snd_nxt  # the sender does not wait for ACKs here
-    assert len(reader.got) == pages * peer.mss, 'exactly one dma-buf worth was delivered'
+    assert len(reader.got) == fit * peer.mss, 'exactly one dma-buf worth was delivered'
     assert bytes(reader.got) == want[:len(reader.got)]
-    assert len(reader.held) == pages
+    assert len(reader.held) == fit
     drops = await rig.hw('RX_DROP_NO_PAY_BUF')
-    assert drops == len(want) // peer.mss - pages, 'every later segment was dropped'
+    assert drops == len(want) // peer.mss - fit, 'every later segment was dropped'
     assert nd.qstats(0).alloc_fail > 0
     qs = await nd.qstats_get()
     assert qs['rx-alloc-fail'] > 0 and qs['rx-hw-drops'] == qs['rx-hw-drop-overruns'] == drops
     binding = rig.kernel.devmem_lookup(b.id)
     assert binding is not None and binding.pages_free == 0
     # return the tokens: the pool refills the ring, the sender retransmits from the ACK
-    assert reader.give_back() == pages
+    assert reader.give_back() == fit
     reader.withhold = False
     await rig.pump()
     assert len(nd.rx_queue(0).pay_bufs) == ring
@@ -456,7 +568,10 @@ async def reorder_duplicates_fin(env: DriverEnv) -> None:
     cached = pool.stats.recycle_cached
     await deliver([seg[1], seg[0]])                  # retransmissions of delivered data
     assert mib.TCPDupData == 2
-    assert pool.stats.recycle_cached == cached + 2, 'duplicates are recycled at once'
+    if nd.priv_flags['rx-mpb']:       # pages shared by frames: the duplicates' references go
+        assert only_ring_refs(nd, 0), 'duplicates release their fragments at once'
+    else:
+        assert pool.stats.recycle_cached == cached + 2, 'duplicates are recycled at once'
     await deliver([seg[5], seg[4], seg[5]])          # ooo, and a duplicate inside the ofo queue
     assert mib.TCPOFODup == 1 and sock.tcp_info().ofo_segments == 2
     half = peer.segment_frame(peer.segment_at(3 * mss + mss // 2, mss))
@@ -713,6 +828,8 @@ SCENARIOS: list[Scenario] = [
     Scenario('token-pressure', token_pressure),
     Scenario('unbind-with-tokens-outstanding', unbind_with_tokens_outstanding),
     Scenario('reorder-duplicates-fin', reorder_duplicates_fin),
+    Scenario('mpb-shared-niov-tokens', mpb_shared_niov),
+    Scenario('coalesce-settings', coalesce_settings),
     Scenario('steered-devmem-flow-with-rss', steered_devmem_flow_with_rss, num_rxq=4,
              steering=True),
     Scenario('steered-devmem-flow-with-rss-ipv6-mtu9000',

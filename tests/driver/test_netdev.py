@@ -127,3 +127,34 @@ def test_unsplit_host_frames_pull_headers_and_trim_padding() -> None:
         assert e.value.errno == errno.EAGAIN
         await rig.finish()
     run(go())
+
+
+def test_coalesce_registers_per_queue() -> None:
+    """ethtool -C / --per-queue --coalesce reach RXQ[q].COALESCE; frames_max comes from the NIC."""
+    from driver.ethtool import CoalesceAttr, parse_coalesce_args
+
+    async def go() -> None:
+        hw = ModelHw(num_rxq=2)
+        nd = Netdev(Kernel(), hw)
+        await nd.probe()
+        await nd.open()
+        assert nd.rx_frames_max == 16
+        co = [regs.rxq_reg(q, regs.RXQ_COALESCE) for q in (0, 1)]
+        assert [regs.RXQ_COALESCE_FRAMES.get(await hw.read32(a)) for a in co] == [1, 1]
+        await nd.set_coalesce(parse_coalesce_args('rx-usecs 3 rx-frames 12'))
+        assert [await hw.read32(a) & 0xFFFFFF for a in co] == [3 | 12 << 16] * 2
+        await nd.set_per_queue_coalesce(0b10, {CoalesceAttr.RX_USECS: 9})
+        assert [regs.RXQ_COALESCE_USECS.get(await hw.read32(a)) for a in co] == [3, 9]
+        assert nd.get_coalesce(1).rx_coalesce_usecs == 9 and nd.get_coalesce(0).rx_coalesce_usecs == 3
+        for bad in ({'rx-frames': 17}, {'rx-usecs': 65536}, {'rx-usecs': 0, 'rx-frames': 0},
+                    {'tx-usecs-irq': 1}, {99: 1}, {'rx-usecs': -1}):
+            with pytest.raises(KernelError) as e:
+                await nd.set_coalesce(bad)            # type: ignore[arg-type]
+            assert e.value.errno == errno.EINVAL, bad
+        with pytest.raises(KernelError) as e:
+            await nd.set_per_queue_coalesce(0b100, {'rx-usecs': 1})
+        assert e.value.errno == errno.EINVAL
+        assert [regs.RXQ_COALESCE_USECS.get(await hw.read32(a)) for a in co] == [3, 9]
+        await nd.set_ringparam(rx_pending=128)        # queues restart: settings stay
+        assert [regs.RXQ_COALESCE_USECS.get(await hw.read32(a)) for a in co] == [3, 9]
+    run(go())

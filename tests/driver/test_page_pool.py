@@ -119,3 +119,25 @@ def test_host_allocator_reuses_and_cuts_pages(host: HostMemory) -> None:
     pool = PagePool(PagePoolParams(buf_size=256), HostPageProvider(hdrs))
     b = pool.alloc_netmem()
     assert b is not None and b.readable and b.cpu_read(0, 4) == bytes(4)
+
+
+def test_ref_netmem_fragments_share_a_buffer(host: HostMemory) -> None:
+    """page_pool_ref_netmem: each fragment of a shared buffer takes a reference; the buffer
+    is recycled when the holder of the first one and every fragment have put theirs."""
+    pool = PagePool(PagePoolParams(), CountingProvider(host, 1))
+    b = pool.alloc_netmem()
+    assert b is not None
+    for _ in range(3):
+        pool.ref_netmem(b)                           # three fragments
+    assert b.pp_ref_count == 4
+    for _ in range(3):
+        pool.put_netmem(b)
+    assert pool.cached == 0 and b.pp_ref_count == 1, 'the ring still holds it'
+    pool.put_netmem(b)
+    assert pool.cached == 1
+    with pytest.raises(PagePoolError, match='nobody holds'):
+        pool.ref_netmem(b)
+    other = PagePool(PagePoolParams(), CountingProvider(host, 1)).alloc_netmem()
+    assert other is not None
+    with pytest.raises(PagePoolError, match='does not belong'):
+        pool.ref_netmem(other)

@@ -22,7 +22,13 @@ from tb.sim import pytest_test_name
 @pytest.mark.rtl
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
-@pytest.mark.parametrize('data_w,testbench', [(64, 'fast'), (512, 'fast'), (64, 'per-beat')])
-def test_driver_scenarios_rtl(data_w: int, testbench: str) -> None:
+@pytest.mark.parametrize('data_w,testbench,rx_mpb', [(64, 'fast', False), (512, 'fast', False),
+                                                     (64, 'per-beat', False), (64, 'fast', True),
+                                                     (512, 'fast', True)],
+                         ids=['64-fast', '512-fast', '64-per-beat', '64-fast-mpb', '512-fast-mpb'])
+def test_driver_scenarios_rtl(data_w: int, testbench: str, rx_mpb: bool) -> None:
+    """Every scenario; `-mpb`: with multi-packet payload buffers and completion batches on
+    (the rig's `rx_mpb`), as on the model."""
     run_nic_test(testbench, 'tests.driver.rtl_scenarios', {'DATA_W': data_w}, pytest_test_name(),
-                 testcase=os.environ.get('DRIVER_RTL_TESTS'))
+                 testcase=os.environ.get('DRIVER_RTL_TESTS'),
+                 extra_env={'DRIVER_RX_MPB': '1'} if rx_mpb else None)

@@ -81,6 +81,14 @@ def test_cpl_layout_all_fields() -> None:
     assert RxCompletion.unpack(expected) == c
 
 
+def test_cpl_hdr_len_and_pay_off_bytes() -> None:
+    """hdr_len is byte 6 alone, pay_off (multi-packet buffers, in strides) byte 7."""
+    raw = RxCompletion(hdr_len=255, pay_off=0xA7).pack()
+    assert raw == bytes(6) + bytes([0xFF, 0xA7]) + bytes(8)
+    got = RxCompletion.unpack(bytes(6) + bytes([54, 3]) + bytes(8))
+    assert (got.hdr_len, got.pay_off) == (54, 3)
+
+
 @pytest.mark.parametrize('flag, bit', [
     ('sop', 0), ('eop', 1), ('split', 2), ('hdr_valid', 3), ('pay_valid', 4),
     ('hdr_overflow', 5)])
@@ -107,7 +115,8 @@ def test_cpl_defaults_are_zero() -> None:
     (dict(pay_buf_id=0x10000), 'pay_buf_id'),
     (dict(pay_len=0x10000), 'pay_len'),
     (dict(hdr_buf_id=-1), 'hdr_buf_id'),
-    (dict(hdr_len=1 << 16), 'hdr_len'),
+    (dict(hdr_len=256), 'hdr_len'),
+    (dict(pay_off=256), 'pay_off'),
     (dict(rss_hash=1 << 32), 'rss_hash'),
     (dict(rss_type=256), 'rss_type'),
     (dict(l3_type=3), 'l3_type'),
@@ -161,11 +170,13 @@ def test_cpl_roundtrip_many() -> None:
 
 def test_tx_sizes_and_constants() -> None:
     assert TX_DESC_BYTES == 16 and TX_CPL_BYTES == 16
-    # byte 10: [0] EOP, [1] CSUM, [2] CSUM_UDP, [7:3] reserved
+    # byte 10: [0] EOP, [1] CSUM, [2] CSUM_UDP, [3] INLINE, [7:4] reserved
     assert formats.TX_FLAG_EOP == 1 << 0
     assert formats.TX_FLAG_CSUM == 1 << 1
     assert formats.TX_FLAG_CSUM_UDP == 1 << 2
-    assert formats.TX_FLAGS_RESERVED_MASK == 0xF8
+    assert formats.TX_FLAG_INLINE == 1 << 3
+    assert formats.TX_FLAGS_RESERVED_MASK == 0xF0
+    assert formats.TX_INLINE_MAX == 128 and formats.TX_COAL_MAX == 8
     assert formats.TX_GEN_BIT == 0x80 and formats.TX_QUEUE_MASK == 0x7F
     assert formats.TX_SEG_MAX_LEN == 4096 and formats.TX_MIN_FRAME_LEN == 60
     assert formats.TX_FRAME_LIMIT_RESET == 1522 and formats.TX_MAX_SEGS == 16
@@ -184,13 +195,18 @@ def test_tx_desc_layout() -> None:
                csum_start=34, csum_offset=6, tag=0xBEEF)
     expected = bytes([0xEF, 0xCD, 0xAB, 0x89, 0x67, 0x45, 0x23, 0x01,   # addr
                       0xED, 0x0F,                                       # len
-                      0b111, 34, 6, 0,                                  # flags, start, off, rsv
+                      0b111, 34, 6, 0,                                  # flags, start, off, inline_len
                       0xEF, 0xBE])                                      # tag
+    assert d.pack() == expected
+    assert TxDesc.unpack(expected, strict=True) == d
+    # INLINE (byte 10 bit 3) and its length (byte 13)
+    d = TxDesc(addr=0x1000, len=10, eop=True, inline=True, inline_len=54, tag=7)
+    expected = bytes([0x00, 0x10, 0, 0, 0, 0, 0, 0, 10, 0, 0b1001, 0, 0, 54, 7, 0])
     assert d.pack() == expected
     assert TxDesc.unpack(expected, strict=True) == d
 
 
-@pytest.mark.parametrize('flag, bit', [('eop', 0), ('csum', 1), ('csum_udp', 2)])
+@pytest.mark.parametrize('flag, bit', [('eop', 0), ('csum', 1), ('csum_udp', 2), ('inline', 3)])
 def test_tx_desc_each_flag(flag: str, bit: int) -> None:
     raw = TxDesc(addr=0, len=0, **{flag: True}).pack()
     assert raw[10] == 1 << bit
@@ -206,13 +222,10 @@ def test_tx_desc_defaults_and_bad_values_pack() -> None:
 
 def test_tx_desc_reserved_ignored_unless_strict() -> None:
     raw = bytearray(TxDesc(addr=0x1000, len=64, eop=True).pack())
-    raw[10] |= 0xF8
+    raw[10] |= 0xF0
     assert TxDesc.unpack(bytes(raw)) == TxDesc(addr=0x1000, len=64, eop=True)
     with pytest.raises(ValueError, match='reserved'):
         TxDesc.unpack(bytes(raw), strict=True)
-    raw[10] &= 0x07
-    raw[13] = 1
-    assert TxDesc.unpack(bytes(raw)) == TxDesc(addr=0x1000, len=64, eop=True)
     with pytest.raises(ValueError, match='reserved'):
         TxDesc.unpack(bytes(raw), strict=True)
 

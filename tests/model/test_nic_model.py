@@ -871,10 +871,11 @@ def test_mmio_identity_and_reset_values() -> None:
     rig = Rig(split=False, enable=False)
     nic = NicModel(rig.bus, num_rxq=2, parse_bytes=128, dma_bytes=16, data_bytes=32)
     assert nic.mmio_read(regs.ID) == 0x444D4E43
-    assert nic.mmio_read(regs.VERSION) == 0x0000_0002
+    assert nic.mmio_read(regs.VERSION) == 0x0000_0003
     assert nic.mmio_read(regs.CAPS) == 32 | (16 << 8) | (2 << 16) | (128 << 24)
     assert nic.mmio_read(regs.RX_FRAME_LIMIT) == 0x5F2
-    assert nic.mmio_read(regs.rxq_reg(1, regs.RXQ_BUF_SIZE)) == 0x100 | (12 << 16)
+    assert nic.mmio_read(regs.rxq_reg(1, regs.RXQ_BUF_SIZE)) == 0x100 | (12 << 16) | (6 << 20)
+    assert nic.mmio_read(regs.rxq_reg(1, regs.RXQ_COALESCE)) == (1 << 16) | (16 << 24)
     assert nic.mmio_read(regs.rxq_reg(1, regs.RXQ_CTRL)) == 0
     assert nic.mmio_read(regs.rxq_reg(2, regs.RXQ_BUF_SIZE)) == 0, 'queue 2 not implemented'
     assert nic.mmio_read(0x0FFC) == 0

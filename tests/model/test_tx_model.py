@@ -195,7 +195,8 @@ class Rig:
     BUF_AREA = HOST_BASE + (1 << 20)
 
     def __init__(self, num_txq: int = 4, desc_log2: int = 6, cq_log2: int = 6,
-                 queues: Sequence[int] = (0,)) -> None:
+                 queues: Sequence[int] = (0,), inline_en: bool = False) -> None:
+        self.inline_en = inline_en
         self.host = HostMemory(HOST_BASE, HOST_SIZE)
         self.dev = DeviceMemory(DEV_BASE, DEV_SIZE)
         self.space = DmaAddressSpace([self.host, self.dev])
@@ -229,7 +230,8 @@ class Rig:
             self.wr(t, ring_off + regs.RING_BASE_HI, base >> 32)
             self.wr(t, ring_off + regs.RING_SIZE, log2)
         if enable:
-            self.wr(t, regs.TXQ_CTRL, 1)
+            self.wr(t, regs.TXQ_CTRL, regs.TXQ_CTRL_ENABLE.put(1)
+                    | regs.TXQ_CTRL_INLINE_EN.put(int(self.inline_en)))
 
     # buffers
     def host_buf(self, data: bytes, align: int = 1, skew: int = 0) -> int:
@@ -311,7 +313,7 @@ def test_registers_at_reset() -> None:
     assert regs.TX_CAPS_MAX_SEGS.get(caps) == 16
     assert regs.TX_CAPS_FIFO_KIB.get(caps) == 16
     assert nic.mmio_read(regs.TX_FRAME_LIMIT) == 1522
-    assert regs.VERSION_MINOR.get(nic.mmio_read(regs.VERSION)) == 2
+    assert regs.VERSION_MINOR.get(nic.mmio_read(regs.VERSION)) == 3
     for name in TX_COUNTER_NAMES:
         assert nic.mmio_read(getattr(regs, name)) == 0
     for t in range(3):
@@ -529,10 +531,11 @@ def test_max_segs_frames() -> None:
 
 
 def test_reserved_descriptor_bits_ignored() -> None:
+    """Reserved flag bits, and `inline_len` without `INLINE`, change nothing."""
     rig = Rig()
     frame = pattern(64, 8)
     raw = bytearray(rig.segments(frame, [], tag=4)[0].pack())
-    raw[10] |= 0xF8
+    raw[10] |= 0xF0
     raw[13] = 0xAA
     rig.host.write(rig.ring_base(0, 'desc'), bytes(raw))
     rig.sw[0] = 1
@@ -780,3 +783,176 @@ def test_model_hw_wire_tx_and_loopback() -> None:
         assert hw.dev.cpu_reads == 0
 
     asyncio.run(scenario())
+
+
+# --- inline headers (docs/tx.md, "Inline headers") ----------------------------------------------
+
+def inline_entries_of(header: bytes) -> list[bytes]:
+    """The ring entries holding an inline header, as docs/tx.md lays them out: 16 bytes each,
+    the last one padded (with 0xEE here: padding must be ignored)."""
+    padded = header + b'\xee' * (-len(header) % 16)
+    return [padded[i:i + 16] for i in range(0, len(padded), 16)]
+
+
+def test_frame_extent_inline() -> None:
+    hdr = bytes([0xFF] * 54)              # header bytes with every flag bit set: never a descriptor
+    ents = inline_entries_of(hdr)
+    assert len(ents) == 4
+    first = d(n=10, eop=True, inline=True, inline_len=54)
+    assert frame_extent([first, *ents, d()]) == 5
+    assert frame_extent([first, *ents[:3]]) is None          # header not all posted
+    # the INLINE descriptor without EOP: descriptors resume after the inline entries
+    first = d(n=10, inline=True, inline_len=54)
+    assert frame_extent([first, *ents]) is None
+    assert frame_extent([first, *ents, d(), d(eop=True), d()]) == 7
+    # a failed inline entry does not end the frame; a failed INLINE descriptor does
+    assert frame_extent([first, ents[0], None, *ents[2:], d(eop=True)]) == 6
+    assert frame_extent([None, *ents, d(eop=True)]) == 1
+    # max_segs counts descriptors, not inline entries
+    assert frame_extent([first, *ents, *[d()] * 15]) == 5 + 15
+    assert frame_extent([first, *ents, *[d()] * 14]) is None
+    # INLINE with inline_len 0: no inline entries; inline_len without INLINE: ignored
+    assert frame_extent([d(eop=True, inline=True), d()]) == 1
+    assert frame_extent([d(eop=True, inline_len=54), d()]) == 1
+
+
+@pytest.mark.parametrize('entries, status', [
+    ([d(n=10, eop=True, inline=True, inline_len=54), *inline_entries_of(bytes(54))], TxStatus.OK),
+    ([d(n=0, eop=True, inline=True, inline_len=64), *inline_entries_of(bytes(64))], TxStatus.OK),
+    ([d(n=0, eop=True, inline=True, inline_len=59), *inline_entries_of(bytes(59))],
+     TxStatus.BAD_LEN),                                                   # 59 < 60
+    ([d(n=0, inline=True, inline_len=16), bytes(16), d(n=0, eop=True)],
+     TxStatus.BAD_SEG),                                                   # len 0 only on the first
+    ([d(n=0, eop=True, inline=True, inline_len=129), *inline_entries_of(bytes(129))],
+     TxStatus.BAD_LEN),                                                   # over TX_INLINE_MAX
+    ([d(n=100, eop=True, inline=True, inline_len=128), *inline_entries_of(bytes(128))],
+     TxStatus.OK),
+    ([d(n=10, eop=True, inline=True, inline_len=54), bytes(16), None, bytes(16), bytes(16)],
+     TxStatus.DESC_RD_ERR),
+    ([d(n=1000, inline=True, inline_len=16), bytes(16), d(n=506, eop=True)],
+     TxStatus.OK),                                                        # 16 + 1506 = 1522
+    ([d(n=1000, inline=True, inline_len=17), bytes(16), bytes(16), d(n=506, eop=True)],
+     TxStatus.BAD_LEN),                                                   # 17 + 1506 = 1523
+    ([d(n=10, eop=True, inline=True, inline_len=54, csum=True, csum_start=34, csum_offset=30),
+      *inline_entries_of(bytes(54))], TxStatus.BAD_CSUM),                 # 34 + 30 + 2 > 64
+    ([d(n=10, eop=True, inline=True, inline_len=54, csum=True, csum_start=34, csum_offset=28),
+      *inline_entries_of(bytes(54))], TxStatus.OK),                       # ends at the frame's end
+])
+def test_check_frame_inline(entries: list, status: TxStatus) -> None:
+    assert check_frame(entries) == status
+
+
+@pytest.mark.parametrize('ipv, l4, payload', [(4, 'tcp', 10), (6, 'tcp', 1448), (4, 'udp', 18),
+                                              (6, 'udp', 3000)])
+def test_inline_frame_sent(ipv: int, l4: str, payload: int) -> None:
+    """An inline header in the ring, the payload in device memory: the frame on the wire is the
+    header followed by the payload, checksummed over both (scapy's checksum), the completion
+    counts the inline entries and the frame's full length."""
+    rig = Rig(inline_en=True)
+    rig.nic.mmio_write(regs.TX_FRAME_LIMIT, 9000)
+    full = bytes(packet(ipv, l4, pattern(payload, 5)))
+    raw, start, off = partial(full, ipv, l4)
+    h = start + (20 if l4 == 'tcp' else 8)
+    header, pay = raw[:h], raw[h:]
+    descs: list = []
+    first = TxDesc(addr=rig.dev_buf(pay[:1000]) if pay else 0, len=min(len(pay), 1000),
+                   inline=True, inline_len=len(header), csum=True, csum_start=start,
+                   csum_offset=off, csum_udp=l4 == 'udp', tag=0x77, eop=len(pay) <= 1000)
+    ents = inline_entries_of(header)
+    rest = [TxDesc(addr=rig.dev_buf(pay[i:i + 1000]), len=len(pay[i:i + 1000]))
+            for i in range(1000, len(pay), 1000)]
+    if rest:
+        rest[-1].eop = True
+    size = 1 << rig.desc_log2
+    base = rig.ring_base(0, 'desc')
+    for e in [first.pack(), *ents, *[r.pack() for r in rest]]:
+        rig.host.write(base + 16 * (rig.sw[0] % size), e)
+        rig.sw[0] += 1
+    rig.doorbell(0)
+    assert rig.sent == [full]
+    assert rig.sent[0] == scapy_rebuilt(rig.sent[0])
+    (c,) = rig.completions(0)
+    n = 1 + len(ents) + len(rest)
+    assert (c.desc_idx, c.ndesc, c.len, c.tag, c.status) == (0, n, len(full), 0x77, TxStatus.OK)
+    assert c.csum == int.from_bytes(full[start + off:start + off + 2], 'big')
+    assert rig.rd(0, regs.TXQ_DESC_RING + regs.RING_HW_IDX) == n
+    assert rig.dev.cpu_reads == 0
+    rig.assert_counters(TX_FRAMES=1, TX_BYTES=len(full))
+
+
+def test_inline_header_bytes_never_read_as_descriptors() -> None:
+    """Header bytes that look like EOP descriptors, a bad inline length, a failed inline entry:
+    each frame ends where docs/tx.md says, the next one starts after it."""
+    rig = Rig(inline_en=True)
+    tricky = bytes([0x01] * 16) * 2                  # every byte 10 has EOP set
+    good = tcp_frame(20, 1)
+    post = [TxDesc(addr=rig.host_buf(good[32:]), len=len(good) - 32, inline=True,
+                   inline_len=32, eop=True, tag=1).pack(), good[:16], good[16:32]]
+    post[1:3] = [bytes(a ^ b for a, b in zip(e, t)) for e, t in zip(post[1:3], [bytes(16)] * 2)]
+    bad_len = [TxDesc(addr=0, len=0, inline=True, inline_len=200, eop=True, tag=2).pack(),
+               *[tricky[:16]] * 13]
+    second = [TxDesc(addr=rig.host_buf(good[16:]), len=len(good) - 16, inline=True,
+                     inline_len=16, eop=True, tag=3).pack(), good[:16]]
+    rig.write_descs(0, [])
+    size = 1 << rig.desc_log2
+    for e in [*post, *bad_len, *second]:
+        rig.host.write(rig.ring_base(0, 'desc') + 16 * (rig.sw[0] % size), e)
+        rig.sw[0] += 1
+    rig.doorbell(0)
+    cpls = rig.completions(0)
+    assert [(c.tag, c.ndesc, c.status) for c in cpls] == [
+        (1, 3, TxStatus.OK), (2, 14, TxStatus.BAD_LEN), (3, 2, TxStatus.OK)]
+    assert rig.sent == [good, good]
+
+
+def test_coal_and_offloads_registers() -> None:
+    rig = Rig()
+    off = rig.nic.mmio_read(regs.TX_OFFLOADS)
+    assert regs.TX_OFFLOADS_INLINE_MAX.get(off) == 128
+    assert rig.rd(0, regs.TXQ_COALESCE) == 1 << 16 | 8 << 24        # frames 1, frames_max 8
+    rig.wr(0, regs.TXQ_COALESCE, regs.TXQ_COALESCE_USECS.put(20) | regs.TXQ_COALESCE_FRAMES.put(0)
+           | regs.TXQ_COALESCE_FRAMES_MAX.put(3))                      # frames_max is read-only
+    assert rig.rd(0, regs.TXQ_COALESCE) == (20 | 0 << 16 | 8 << 24)
+    # the model finishes every frame it starts: completions appear as without moderation
+    frames = [tcp_frame(100, i) for i in range(3)]
+    for f in frames:
+        rig.post(0, rig.segments(f, [54], dev_from=1, tag=9))
+    assert rig.sent == frames
+    assert len(rig.completions(0)) == 3
+
+
+def test_inline_ignored_without_inline_en() -> None:
+    """Without CTRL.inline_en, INLINE and inline_len are ignored as the reserved bits they were:
+    the entries after such a descriptor are descriptors again."""
+    rig = Rig()
+    frame = tcp_frame(40, 2)
+    d0 = TxDesc(addr=rig.host_buf(frame), len=len(frame), inline=True, inline_len=48, eop=True,
+                tag=5)
+    rig.post(0, [d0, *rig.segments(frame, [], tag=6)])
+    assert rig.sent == [frame, frame]
+    assert [(c.tag, c.ndesc) for c in rig.completions(0)] == [(5, 1), (6, 1)]
+    assert frame_extent([d0, d()], inline_en=False) == 1
+    assert check_frame([TxDesc(addr=0, len=0, inline=True, inline_len=64, eop=True)],
+                       inline_en=False) == TxStatus.BAD_SEG
+
+
+def test_failed_first_descriptor_halts_an_inline_queue() -> None:
+    """With CTRL.inline_en a frame whose first descriptor could not be read halts the queue
+    (STATUS.halted) until the queue is reset; without it the queue goes on (docs/tx.md)."""
+    for inline_en in (False, True):
+        rig = Rig(inline_en=inline_en)
+        frames = [tcp_frame(100, k) for k in range(3)]
+        descs = [rig.segments(f, [], tag=k)[0] for k, f in enumerate(frames)]
+        rig.write_descs(0, descs)
+        rig.space.add_error_range(rig.ring_base(0, 'desc'), 16)        # entry 0 fails
+        rig.doorbell(0)
+        cpls = rig.completions(0)
+        status = rig.rd(0, regs.TXQ_STATUS)
+        if inline_en:
+            assert [(c.desc_idx, c.status) for c in cpls] == [(0, TxStatus.DESC_RD_ERR)]
+            assert regs.TXQ_STATUS_HALTED.get(status) == 1 and rig.sent == []
+            rig.wr(0, regs.TXQ_CTRL, 0)                                  # the queue's reset
+            assert regs.TXQ_STATUS_HALTED.get(rig.rd(0, regs.TXQ_STATUS)) == 0
+        else:
+            assert [c.status for c in cpls] == [TxStatus.DESC_RD_ERR, TxStatus.OK, TxStatus.OK]
+            assert regs.TXQ_STATUS_HALTED.get(status) == 0 and rig.sent == frames[1:]

@@ -92,6 +92,8 @@ def _check_rtl(res: LiveResult, cfg: LiveConfig, label: str) -> None:
     assert res.tcp['RetransSegs'] + res.linux['TcpRetransSegs'] > 0, 'the stacks retransmitted'
     assert res.tcp['OutRsts'] == 0 and res.linux['TcpOutRsts'] == 0
     assert res.sim_ns and res.rx_sim_ns and res.tx_sim_ns and res.cycles
+    chk = res.protocol_checker               # the SV checker in nic_top ran and saw the traffic
+    assert chk and chk["violations"] == 0 and chk["aw"] > 0 and chk["rx_frames"] > 0 and chk["tx_frames"] > 0, chk
     print(f"\nlive ({label}): {cfg.nbytes} B each way, drop rate {cfg.drop_rate}: "
           f"RX {res.rx_bytes * 8 / res.rx_sim_ns:.2f} Gbit/s simulated ({res.rx_sim_ns / 1e3:.1f} us), "
           f"{res.rx_bytes * 8 / res.rx_wall_s / 1e6:.2f} Mbit/s wall ({res.rx_wall_s:.1f} s); "

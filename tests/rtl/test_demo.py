@@ -2,6 +2,8 @@
 on the fast harness (its default) and at 64 bits per beat (`--testbench per-beat`)."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from nicsim.cli import main
@@ -21,5 +23,8 @@ def test_demo_runs(data_w: int, testbench: str, tmp_path, capsys: pytest.Capture
     assert "frames sent / delivered            27 / 25" in out
     assert "8192 B, identical to what was sent" in out
     assert "devmem TCP connection              handshake, data, FIN: clean" in out
+    # the protocol checker bound into nic_top saw the run's traffic and nothing wrong
+    assert re.search(r"AXI protocol checker +\d+ cycles, m_axi [1-9]\d* AR / [1-9]\d* R / [1-9]\d* AW / [1-9]\d* W "
+                     r"/ [1-9]\d* B, .* s_axis_rx 27 frames, .*: 0 violations", out), out
     for f in ("report.md", "queues.png", "memory.png", "drops.png", "records.jsonl"):
         assert (tmp_path / f).is_file()

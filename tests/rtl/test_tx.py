@@ -15,7 +15,8 @@ from driver import regs
 from models.formats import TxDesc, TxStatus
 from tb.nic_tb import NicTb, TrafficProfile
 from tb.sim import pytest_test_name, rtl_file_list, run_rtl_test
-from tb.tx_env import COUNTERS, PagePool, QueuePlan, bring_up, good_frame, read_counters, run_plans
+from tb.tx_env import (COUNTERS, PagePool, QueuePlan, bring_up, good_frame, good_inline_frame,
+                       inline_entries, read_counters, run_plans)
 
 
 # ------------------------------------------------------------------------------------------
@@ -199,6 +200,106 @@ async def run_tx_disable(dut) -> None:
     inc = await run_plans(tb, [p2], 9000)
     assert inc["TX_FRAMES"] == 1
     assert await tb.read32(regs.TX_FRAMES) == n + 1
+
+
+@cocotb.test()
+async def run_tx_inline(dut) -> None:
+    """Inline headers (docs/tx.md, "Inline headers") on four queues under random AXI stalls and
+    MAC backpressure, mixed with frames of header segments: headers of 1..128 bytes in the
+    ring (padding of the last entry random, header bytes with every flag bit set), the INLINE
+    descriptor with and without a segment of its own, up to 16 descriptors after the inline
+    entries, frames entirely inline; and the inline error cases: inline_len over 128
+    (BAD_LEN, its entries consumed), a bad segment, a checksum field past the end, a failed
+    read of inline entries (DESC_RD_ERR, the frame still ends at its EOP descriptor)."""
+    tb = NicTb(dut, cocotb.RANDOM_SEED, TrafficProfile.rough())
+    rng = random.Random(cocotb.RANDOM_SEED + 7)
+    await tb.reset()
+    off = await tb.read32(regs.TX_OFFLOADS)
+    assert regs.TX_OFFLOADS_INLINE_MAX.get(off) == 128
+    limit = 9000
+    await tb.write32(regs.TX_FRAME_LIMIT, limit)
+    rings = await bring_up(tb, [0, 1, 2, 3], log2=9, inline_en=True)
+    host = PagePool(tb, 256, device=False)
+    dev = PagePool(tb, 1024, device=True)
+    plans = [QueuePlan(r) for r in rings]
+    sizes = [60, 61, 64, 65, 66, 96, 127, 128, 129, 200, 256, 511, 1000, 1514, 4097, 9000]
+    tag = 1
+    for i, size in enumerate(sizes * 3):
+        plan = plans[i % 4]
+        kind = rng.randrange(4)
+        r = rng.random()
+        if r < 0.15:
+            good_frame(rng, plan, host, dev, size, kind, tag)          # header segment, not inline
+        elif r < 0.35:
+            good_inline_frame(rng, plan, dev, size, kind, tag, hlen=rng.randint(1, 128))
+        elif r < 0.45 and size <= 128:
+            good_inline_frame(rng, plan, dev, size, kind, tag, hlen=size)   # all of it inline
+        else:
+            good_inline_frame(rng, plan, dev, size, kind, tag)
+        tag += 1
+    # Header bytes that look like descriptors with EOP (byte 10 bit 0 of every entry set).
+    p3 = plans[3]
+    frame = bytes([0x01] * 80) + rng.randbytes(40)
+    first = TxDesc(dev.place(frame[80:], 7), 40, eop=True, inline=True, inline_len=80, tag=tag)
+    p3.add([first, *inline_entries(frame[:80], pad=0x01)], frame)
+    tag += 1
+    # Errors, each followed by a good frame on the same queue.
+    bad_len = TxDesc(0, 0, eop=True, inline=True, inline_len=200, tag=tag)
+    p3.add([bad_len, *inline_entries(bytes([0x01]) * 200)])
+    good_inline_frame(rng, p3, dev, 300, 0, tag + 1)
+    bad_seg = TxDesc(dev.place(bytes(100), 4000, cross=True), 100, eop=True, inline=True,
+                     inline_len=16, tag=tag + 2)
+    p3.add([bad_seg, bytes(16)])
+    good_inline_frame(rng, p3, dev, 90, 2, tag + 3)
+    bad_csum = TxDesc(dev.place(bytes(10), 0), 10, eop=True, inline=True, inline_len=54,
+                      csum=True, csum_start=34, csum_offset=30, tag=tag + 4)
+    p3.add([bad_csum, *inline_entries(bytes(54))])
+    tag += 5
+    # A failed read of a 128-byte aligned block of the ring (8 entries: one bus word even at
+    # 1024 bits) holding the 8 inline entries of a 128-byte header; its EOP descriptor follows.
+    p2 = plans[2]
+    while (len(p2.descs) + 1) % 8:
+        good_frame(rng, p2, host, dev, 70, 0, tag)
+        tag += 1
+    block = len(p2.descs) + 1
+    first = TxDesc(dev.place(bytes(30), 0), 30, inline=True, inline_len=128, tag=tag)
+    p2.add([first, *inline_entries(bytes(128)), TxDesc(dev.place(bytes(9), 0), 9, eop=True)])
+    p2.desc_fail.update(range(block, block + 8))
+    tb.space.add_error_range(rings[2].entry_addr(block), 128)
+    good_inline_frame(rng, p2, dev, 1514, 1, tag + 1)
+    tag += 2
+    before = await read_counters(tb)
+    inc = await run_plans(tb, plans, limit)
+    after = await read_counters(tb)
+    assert {c: (after[c] - before[c]) & 0xFFFF_FFFF for c in COUNTERS} == inc
+    assert inc["TX_ERR_BAD_LEN"] == 1 and inc["TX_ERR_BAD_SEG"] == 1 and inc["TX_ERR_BAD_CSUM"] == 1
+    assert inc["TX_DESC_RD_ERR"] == 1
+    assert tb.dev.cpu_reads == 0
+    # A failed read of a frame's first descriptor halts the inline_en queue (STATUS.halted):
+    # the entries after it are not taken for descriptors; its reset clears it.
+    tb.space.clear_error_ranges()
+    ring = rings[1]
+    halt = QueuePlan(ring)
+    for k in range(3):
+        good_inline_frame(rng, halt, dev, 200, 0, 700 + k)
+    first = ring.write_descs(halt.descs)
+    block = ring.entry_addr(first) - ring.entry_addr(first) % 128
+    tb.space.add_error_range(block, 128)
+    await ring.doorbell()
+    await tb.delay(3000)
+    cpls = ring.poll()
+    assert [c.status for c in cpls] == [TxStatus.DESC_RD_ERR] * len(cpls) and len(cpls) == 1
+    status = await tb.read32(ring.reg(regs.TXQ_STATUS))
+    assert regs.TXQ_STATUS_HALTED.get(status) == 1 and not tb.tx_frames()
+    await tb.write32(ring.reg(regs.TXQ_CTRL), 0)
+    await tb.delay(200)
+    status = await tb.read32(ring.reg(regs.TXQ_STATUS))
+    assert status == 0, f"STATUS {status:#x} after the queue's reset"
+    tb.space.clear_error_ranges()
+    await ring.start(inline_en=True)
+    again = QueuePlan(ring)
+    good_inline_frame(rng, again, dev, 200, 1, 800)
+    await run_plans(tb, [again], limit)
 
 
 @pytest.mark.rtl

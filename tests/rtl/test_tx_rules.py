@@ -3,7 +3,8 @@ csum_start / csum_offset / frame length against the golden model, segment reads 
 MAX_BURST, descriptor and completion rings that start mid bus word and straddle a 4 KiB
 boundary, a failed completion write (STATUS.dma_wr_err), tx_irq arming, a queue waiting on a
 full completion ring while another keeps sending, and TX together with RX under rough stalls.
-Every run also checks the AXI rules on the DMA port and the MAC stream (tb/tx_env.AxiChecker).
+Every run also checks the AXI rules on the DMA port and the MAC stream (the protocol checker of
+tb/checker/, bound into nic_top in every simulation).
 Expectations come from docs/tx.md and models/tx.py (tb/tx_env.py), never from the RTL.
 """
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import random
 
 import cocotb
+from cocotb.triggers import RisingEdge
 import pytest
 
 from driver import regs
@@ -22,7 +24,7 @@ from tb.nic_tb import NicTb, TrafficProfile
 from tb.rx_env import bring_up as rx_bring_up
 from tb.rx_env import run_traffic
 from tb.sim import pytest_test_name, rtl_file_list, run_rtl_test
-from tb.tx_env import (COUNTERS, PAGE, AxiChecker, IrqMonitor, PagePool, QueuePlan, TxRing,
+from tb.tx_env import (COUNTERS, PAGE, IrqMonitor, PagePool, QueuePlan, TxRing,
                        bring_up, good_frame, match_sent, read_counters, run_plans)
 
 LIMIT = 9000
@@ -353,7 +355,6 @@ async def run_tx_cq_full(dut) -> None:
     assert not host.wrapped and not dev.wrapped
     e1, e3 = p1.expected(LIMIT), p3.expected(LIMIT)
     pending = {1: [e.wire for e in e1], 3: [e.wire for e in e3]}
-    axi = AxiChecker(dut)
     r1.write_descs(p1.descs)
     await r1.doorbell()
     r3.write_descs(p3.descs)
@@ -431,7 +432,6 @@ async def run_tx_cq_full(dut) -> None:
         if not pending[1]:
             break
     assert not pending[1] and sent1 == len(e1)
-    axi.stop()
 
 
 # ------------------------------------------------------------------------------------------
@@ -444,7 +444,6 @@ async def run_tx_with_rx(dut) -> None:
     tb = NicTb(dut, cocotb.RANDOM_SEED, TrafficProfile.rough())
     rng = random.Random(cocotb.RANDOM_SEED + 14)
     await tb.reset()
-    axi = AxiChecker(dut)
     await tb.write32(regs.TX_FRAME_LIMIT, LIMIT)
     rxq, sb = await rx_bring_up(tb, RxQueueConfig(hdr_ring_log2=5, pay_ring_log2=5, cq_log2=6,
                                                   tcp_data_split=True, hds_thresh=0))
@@ -460,7 +459,7 @@ async def run_tx_with_rx(dut) -> None:
     rx_frames = [build(rng.choice(flows), pattern(rng.choice([0, 1, 63, 200, 1000, 1400]), start=i))
                  for i in range(48)]
     rx_task = cocotb.start_soon(run_traffic(tb, rxq, sb, rx_frames))
-    inc = await run_plans(tb, plans, LIMIT, axi=axi)
+    inc = await run_plans(tb, plans, LIMIT)
     await rx_task
     assert sb.checked == len(rx_frames) and not sb.dropped
     assert await tb.read32(regs.RX_FRAMES) == len(rx_frames)
@@ -472,6 +471,124 @@ async def run_tx_with_rx(dut) -> None:
     ranges += [(r.cq_base, 16 << r.cq_log2) for r in rings]
     for addr, n in tb.space.writes:
         assert any(a <= addr and addr + n <= a + s for a, s in ranges), f"stray DMA write {n} B at {addr:#x}"
+
+
+class CqWriteMonitor:
+    """Completions per write burst of TX queue 0 (AWID 8): W bursts are paired with AWs in
+    order (W may come before its AW, docs/architecture.md); each completion is 16 strobed
+    bytes; the first written byte's address is the AW's aligned address plus the first strobed
+    lane of the first beat."""
+
+    def __init__(self, dut) -> None:
+        self.dut = dut
+        self.db = len(dut.m_axi_wstrb)
+        self.bursts: list[tuple[int, int]] = []     # (first byte address, completions)
+        self.task = cocotb.start_soon(self._run())
+
+    async def _run(self) -> None:
+        dut = self.dut
+        aws: list[tuple[int, int]] = []            # (id, address) in AW order
+        ws: list[tuple[int, int]] = []             # (first strobed lane, bytes) of W bursts
+        nbytes, lead = 0, None
+        while True:
+            await RisingEdge(dut.clk)
+            if int(dut.m_axi_awvalid.value) and int(dut.m_axi_awready.value):
+                aws.append((int(dut.m_axi_awid.value), int(dut.m_axi_awaddr.value)))
+            if int(dut.m_axi_wvalid.value) and int(dut.m_axi_wready.value):
+                strb = int(dut.m_axi_wstrb.value)
+                nbytes += bin(strb).count("1")
+                if lead is None:
+                    lead = (strb & -strb).bit_length() - 1
+                if int(dut.m_axi_wlast.value):
+                    ws.append((lead, nbytes))
+                    nbytes, lead = 0, None
+            while aws and ws:
+                (wid, addr), (ln, n) = aws.pop(0), ws.pop(0)
+                if wid == 8:
+                    self.bursts.append((addr - addr % self.db + ln, n // 16))
+
+    def stop(self) -> None:
+        self.task.cancel()
+
+
+@cocotb.test()
+async def run_tx_coal(dut) -> None:
+    """Completion moderation, TXQ.COAL (docs/tx.md, "Completion moderation"): with frames = 8
+    a train of frames gets its completions in batches (fewer write bursts than completions,
+    none of more than 8 completions, none past the ring's end; contents and order as without
+    moderation); a frame alone is not held (rule 4); with the MAC stopped and the next frame
+    waiting for FIFO room, a completion is held while usecs is 0 and written once it has
+    waited usecs."""
+    tb = NicTb(dut, cocotb.RANDOM_SEED, TrafficProfile(dma_stall=0.2))
+    rng = random.Random(cocotb.RANDOM_SEED + 15)
+    await tb.reset()
+    await tb.write32(regs.TX_FRAME_LIMIT, LIMIT)
+    mon = CqWriteMonitor(dut)
+    ring = TxRing(tb, 0, log2=9, cq_log2=5)
+    await ring.start()
+    coal = ring.reg(regs.TXQ_COALESCE)
+    await tb.write32(coal, regs.TXQ_COALESCE_FRAMES.put(8))
+    assert await tb.read32(coal) == 8 << 16 | 8 << 24          # frames_max 8, read-only
+    host = PagePool(tb, 128, device=False)
+    dev = PagePool(tb, 512, device=True)
+    plan = QueuePlan(ring)
+    for k in range(40):
+        good_frame(rng, plan, host, dev, rng.choice([60, 64, 100, 200]), rng.randrange(4), 1 + k)
+    await run_plans(tb, [plan], LIMIT)
+    cpl = [n for _, n in mon.bursts]
+    assert sum(cpl) == 40 and max(cpl) <= 8 and len(cpl) < 40, f"completions per write: {cpl}"
+    for addr, n in mon.bursts:
+        assert ring.cq_base <= addr and addr + 16 * n <= ring.cq_base + (16 << ring.cq_log2), \
+            f"a batch of {n} at {addr:#x} runs past the completion ring"
+    # A frame alone: written although the batch is not full (no other frame started).
+    alone = QueuePlan(ring)
+    good_frame(rng, alone, host, dev, 300, 0, 99)
+    ring.write_descs(alone.descs)
+    await ring.doorbell()
+    await wait_for(tb, lambda: _eq(cq_hw(ring), 41), "the lone frame's completion")
+    (c,) = ring.poll()
+    assert c.tag == 99
+    await ring.ack()
+    await tb.delay(2000)
+    tb.tx_frames()
+    # The MAC stopped: the first 9000-byte frame fills the TX FIFO, the second waits for room,
+    # so the first's completion is held (usecs 0) until the MAC runs again ...
+    tb.tx.pause = True
+
+    async def post_pair(tag: int) -> QueuePlan:
+        p = QueuePlan(ring)
+        for k in range(2):
+            good_frame(rng, p, host, dev, 9000, 0, tag + k)
+        ring.write_descs(p.descs)
+        await ring.doorbell()
+        return p
+
+    pair = await post_pair(200)
+    await tb.delay(20_000)
+    assert await cq_hw(ring) == 41 and ring.poll() == []
+    # ... and written at once when usecs allows what it has waited already,
+    await tb.write32(coal, regs.TXQ_COALESCE_FRAMES.put(8) | regs.TXQ_COALESCE_USECS.put(2))
+    await wait_for(tb, lambda: _eq(cq_hw(ring), 42), "the held completion", limit_ns=1000)
+    assert [c.tag for c in ring.poll()] == [200]
+    await ring.ack()
+    tb.tx.pause = False
+    await wait_for(tb, lambda: _eq(cq_hw(ring), 43), "the second frame's completion", limit_ns=100_000)
+    assert [c.tag for c in ring.poll()] == [201]
+    await ring.ack()
+    await drain(tb, {0: [pair.wire[b] for b in pair.frame_bounds]})
+    # With usecs 2 from the start: not before 2 us (it cannot have been ready before the
+    # doorbell), but well before the MAC runs again.
+    tb.tx.pause = True
+    pair = await post_pair(300)
+    await tb.delay(1500)
+    assert await cq_hw(ring) == 43
+    await wait_for(tb, lambda: _eq(cq_hw(ring), 44), "the completion after usecs", limit_ns=20_000)
+    assert [c.tag for c in ring.poll()] == [300]
+    await ring.ack()
+    tb.tx.pause = False
+    await wait_for(tb, lambda: _eq(cq_hw(ring), 45), "the last completion", limit_ns=100_000)
+    await drain(tb, {0: [pair.wire[b] for b in pair.frame_bounds]})
+    mon.stop()
 
 
 @pytest.mark.rtl

@@ -233,6 +233,7 @@ module nic_csr (
         logic TX_CAPS;
         logic RX_FRAME_LIMIT;
         logic TX_FRAME_LIMIT;
+        logic TX_OFFLOADS;
         logic RX_FRAMES;
         logic RX_DROP_RUNT;
         logic RX_DROP_FCS;
@@ -290,6 +291,7 @@ module nic_csr (
         decoded_reg_strb.TX_CAPS = cpuif_req_masked & (cpuif_addr == 16'hc) & !cpuif_req_is_wr;
         decoded_reg_strb.RX_FRAME_LIMIT = cpuif_req_masked & (cpuif_addr == 16'h10);
         decoded_reg_strb.TX_FRAME_LIMIT = cpuif_req_masked & (cpuif_addr == 16'h14);
+        decoded_reg_strb.TX_OFFLOADS = cpuif_req_masked & (cpuif_addr == 16'h1c) & !cpuif_req_is_wr;
         decoded_reg_strb.RX_FRAMES = cpuif_req_masked & (cpuif_addr == 16'h100) & !cpuif_req_is_wr;
         decoded_reg_strb.RX_DROP_RUNT = cpuif_req_masked & (cpuif_addr == 16'h104) & !cpuif_req_is_wr;
         decoded_reg_strb.RX_DROP_FCS = cpuif_req_masked & (cpuif_addr == 16'h108) & !cpuif_req_is_wr;
@@ -1678,7 +1680,7 @@ module nic_csr (
             readback_data_var[31:0] = 32'h444d4e43;
         end
         if(rd_mux_addr == 16'h4) begin
-            readback_data_var[15:0] = 16'h2;
+            readback_data_var[15:0] = 16'h3;
             readback_data_var[31:16] = 16'h0;
         end
         if(rd_mux_addr == 16'h8) begin
@@ -1697,6 +1699,9 @@ module nic_csr (
         end
         if(rd_mux_addr == 16'h14) begin
             readback_data_var[15:0] = field_storage.TX_FRAME_LIMIT.max_frame_len.value;
+        end
+        if(rd_mux_addr == 16'h1c) begin
+            readback_data_var[7:0] = hwif_in.TX_OFFLOADS.inline_max.next;
         end
         if(rd_mux_addr == 16'h100) begin
             readback_data_var[31:0] = field_storage.RX_FRAMES.count.value;

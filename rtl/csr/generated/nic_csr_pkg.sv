@@ -49,6 +49,14 @@ package nic_csr_pkg;
     } nic_csr__TX_CAPS__in_t;
 
     typedef struct {
+        logic [7:0] next;
+    } nic_csr__TX_OFFLOADS__inline_max__in_t;
+
+    typedef struct {
+        nic_csr__TX_OFFLOADS__inline_max__in_t inline_max;
+    } nic_csr__TX_OFFLOADS__in_t;
+
+    typedef struct {
         logic incr;
     } nic_csr__rx_counter_t_desc_0cc7e5f1__count__in_t;
 
@@ -308,6 +316,7 @@ package nic_csr_pkg;
     typedef struct {
         nic_csr__CAPS__in_t CAPS;
         nic_csr__TX_CAPS__in_t TX_CAPS;
+        nic_csr__TX_OFFLOADS__in_t TX_OFFLOADS;
         nic_csr__rx_counter_t_desc_0cc7e5f1__in_t RX_FRAMES;
         nic_csr__rx_counter_t_desc_ba9e5025__in_t RX_DROP_RUNT;
         nic_csr__rx_counter_t_desc_d2275998__in_t RX_DROP_FCS;

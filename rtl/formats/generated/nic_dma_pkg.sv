@@ -46,11 +46,22 @@ package nic_dma_pkg;
   } tx_status_e;
 
   // Every ring entry, descriptor or completion, is 16 bytes (dma-formats.md, Rings).
-  localparam int unsigned RING_ENTRY_BYTES = 16;
+  localparam int unsigned RING_ENTRY_BYTES       = 16;
+  // Multi-packet payload buffers: the smallest stride is 16 bytes (rx-rules.md, "Multi-packet
+  // payload buffers").
+  localparam int unsigned RX_MPB_MIN_STRIDE_LOG2 = 4;
+  // Multi-packet payload buffers: a buffer holds at most this many strides (the completion's
+  // one-byte `pay_off`).
+  localparam int unsigned RX_MPB_MAX_STRIDES     = 256;
   // `TX_CAPS.max_segs` of this NIC: descriptors per frame.
-  localparam int unsigned TX_MAX_SEGS      = 16;
+  localparam int unsigned TX_MAX_SEGS            = 16;
+  // Most bytes of an inline header (tx.md, "Inline headers"); `TX_OFFLOADS.inline_max`.
+  localparam int unsigned TX_INLINE_MAX          = 128;
+  // Most completions a TX queue holds for one batch (tx.md, "Completion moderation");
+  // `TXQ[t].COALESCE.frames_max`.
+  localparam int unsigned TX_COAL_MAX            = 8;
   // Frames shorter than this are refused with BAD_LEN, never padded (tx.md, "Bad input").
-  localparam int unsigned TX_MIN_FRAME_LEN = 60;
+  localparam int unsigned TX_MIN_FRAME_LEN       = 60;
 
   // ---------------------------------------------------------------- RX buffer descriptor (16 bytes)
   localparam int unsigned RX_DESC_BYTES = 16;
@@ -101,11 +112,15 @@ package nic_dma_pkg;
     logic [7:0]  rss_type;
     // bytes 8-11: the 32-bit Toeplitz hash (0 when `rss_type` is 0)
     logic [31:0] rss_hash;
-    // bytes 6-7: bytes written into the header buffer, starting at offset 0 (0 when not split)
-    logic [15:0] hdr_len;
+    // byte 7: where the piece starts in the payload buffer, in strides of
+    // `2^BUF_SIZE.pay_stride_log2` bytes (multi-packet payload buffers); 0 otherwise
+    logic [7:0]  pay_off;
+    // byte 6: bytes written into the header buffer, starting at offset 0 (0 when not split)
+    logic [7:0]  hdr_len;
     // bytes 4-5: `buf_id` of the header buffer (valid when `HDR_VALID`)
     logic [15:0] hdr_buf_id;
-    // bytes 2-3: bytes written into that payload buffer, starting at its offset 0
+    // bytes 2-3: bytes written into that payload buffer, starting at byte `pay_off *
+    // 2^pay_stride_log2` of it (offset 0 without multi-packet buffers)
     logic [15:0] pay_len;
     // bytes 0-1: `buf_id` of the payload buffer this completion describes (valid when `PAY_VALID`)
     logic [15:0] pay_buf_id;
@@ -117,15 +132,20 @@ package nic_dma_pkg;
   typedef struct packed {
     // bytes 14-15: the driver's name for the frame; returned in the completion (first descriptor's)
     logic [15:0] tag;
-    // byte 13: reserved, zero
-    logic [7:0]  rsvd_13;
+    // byte 13: with `INLINE`: bytes of the inline header, 1..`TX_INLINE_MAX` (128), in the next
+    // `ceil(inline_len / 16)` ring entries; first descriptor only; written as zero and ignored
+    // otherwise
+    logic [7:0]  inline_len;
     // byte 12: offset of the 16-bit checksum field from `csum_start` (TCP 16, UDP 6); first
     // descriptor only
     logic [7:0]  csum_offset;
     // byte 11: frame offset where checksumming starts (the L4 header); first descriptor only
     logic [7:0]  csum_start;
-    // byte 10 [7:3]: reserved, zero
-    logic [4:0]  rsvd_10_3;
+    // byte 10 [7:4]: reserved, zero
+    logic [3:0]  rsvd_10_4;
+    // byte 10 [3]: INLINE: the frame's first `inline_len` bytes follow this descriptor in the ring
+    // ("Inline headers"); first descriptor only
+    logic        inline;
     // byte 10 [2]: CSUM_UDP: UDP rule: a computed checksum of 0x0000 is sent as 0xFFFF (RFC 768);
     // first descriptor only; ignored without `CSUM`
     logic        csum_udp;
@@ -134,7 +154,7 @@ package nic_dma_pkg;
     // byte 10 [0]: EOP: last segment of the frame
     logic        eop;
     // bytes 8-9: segment length in bytes, 1..4096; `[addr, addr + len)` must not cross a 4 KiB
-    // boundary
+    // boundary; 0 on the first descriptor of an `INLINE` frame: no segment (`addr` ignored)
     logic [15:0] len;
     // bytes 0-7: bus address of the segment; any byte alignment
     logic [63:0] addr;
@@ -156,11 +176,11 @@ package nic_dma_pkg;
     logic [15:0] csum;
     // bytes 6-7: `tag` of the frame's first descriptor (0 for `DESC_RD_ERR`)
     logic [15:0] tag;
-    // bytes 4-5: frame length in bytes (the sum of the segment lengths, its low 16 bits when a
+    // bytes 4-5: frame length in bytes (inline header and segment lengths, its low 16 bits when a
     // failed frame's sum exceeds 0xFFFF; 0 for `DESC_RD_ERR`)
     logic [15:0] len;
-    // bytes 2-3: descriptors the frame used (consumed); the driver frees `[desc_idx, desc_idx +
-    // ndesc)`
+    // bytes 2-3: ring entries the frame used (consumed: its descriptors and inline header entries);
+    // the driver frees `[desc_idx, desc_idx + ndesc)`
     logic [15:0] ndesc;
     // bytes 0-1: free-running ring index of the frame's first descriptor
     logic [15:0] desc_idx;
