@@ -21,31 +21,41 @@ LINT_FLAGS  ?=
 JOBS        ?= auto
 PYTEST_ARGS ?=
 TEST        ?=
+MODULE      ?=
 REGRESS_SEEDS ?= 3
 SHARD       ?= 1/1
 COVERAGE    ?= 1
 BUG         ?=
 REGRESS_K   ?=
+FORMAL_LONG ?= 0
+FORMAL_ONLY ?=
+FORMAL_JOBS ?= 2
 REGRESS_SCHEDULER ?=
 
-.PHONY: help setup test lint regs formats demo waves bench regress clean
+.PHONY: help setup test test-rtl lint regs formats demo waves bench regress formal clean
 
 help: ## list the targets (default)
 	@echo "devmem-nic: make TARGET [VAR=value]"
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z_-]*:.*## / {printf "  %-9s %s\n", $$1, $$2}' $(firstword $(MAKEFILE_LIST))
-	@echo "variables: LINT_TOP=$(LINT_TOP) JOBS=$(JOBS) PYTEST_ARGS='$(PYTEST_ARGS)' TEST=<pytest -k expression>"
+	@echo "variables: LINT_TOP=$(LINT_TOP) JOBS=$(JOBS) PYTEST_ARGS='$(PYTEST_ARGS)' TEST=<pytest -k expression> MODULE=<rtl module>"
+	@echo "formal:    FORMAL_LONG=$(FORMAL_LONG) (1: also tasks tagged long) FORMAL_ONLY=<blocks> FORMAL_JOBS=$(FORMAL_JOBS) BUG=<name of tests/bugs/*.patch> (docs/verification.md)"
 	@echo "regress:   REGRESS_SEEDS=$(REGRESS_SEEDS) SHARD=$(SHARD) COVERAGE=$(COVERAGE) (0|1|toggle) BUG=<name of tests/bugs/*.patch> REGRESS_K=<pytest -k>"
 	@echo "           JOBS=<LocalCluster workers> REGRESS_SCHEDULER=tcp://HOST:PORT (an existing Dask cluster; docs/verification.md)"
 
 setup: ## install apt packages, .venv and pinned Python deps if missing or changed (idempotent)
 	@scripts/setup.sh
 
-# pytest exits 5 when it collected no test; that is reported but not treated as a failure.
+# pytest exits 5 when it collected no test: a selection (PYTEST_ARGS="-k nosuch") that
+# matches nothing is a failure, not a silent pass.
 test: setup ## run the whole pytest suite in tests/ in parallel (JOBS=auto, PYTEST_ARGS=...)
 	@rc=0; $(VENV_PY) -m pytest -n $(JOBS) $(PYTEST_ARGS) || rc=$$?; \
-	if [ $$rc -eq 5 ]; then echo "test: no tests were collected"; rc=0; fi; exit $$rc
+	if [ $$rc -eq 5 ]; then echo "test: no test matched$(if $(PYTEST_ARGS), PYTEST_ARGS='$(PYTEST_ARGS)',) (pytest exit 5)"; rc=1; fi; exit $$rc
 
-lint: setup ## Verilator -Wall lint of rtl/files.f with the waivers, then with tb/checker/ bound in (LINT_TOP=nic_top, LINT_SRCS=...)
+test-rtl: setup ## run the tests that cover RTL module MODULE=name (derived from the tests' own builds; MODULE=list: the map)
+	@[ -n "$(MODULE)" ] || { echo "test-rtl: say which module, e.g. make test-rtl MODULE=rx_split_dma (MODULE=list: the map)"; exit 2; }
+	@JOBS="$(JOBS)" $(VENV_PY) -m tb.rtl_map "$(MODULE)" -- $(PYTEST_ARGS)
+
+lint: setup ## Verilator -Wall lint of rtl/files.f with the waivers, then with tb/checker/ bound in (LINT_TOP=nic_top, LINT_SRCS=...); mypy over driver/ models/ nicsim/ bench/ tb/scenario/
 	@. scripts/env.sh; \
 	if [ -n "$(LINT_SRCS)" ]; then srcs="$(LINT_SRCS)"; from="LINT_SRCS"; else \
 	  srcs=$$(sed -e 's/#.*//' -e 's/[[:space:]]*$$//' $(FILES_F) | grep -v '^$$' || true); from="$(FILES_F)"; fi; \
@@ -55,7 +65,9 @@ lint: setup ## Verilator -Wall lint of rtl/files.f with the waivers, then with t
 	if [ -z "$(LINT_SRCS)" ] && [ "$(LINT_TOP)" = nic_top ]; then \
 	  echo "lint: the same with the protocol checker bound into nic_top ($(words $(CHECKER_SRCS)) files from tb/checker/files.f)"; \
 	  verilator --lint-only -Wall --quiet-stats --timescale 1ns/1ps --top-module nic_top $(LINT_FLAGS) $(WAIVERS) $$srcs $(CHECKER_SRCS); fi; \
-	echo "lint: clean"
+	echo "lint: verilator clean"
+	@echo "lint: mypy driver/ models/ nicsim/ bench/ tb/scenario/ and the tb/ modules they import (pyproject.toml [tool.mypy])"
+	@$(VENV_PY) -m mypy --no-error-summary && echo "lint: mypy clean"
 
 regs: setup ## regenerate the CSR RTL, driver/regs.py and docs/registers.md from rtl/csr/nic_csr.rdl
 	@$(VENV_PY) scripts/gen_regs.py
@@ -90,6 +102,11 @@ bench: setup ## benchmarks -> build/bench/bench.json + plots: RX/TX line rate, D
 regress: setup ## every RTL test x REGRESS_SEEDS seeds on Dask (LocalCluster or REGRESS_SCHEDULER): JUnit, coverage, summary in build/regress/
 	@REGRESS_SEEDS="$(REGRESS_SEEDS)" SHARD="$(SHARD)" JOBS="$(JOBS)" COVERAGE="$(COVERAGE)" BUG="$(BUG)" \
 	REGRESS_K="$(REGRESS_K)" REGRESS_SCHEDULER="$(REGRESS_SCHEDULER)" $(VENV_PY) -m tb.regress
+
+# make formal [FORMAL_LONG=1] [FORMAL_ONLY=axi_dma_wr,sync_fifo] [FORMAL_JOBS=2] [BUG=<tests/bugs/NAME.patch>]
+formal: setup ## SymbiYosys proofs (tb/formal/*.sby): every property with its result, kind and depth; BUG= must fail
+	@FORMAL_LONG="$(FORMAL_LONG)" FORMAL_ONLY="$(FORMAL_ONLY)" FORMAL_JOBS="$(FORMAL_JOBS)" BUG="$(BUG)" \
+	$(VENV_PY) -m tb.formal.run
 
 clean: ## remove build/ (simulator builds, results, waves)
 	rm -rf build

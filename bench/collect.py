@@ -45,6 +45,9 @@ def collect(bench_dir: Path) -> tuple[dict, list[str]]:
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "load_average": list(os.getloadavg()),
         "cpus": os.cpu_count(),
+        # the DMA write slave's AWREADY behaviour the simulations took by default
+        # (tb/nic_tb.awready_default; docs/verification.md)
+        "dma_awready": os.environ.get("DMA_AWREADY", "").strip() or "independent",
         "benchmarks": {},
         "missing": [],
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import subprocess
+import sys
 from pathlib import Path
 
 from tb.sim import BUILD_ROOT, REPO_ROOT, rtl_file_list
@@ -46,7 +47,15 @@ def arg_parser(prog: str, doc: str, sizes: list[int], configs: list[tuple[int, i
 
 def parse_configs(text: str) -> list[tuple[int, int]]:
     """"64/128,512/1024" -> [(64, 128), (512, 1024)]."""
-    return [tuple(int(x) for x in c.split("/")) for c in text.split(",")]
+    out = []
+    for c in text.split(","):
+        try:
+            data_w, dma_w = (int(x) for x in c.split("/"))
+        except ValueError:
+            print(f"--configs: {c!r} is not MAC/DMA widths like 64/128", file=sys.stderr)
+            raise SystemExit(2) from None
+        out.append((data_w, dma_w))
+    return out
 
 
 def pyplot():

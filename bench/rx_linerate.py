@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from typing import Any
 
 from bench.common import arg_parser, parse_configs, pyplot, rtl_sources
 from tb.sim import BUILD_ROOT, run_rtl_test
@@ -73,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     configs = parse_configs(args.configs)
     out_dir = BUILD_ROOT / "bench"
     out_dir.mkdir(parents=True, exist_ok=True)
-    doc = {"benchmark": "rx_linerate", "configs": []}
+    doc: dict[str, Any] = {"benchmark": "rx_linerate", "configs": []}
     for data_w, dma_w in configs:
         part = out_dir / f"rx_linerate_{data_w}_{dma_w}.json"
         modes = args.modes or MODES.get(data_w, "base")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from typing import Any
 
 from bench.common import arg_parser, parse_configs, pyplot, rtl_sources
 from tb.sim import BUILD_ROOT, run_rtl_test
@@ -153,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     configs = parse_configs(args.configs)
     out_dir = BUILD_ROOT / "bench"
     out_dir.mkdir(parents=True, exist_ok=True)
-    doc = {"benchmark": "rx_metrics", "configs": []}
+    doc: dict[str, Any] = {"benchmark": "rx_metrics", "configs": []}
     for data_w, dma_w in configs:
         part = out_dir / f"rx_metrics_{data_w}_{dma_w}"
         for suffix in (".dma.json", ".goodput.json"):
@@ -169,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
                                 "GOODPUT_BYTES": str(args.goodput_bytes), "GOODPUT_MTUS": args.mtus,
                                 "BENCH_OUT": str(part)},
                      seed=1, testcase=args.tests, defines=defines)
-        cfg = {"data_bits": data_w, "dma_bits": dma_w, "dma": [], "goodput": []}
+        cfg: dict[str, Any] = {"data_bits": data_w, "dma_bits": dma_w, "dma": [], "goodput": []}
         dma_path = out_dir / (part.name + ".dma.json")
         gp_path = out_dir / (part.name + ".goodput.json")
         if dma_path.exists():

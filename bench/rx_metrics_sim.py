@@ -191,9 +191,9 @@ class AxiMonitor:
                             s.cpls.extend((r, b) for r in b.records)
             # ---- B
             if d.m_axi_bvalid.value and d.m_axi_bready.value:
-                q = self.b_wait.get(int(d.m_axi_bid.value))
-                if q:
-                    q.popleft().b_cycle = c
+                waiting = self.b_wait.get(int(d.m_axi_bid.value))
+                if waiting:
+                    waiting.popleft().b_cycle = c
                 self.wr_out -= 1
             # ---- AR / R
             if d.m_axi_arvalid.value and d.m_axi_arready.value:
@@ -419,8 +419,9 @@ async def goodput_run(tb: NicTb, mon: AxiMonitor, mtu: int, size: int, rx_pendin
     peer.write(want)
     peer.shutdown()
     q = nd.rx_queue(nq - 1)
-    assert q.ring is not None
-    mon.regions = [(q.ring.cq_base, q.ring.cq_base + 16 * q.ring.cq_size, "completion"),
+    ring = q.ring
+    assert ring is not None
+    mon.regions = [(ring.cq_base, ring.cq_base + 16 * ring.cq_size, "completion"),
                    (DEV_BASE, DEV_BASE + DEV_SIZE, "payload")]
     await wait_quiet(tb, mon)
     stats = {"polls": 0, "empty_polls": 0, "irq_wakeups": 0, "timeouts": 0,
@@ -433,7 +434,7 @@ async def goodput_run(tb: NicTb, mon: AxiMonitor, mtu: int, size: int, rx_pendin
         has no TX path to carry it): the window edge it advertises (`select_window`, as
         `tcp_send_ack` does) and the data acknowledged."""
         sk = sock.sk
-        if hasattr(sk, "select_window") and hasattr(sk, "rcv_wup"):
+        if sk is not None and hasattr(sk, "select_window") and hasattr(sk, "rcv_wup"):
             sk.select_window()
             limit[0] = ((sk.rcv_wup + sk.rcv_wnd) - peer.seq_of(0)) & 0xFFFF_FFFF
         progress.set()
@@ -461,7 +462,7 @@ async def goodput_run(tb: NicTb, mon: AxiMonitor, mtu: int, size: int, rx_pendin
             ack()
             if n == 0:
                 stats["empty_polls"] += 1
-                await q.ring.arm_irq()
+                await ring.arm_irq()
                 t = await First(irq.value_change, Timer(poll_ns, unit="ns"))
                 if isinstance(t, Timer):
                     stats["timeouts"] += 1

@@ -39,12 +39,12 @@ class Sampler:
     def __init__(self, every: int, trace: bool, warmup: int, end: int) -> None:
         self.every = every
         self.end = end
-        self._snap1 = None
+        self._snap1: tracemalloc.Snapshot | None = None
         self.trace = trace
         self.warmup = warmup
         self.samples: list[dict] = []
         self._next = 0
-        self._snap0 = None
+        self._snap0: tracemalloc.Snapshot | None = None
         self.t0 = time.perf_counter()
 
     def __call__(self, checked: int, force: bool = False) -> None:

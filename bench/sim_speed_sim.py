@@ -15,6 +15,7 @@ import os
 import signal
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import cocotb
 from cocotb.utils import get_sim_time
@@ -26,6 +27,10 @@ from models.nic_model import PlacementConfig
 from tb.frames import Flow, build, pattern
 from tb.nic_tb import CLK_NS
 from tb.rx_scoreboard import RxScoreboard, Taken, Expected
+
+if TYPE_CHECKING:
+    from tb.fast.fast_tb import FastNicTb
+    from tb.nic_tb import NicTb
 
 N_HDR = 1024           # header buffers (host memory), = header ring entries
 N_PAY = 1024           # payload buffers of 4 KiB (a dma-buf in device memory), = payload ring entries
@@ -312,9 +317,11 @@ async def run_sim_speed(dut) -> None:
     n = int(os.environ["BENCH_FRAMES"])
     size = int(os.environ.get("BENCH_FRAME_BYTES", "1500"))
     out = os.environ["BENCH_OUT"]
+    tb: FastNicTb | NicTb
+    fast_tb: FastNicTb | None = None
     if path == "fast":
         from tb.fast.fast_tb import FastNicTb
-        tb = FastNicTb(dut, cocotb.RANDOM_SEED, record_writes=False)
+        tb = fast_tb = FastNicTb(dut, cocotb.RANDOM_SEED, record_writes=False)
     else:
         from tb.nic_tb import NicTb
         tb = NicTb(dut, cocotb.RANDOM_SEED)
@@ -331,8 +338,8 @@ async def run_sim_speed(dut) -> None:
     res["data_bits"] = tb.data_bytes * 8
     res["dma_bits"] = tb.dma_bytes * 8
     res["run_wall_s"] = time.perf_counter() - t
-    if path == "fast":
-        res["harness_stats"] = tb.shm.stats()
+    if fast_tb is not None:
+        res["harness_stats"] = fast_tb.shm.stats()
     dut._log.info("bench %s: %s", path, res)
     with open(out, "w") as fh:
         json.dump(res, fh, indent=2)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from typing import Any
 
 from bench.common import arg_parser, parse_configs, pyplot, rtl_sources
 from tb.sim import BUILD_ROOT, run_rtl_test
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     sources, defines = rtl_sources(args.rtl_rev)
     out_dir = BUILD_ROOT / "bench"
     out_dir.mkdir(parents=True, exist_ok=True)
-    doc = {"benchmark": "tx_linerate", "clk_mhz": CLK_HZ / 1e6, "configs": []}
+    doc: dict[str, Any] = {"benchmark": "tx_linerate", "clk_mhz": CLK_HZ / 1e6, "configs": []}
     for data_w, dma_w in parse_configs(args.configs):
         part = out_dir / f"{args.out}_{data_w}_{dma_w}.json"
         print(f"bench: tx line rate, MAC {data_w} / DMA {dma_w} bits, layouts {args.layouts}, "

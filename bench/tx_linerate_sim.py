@@ -63,7 +63,7 @@ def frame_entries(layout: str, f, size: int, tag: int, host: PagePool,
                 setattr(first, k, v)
             out = [first, *inline_entries(f.seeded[:HDR]), *pay]
         else:
-            out = [TxDesc(host.place(f.seeded[:HDR], 0), HDR, **csum), *pay]  # type: ignore[arg-type]
+            out = [TxDesc(host.place(f.seeded[:HDR], 0), HDR, **csum), *pay]
     last = [e for e in out if isinstance(e, TxDesc)][-1]
     last.eop = True
     return out
@@ -122,7 +122,9 @@ async def run_linerate(dut) -> None:
                 f = l4_frame(size, False, False, seed=i + 1)
                 entries += frame_entries(layout, f, size, i, host, dev)
                 wires.append(f.wire)
-            beats, first, last = 0, None, None
+            beats = 0
+            first: float | None = None
+            last: float | None = None
             aw = ar = r_stall = 0
             data_done: list[int] = []           # cycle of each frame's last data R beat
             cpl_seen: list[int] = []            # cycle CQ.HW_IDX passed each frame
@@ -163,6 +165,7 @@ async def run_linerate(dut) -> None:
                 await ring.ack()
             await tb.delay(2000)                # the last completions
             assert sent == wires, f"{layout} {size} B: {len(sent)} of {n} frames sent, or bytes differ"
+            assert first is not None and last is not None, f"{layout} {size} B: no beat on m_axis_tx"
             cycles = (last - first) / CLK_NS + 1
             beats_per_frame = -(-size // data_bytes)
             fpc = n / cycles

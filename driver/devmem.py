@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Iterable
 
-from driver.errors import KernelError
+from driver.errors import KernelError, check_int
 from driver.genpool import GenPool
 from driver.netmem import PAGE_SHIFT, NetIov, Netmem
 from driver.page_pool import PagePool
@@ -169,12 +169,13 @@ class NetDevmemDmabufBinding:
         off = virt_addr % PAGE_SIZE
         return self.tx_vec[virt_addr // PAGE_SIZE], off, PAGE_SIZE - off
 
-    def get_net_iov(self, niov: NetIov) -> None:
-        """`net_devmem_get_net_iov`: a TX skb fragment holds the binding."""
+    def get_net_iov(self, niov: Netmem) -> None:
+        """`net_devmem_get_net_iov`: a TX skb fragment holds the binding (the fragment's
+        netmem, always a net_iov of this binding; only the binding's count moves)."""
         self.get()
 
-    def put_net_iov(self, niov: NetIov) -> None:
-        """`net_devmem_put_net_iov`."""
+    def put_net_iov(self, niov: Netmem) -> None:
+        """`net_devmem_put_net_iov`; an skb's `frag_unref` for its fragments."""
         self.put()
 
 
@@ -318,8 +319,12 @@ class NetlinkSocket:
         returns the binding id. A plain int in `queues` means an RX queue."""
         if self.closed:
             raise KernelError(errno.EBADF, 'netlink socket is closed')
+        if queues is not None and (isinstance(queues, (str, bytes)) or not hasattr(queues, '__iter__')):
+            raise KernelError(errno.EINVAL, f'queues {queues!r}: a list of queue ids')
         qlist = None if queues is None else [
-            q if isinstance(q, QueueId) else QueueId(QueueType.RX, q) for q in queues]
+            q if isinstance(q, QueueId) else QueueId(QueueType.RX, check_int(q, 'queue id')) for q in queues]
+        if ifindex is not None:
+            check_int(ifindex, 'ifindex', err=errno.ENODEV)
         if ifindex is None or fd is None or not qlist:
             missing = 'ifindex' if ifindex is None else 'fd' if fd is None else 'queues'
             raise KernelError(errno.EINVAL, f'missing attribute: {missing}')
@@ -349,6 +354,7 @@ class NetlinkSocket:
             raise KernelError(errno.EBADF, 'netlink socket is closed')
         if ifindex is None or fd is None:
             raise KernelError(errno.EINVAL, f'missing attribute: {"ifindex" if ifindex is None else "fd"}')
+        check_int(ifindex, 'ifindex', err=errno.ENODEV)
         dev = self.kernel.dev_get_by_index(ifindex)
         if dev is None or not dev.present:
             raise KernelError(errno.ENODEV, f'no device with ifindex {ifindex}')

@@ -38,3 +38,47 @@ class KernelError(OSError):
     def __str__(self) -> str:
         text = f'[{self.name}] {self.strerror}'
         return f'{text}: {self.extack}' if self.extack else text
+
+
+# --------------------------------------------------------------------------------------------
+# Arguments of the system-call mirrors. Python lets a caller pass any object where C has an
+# int, a pointer or a struct; the kernel never sees such a call, but it sees its nearest C
+# equivalent: a pointer it cannot read (EFAULT) or a length or value it refuses (EINVAL).
+# These checks give that errno instead of a TypeError or struct.error from deep inside.
+# --------------------------------------------------------------------------------------------
+
+def check_int(value: object, what: str, lo: int | None = None, hi: int | None = None,
+              err: int = _errno.EINVAL) -> int:
+    """`value` as an int in [lo, hi], else KernelError(err) naming `what`."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise KernelError(err, f'{what} {value!r}: not an integer')
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        span = f'{lo}..{hi}' if lo is not None and hi is not None else (
+            f'at least {lo}' if lo is not None else f'at most {hi}')
+        raise KernelError(err, f'{what} {value}: out of range ({span})')
+    return value
+
+
+def check_buffer(value: object, what: str) -> bytes:
+    """A bytes-like `value` (what a user pointer points at), else EFAULT."""
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise KernelError(_errno.EFAULT, f'{what}: {type(value).__name__} {value!r:.40} is not a buffer')
+    return bytes(value)
+
+
+def check_sockaddr(address: object, what: str = 'address') -> tuple[str, int]:
+    """`(host, port)` as `bind(2)`/`connect(2)` take a sockaddr: a str address and a 16-bit
+    port, else EINVAL (the kernel's answer to a sockaddr it cannot use)."""
+    import ipaddress
+    if not isinstance(address, tuple) or len(address) != 2:
+        raise KernelError(_errno.EINVAL, f'{what} {address!r}: not an (address, port) pair')
+    host, port = address
+    if not isinstance(host, str):
+        raise KernelError(_errno.EINVAL, f'{what} host {host!r}: not an address string')
+    if host:
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            raise KernelError(_errno.EINVAL, f'{what} host {host!r}: not an IPv4 or IPv6 address') from None
+    check_int(port, f'{what} port', 0, 0xFFFF)
+    return host, port

@@ -239,6 +239,12 @@ def _port(value: int, what: str) -> int:
     return value
 
 
+def check_spec(spec: NtupleSpec, num_queues: int) -> None:
+    """Refuse a rule the NIC cannot take (KernelError EINVAL naming the field), without
+    touching the hardware: what `NtupleRules.add` checks before it writes anything."""
+    _encode(spec, num_queues)
+
+
 def _encode(spec: NtupleSpec, num_queues: int) -> _HwRule:
     """Check `spec` and turn it into register values (EINVAL on anything wrong)."""
     if spec.flow_type not in _FLOW_TYPES:

@@ -12,8 +12,11 @@ from models.host_memory import HostMemory
 class NicHw(Protocol):
     """What the driver needs from a NIC, whatever implements it."""
 
-    host: HostMemory
-    """Host memory as the CPU sees it (rings, header buffers)."""
+    @property
+    def host(self) -> HostMemory:
+        """Host memory as the CPU sees it (rings, header buffers); the driver only reads
+        the attribute (a backend may make it a plain attribute or a property)."""
+        ...
 
     async def read32(self, addr: int) -> int:
         """Read a 32-bit register of the NIC's control window."""

@@ -128,7 +128,9 @@ class Kernel:
 
     def dma_buf_fd(self, dmabuf: DmaBuf) -> int:
         """What an exporter (the GPU driver) does to give userspace a dma-buf: install it as
-        an fd. The fd owns one reference; `close` drops it."""
+        an fd. The fd owns one reference; `close` drops it. Only a dma-buf can be (EINVAL)."""
+        if not isinstance(dmabuf, DmaBuf):
+            raise KernelError(errno.EINVAL, f'{type(dmabuf).__name__} is not a dma-buf')
         fd = self._next_fd
         self._next_fd += 1
         self.files[fd] = DmaBufFile(dmabuf)

@@ -32,12 +32,12 @@ import struct
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
 
-from driver.errors import ETOOSMALL, KernelError
+from driver.errors import ETOOSMALL, KernelError, check_buffer, check_int, check_sockaddr
 from driver.headers import AF_INET, AF_INET6
 from driver.netmem import NetIov
 from driver.skbuff import (SO_EE_CODE_ZEROCOPY_COPIED, SO_EE_ORIGIN_ZEROCOPY, MsgZerocopy,
                            SkBuff, SockExtendedErr, _put)
-from driver.tcp import SEQ_MASK, TcpSock, TcpState, ip_addr
+from driver.tcp import SEQ_MASK, IpAddress, TcpSock, TcpState, ip_addr
 
 if TYPE_CHECKING:
     from driver.kernel import Kernel
@@ -230,7 +230,7 @@ class Socket:
         self.type = type_
         self.sk = sk
         self.closed = False
-        self._bound: tuple[object, int] | None = None
+        self._bound: tuple[IpAddress | None, int] | None = None
         self.zerocopy = sk.zerocopy if sk is not None else False
 
     @classmethod
@@ -260,14 +260,15 @@ class Socket:
     def bind(self, address: tuple[str, int]) -> None:
         if self.closed:
             raise KernelError(errno.EBADF, 'socket is closed')
-        addr, port = address
+        addr, port = check_sockaddr(address)
         self._bound = (ip_addr(addr), port)
 
     def listen(self, backlog: int = 128) -> None:
+        check_int(backlog, 'backlog')
         sk = self._tcp()
         if self._bound is None:
             raise KernelError(errno.EDESTADDRREQ, 'bind first')
-        sk.laddr, sk.lport = self._bound  # type: ignore[assignment]
+        sk.laddr, sk.lport = self._bound
         sk.state = TcpState.LISTEN
         self.kernel.tcp.hash_listener(sk)
 
@@ -286,6 +287,7 @@ class Socket:
         ESTABLISHED once the SYN-ACK has been polled. ENETUNREACH without a route,
         EADDRNOTAVAIL when the route's device has no address of the family, EHOSTUNREACH
         without a neighbour entry (`Kernel.neigh_add`), EISCONN when connected."""
+        address = check_sockaddr(address)
         sk = self._tcp()
         if sk.state != TcpState.CLOSED:
             raise KernelError(errno.EISCONN, f'socket is {sk.state.value}')
@@ -330,7 +332,7 @@ class Socket:
         """`shutdown(2)`: SHUT_WR (1) or SHUT_RDWR (2) queue a FIN after the data
         (`tcp_shutdown` -> `tcp_send_fin`); it leaves at the next poll."""
         sk = self._tcp()
-        if how not in (0, 1, 2):
+        if isinstance(how, bool) or how not in (0, 1, 2):
             raise KernelError(errno.EINVAL, f'how {how}')
         if sk.state in (TcpState.LISTEN, TcpState.CLOSED, TcpState.SYN_SENT):
             raise KernelError(errno.ENOTCONN, f'socket is {sk.state.value}')
@@ -347,6 +349,9 @@ class Socket:
         """`recvmsg(2)`, non-blocking. `ancbufsize` is `msg_controllen` in bytes; each devmem
         message takes CMSG_SPACE(24) = 40 bytes. With MSG_ERRQUEUE: one zero-copy
         notification from the error queue (`ip_recv_error`), EAGAIN when there is none."""
+        check_int(bufsize, 'recvmsg len')
+        check_int(ancbufsize, 'msg_controllen', 0)
+        check_int(flags, 'recvmsg flags')
         if self.sk is None:
             self._tcp()
         sk = self._tcp()
@@ -413,7 +418,7 @@ class Socket:
 
     def zerocopy_notifications(self) -> list[tuple[int, int]]:
         """Drain the error queue: the `[lo, hi]` ranges of the zero-copy notifications."""
-        out = []
+        out: list[tuple[int, int]] = []
         while True:
             try:
                 m = self.recvmsg(0, CMSG_SPACE(64), MSG_ERRQUEUE)
@@ -445,14 +450,25 @@ class Socket:
         on a socket with SO_ZEROCOPY gives the call a notification id (then
         SO_EE_CODE_ZEROCOPY_COPIED for copied data); MSG_ZEROCOPY without SO_ZEROCOPY is
         ignored, as in Linux."""
+        check_int(flags, 'sendmsg flags')
+        if isinstance(buffers, (str, bytes, bytearray, memoryview)) or not isinstance(buffers, (list, tuple)):
+            raise KernelError(errno.EFAULT, f'msg_iov: a {type(buffers).__name__} is not a list of buffers')
         sk = self._tcp()
         dmabuf_id: int | None = None
-        for level, type_, data in ancdata or []:
+        if ancdata is not None and not isinstance(ancdata, (list, tuple)):
+            raise KernelError(errno.EINVAL, f'msg_control: a {type(ancdata).__name__} is not a list of cmsgs')
+        for cmsg in ancdata or []:
+            if not isinstance(cmsg, tuple) or len(cmsg) != 3:
+                raise KernelError(errno.EINVAL, f'control message {cmsg!r}: not (level, type, data)')
+            level, type_, data = cmsg
+            check_int(level, 'cmsg_level')
+            check_int(type_, 'cmsg_type')
+            data = check_buffer(data, 'cmsg data')
             if level != SOL_SOCKET:
                 continue
             if type_ != SCM_DEVMEM_DMABUF or len(data) != 4:
                 raise KernelError(errno.EINVAL, f'control message {level}/{type_}')
-            dmabuf_id = struct.unpack('<I', bytes(data))[0]
+            dmabuf_id = struct.unpack('<I', data)[0]
         zc = bool(flags & MSG_ZEROCOPY) and self.zerocopy
         binding = None
         pieces: list = []
@@ -463,7 +479,13 @@ class Socket:
                                                 'SO_ZEROCOPY')
             binding = net_devmem_get_binding(self.kernel, dmabuf_id)
             size = binding.dmabuf.size
-            for base, n in buffers:         # type: ignore[misc]
+            for iov in buffers:
+                if not (isinstance(iov, tuple) and len(iov) == 2):
+                    raise KernelError(errno.EFAULT, f'msg_iov entry {iov!r}: a devmem send takes '
+                                                    f'(dma-buf offset, length) pairs')
+                check_int(iov[0], 'iov_base', 0, err=errno.EFAULT)
+                check_int(iov[1], 'iov_len', 0)
+            for base, n in buffers:
                 if n <= 0:
                     continue
                 if base < 0 or base >= size:
@@ -471,12 +493,13 @@ class Socket:
                 pieces.append((base, min(n, size - base)))
                 if base + n > size:
                     break
-            if not pieces and any(n > 0 for _, n in buffers):  # type: ignore[misc]
+            if not pieces and any(n > 0 for _, n in buffers):
                 raise KernelError(errno.EFAULT, 'dma-buf offset at or past the dma-buf size')
             if sk.dst_dev is None or sk.dst_dev.ifindex != binding.dev.ifindex:
                 raise KernelError(errno.ENODEV, 'the route does not go through the bound device')
         else:
-            pieces = [bytes(b) for b in buffers if len(b)]  # type: ignore[arg-type]
+            pieces = [check_buffer(b, 'msg_iov entry') for b in buffers]
+            pieces = [b for b in pieces if b]
         if sk.state not in (TcpState.ESTABLISHED, TcpState.CLOSE_WAIT) or sk.fin_seq is not None:
             if sk.reset:
                 raise KernelError(sk.err if sk.err == errno.ECONNRESET else errno.EPIPE,
@@ -485,13 +508,14 @@ class Socket:
                               f'socket is {sk.state.value}')
         if not pieces:
             return 0
-        if not sk.can_send:
+        dev = sk.dst_dev
+        if not sk.can_send or dev is None:      # can_send: a route, so dst_dev is set
             raise KernelError(errno.EHOSTUNREACH, 'no route or neighbour')
         uarg = None
         if zc:
             uarg = MsgZerocopy(sk, sk.zckey, zerocopy=binding is not None)
             sk.zckey = (sk.zckey + 1) & SEQ_MASK
-        max_frags = max(1, min(MAX_SKB_FRAGS, sk.dst_dev.tx_max_segs - 2))  # type: ignore[union-attr]
+        max_frags = max(1, min(MAX_SKB_FRAGS, dev.tx_max_segs - 2))
         try:
             sent = await sk.sendmsg_segments(pieces, binding, uarg, max_frags)
         finally:
@@ -553,24 +577,27 @@ class Socket:
 
     # --- options ----------------------------------------------------------------------------
 
-    def setsockopt(self, level: int, optname: int, value: bytes) -> int:
-        """`setsockopt(2)`; SO_DEVMEM_DONTNEED returns the number of fragments freed."""
+    def setsockopt(self, level: int, optname: int, value: bytes | int) -> int:
+        """`setsockopt(2)`; `value` is an int or the option's bytes, as Python's socket.setsockopt
+        takes it. SO_DEVMEM_DONTNEED returns the number of fragments freed."""
         if self.closed:
             raise KernelError(errno.EBADF, 'socket is closed')
+        check_int(level, 'level')
+        check_int(optname, 'optname')
         if level == SOL_SOCKET and optname == SO_DEVMEM_DONTNEED:
-            return self._devmem_dontneed(bytes(value))
+            return self._devmem_dontneed(check_buffer(value, 'optval'))
         if level == SOL_SOCKET and optname == SO_ZEROCOPY:
             return self._set_zerocopy(value)
         raise KernelError(errno.ENOPROTOOPT, f'option {level}/{optname}')
 
     def _set_zerocopy(self, value: bytes | int) -> int:
         """`sock_setsockopt(SO_ZEROCOPY)`: TCP and UDP sockets only; 0 or 1, else EINVAL."""
-        if isinstance(value, (bytes, bytearray)):
+        if isinstance(value, (bytes, bytearray, memoryview)):
             if len(value) < 4:
                 raise KernelError(errno.EINVAL, 'optlen < sizeof(int)')
             val = struct.unpack('<i', bytes(value[:4]))[0]
         else:
-            val = int(value)
+            val = check_int(value, 'SO_ZEROCOPY optval', err=errno.EFAULT)
         if val not in (0, 1):
             raise KernelError(errno.EINVAL, f'SO_ZEROCOPY {val}')
         self.zerocopy = bool(val)
@@ -588,8 +615,14 @@ class Socket:
         if self.sk is None:
             raise KernelError(errno.EBADF, 'not a TCP socket')
         size = DmabufToken.FORMAT.size
-        if len(optval) % size or len(optval) > size * MAX_DONTNEED_TOKENS:
-            raise KernelError(errno.EINVAL, f'optlen {len(optval)}')
+        if len(optval) % size:
+            raise KernelError(errno.EINVAL, f'optlen {len(optval)}: not a whole number of '
+                                            f'{size}-byte struct dmabuf_token')
+        if len(optval) > size * MAX_DONTNEED_TOKENS:
+            raise KernelError(errno.EINVAL, f'optlen {len(optval)} is {len(optval) // size} tokens: '
+                                            f'SO_DEVMEM_DONTNEED takes at most MAX_DONTNEED_TOKENS = '
+                                            f'{MAX_DONTNEED_TOKENS} struct dmabuf_token ({size * MAX_DONTNEED_TOKENS} '
+                                            f'bytes) per call (net/core/sock.c); return them in several calls')
         sk = self.sk
         ret = 0
         num_frags = 0
@@ -607,14 +640,26 @@ class Socket:
         return ret
 
     def dontneed(self, tokens: Iterable[DmabufToken | int | tuple[int, int]]) -> int:
-        """SO_DEVMEM_DONTNEED with a list of tokens (ints, (start, count) or DmabufToken)."""
+        """SO_DEVMEM_DONTNEED with a list of tokens (ints, (start, count) or DmabufToken):
+        the struct dmabuf_token array the application would pass. At most
+        MAX_DONTNEED_TOKENS (128) entries per call, as in Linux (EINVAL beyond: split the
+        list); a call frees at most MAX_DONTNEED_FRAGS (1024) fragments and returns how many
+        it freed. An entry that is not a token is EINVAL, no list at all EFAULT."""
+        if isinstance(tokens, (str, bytes, bytearray)) or not hasattr(tokens, '__iter__'):
+            raise KernelError(errno.EFAULT, f'optval: a {type(tokens).__name__} is not a list of tokens')
         raw = b''
         for t in tokens:
-            if isinstance(t, int):
-                t = DmabufToken(t, 1)
-            elif isinstance(t, tuple):
-                t = DmabufToken(*t)
-            raw += t.pack()
+            if isinstance(t, DmabufToken):
+                start, count = t.token_start, t.token_count
+            elif isinstance(t, tuple) and len(t) == 2:
+                start, count = t
+            elif isinstance(t, int) and not isinstance(t, bool):
+                start, count = t, 1
+            else:
+                raise KernelError(errno.EINVAL, f'token {t!r}: an int, a (start, count) pair or a DmabufToken')
+            check_int(start, 'token_start', 0, 0xFFFF_FFFF)
+            check_int(count, 'token_count', 0, 0xFFFF_FFFF)
+            raw += DmabufToken(start, count).pack()
         return self.setsockopt(SOL_SOCKET, SO_DEVMEM_DONTNEED, raw)
 
     # --- close ------------------------------------------------------------------------------

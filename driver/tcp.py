@@ -261,7 +261,7 @@ class TcpTxSkb:
         self.freed = True
         if self.binding is not None:
             for f in self.frags:
-                self.binding.put_net_iov(f.netmem)   # type: ignore[arg-type]
+                self.binding.put_net_iov(f.netmem)
         self.frags = []
         if self.uarg is not None:
             uarg, self.uarg = self.uarg, None
@@ -897,7 +897,7 @@ class TcpSock:
         skb = self.build_skb(t.seq, t.flags, t.len, t.linear, opts)
         if t.binding is not None:
             for f in t.frags:
-                t.binding.get_net_iov(f.netmem)       # type: ignore[arg-type]
+                t.binding.get_net_iov(f.netmem)
             skb.frags = [SkbFrag(f.netmem, f.offset, f.size) for f in t.frags]
             skb.frag_unref = t.binding.put_net_iov
         skb.destructor = self._tx_done
@@ -1214,9 +1214,10 @@ class TcpSock:
     def abort(self) -> None:
         """`tcp_send_active_reset` + `tcp_done`: a RST (it leaves at the next poll), then
         CLOSED at once."""
-        if self.can_send:
+        dev = self.dst_dev
+        if self.can_send and dev is not None:       # can_send: a route, so dst_dev is set
             self.stack._resets.append(
-                (self.dst_dev, self.build_skb(self.snd_nxt, TcpFlags.RST | TcpFlags.ACK, 0)))
+                (dev, self.build_skb(self.snd_nxt, TcpFlags.RST | TcpFlags.ACK, 0)))
         else:
             self.stack.mib.OutNoRoutes += 1
         self._done()

@@ -1,6 +1,6 @@
 """GPU memory exported as a dma-buf, with the CPU kept out of it.
 
-Background: /work/shared/DESIGN.md ("models/" layer) and docs/dma-formats.md (payload buffers
+Background: docs/architecture.md (the models) and docs/dma-formats.md (payload buffers
 "in host or device memory", chosen only by the address the driver posted).
 
 `DeviceMemory(base, size)` is a device-memory window (a GPU BAR) at bus addresses
@@ -150,7 +150,7 @@ class DeviceMemory(MemoryWindow):
 
     def __init__(self, base: int, size: int,
                  cpu_access: CpuAccessMode | str = CpuAccessMode.RAISE,
-                 seed: int = 0, buffer: object | None = None) -> None:
+                 seed: int = 0, buffer: bytearray | memoryview | None = None) -> None:
         if base % PAGE_SIZE or size % PAGE_SIZE:
             raise ValueError(f'DeviceMemory: base 0x{base:x} and size 0x{size:x} must be '
                              f'multiples of the {PAGE_SIZE}-byte page')

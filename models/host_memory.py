@@ -39,7 +39,8 @@ class ByteStore:
     (tb/fast/); its current contents are kept.
     """
 
-    def __init__(self, name: str, base: int, size: int, buffer: object | None = None) -> None:
+    def __init__(self, name: str, base: int, size: int,
+                 buffer: bytearray | memoryview | None = None) -> None:
         if base < 0:
             raise ValueError(f'{name}: base 0x{base:x} is negative')
         if size <= 0:
@@ -56,7 +57,7 @@ class ByteStore:
             if not mem.flags.writeable:
                 raise ValueError(f'{name}: buffer is read-only')
             self._mem = mem[:size]
-        self._view = memoryview(self._mem)     # byte copies in and out without numpy per call
+        self._view = self._mem.data            # byte copies in and out without numpy per call
 
     @property
     def end(self) -> int:
@@ -126,7 +127,7 @@ class HostMemory(MemoryWindow):
     `models.bus.DmaAddressSpace` can route to either memory the same way.
     """
 
-    def __init__(self, base: int, size: int, buffer: object | None = None) -> None:
+    def __init__(self, base: int, size: int, buffer: bytearray | memoryview | None = None) -> None:
         self._store = ByteStore('HostMemory', base, size, buffer)
         self._next = base
 

@@ -471,10 +471,27 @@ def property_counts(parse: ParseResult) -> dict[str, int]:
     }
 
 
+class ClassificationLike(Protocol):
+    """What the model reads of a classifier's answer (`Classification`, or
+    `models.rss.Classification`, whose `rss_type` is an `RssType`)."""
+
+    @property
+    def queue(self) -> int: ...
+
+    @property
+    def rss_hash(self) -> int: ...
+
+    @property
+    def rss_type(self) -> int: ...
+
+    @property
+    def steered(self) -> bool: ...
+
+
 class Classifier(Protocol):
     """Queue selection plugged into the model (RSS and flow steering implement it)."""
 
-    def classify_frame(self, frame: bytes, parse: ParseResult, num_queues: int) -> Classification: ...
+    def classify_frame(self, frame: bytes, parse: ParseResult, num_queues: int) -> ClassificationLike: ...
 
     def mmio_read(self, addr: int) -> int | None: ...
 
@@ -703,7 +720,7 @@ class NicModel:
     def receive(self, frame: bytes, bad_fcs: bool = False) -> RxOutcome:
         """One frame (without FCS) through the RX path; `bad_fcs` is the MAC's `tuser`."""
         frame = bytes(frame)
-        cls = Classification()
+        cls: ClassificationLike = Classification()
         if not bad_fcs and MIN_FRAME_BYTES <= len(frame) <= self.max_frame_len:
             # The ingress kept the frame: the parser sees it, classification picks its queue.
             parse = parse_frame(frame, self.parse_bytes)

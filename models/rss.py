@@ -450,7 +450,7 @@ class Classifier:
                 sport=regs.STEER_PORTS_SPORT.get(ports), dport=regs.STEER_PORTS_DPORT.get(ports),
                 sport_mask=regs.STEER_PORT_MASK_SPORT_MASK.get(pmask),
                 dport_mask=regs.STEER_PORT_MASK_DPORT_MASK.get(pmask)))
-        return RssConfig(key, types, indir), rules
+        return RssConfig(key, types, tuple(indir)), rules
 
     @property
     def rss_config(self) -> RssConfig:

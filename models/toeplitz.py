@@ -47,6 +47,6 @@ def hash_input(src_addr: bytes, dst_addr: bytes, sport: int | None = None,
     out = bytes(src_addr) + bytes(dst_addr)
     if (sport is None) != (dport is None):
         raise ValueError('give both ports or neither')
-    if sport is not None:
+    if sport is not None and dport is not None:
         out += sport.to_bytes(2, 'big') + dport.to_bytes(2, 'big')
     return out

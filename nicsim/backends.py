@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +26,12 @@ class ModelEnv:
         await self.hw.wire.send(frame)
 
 
-def run_model(frames: list[bytes | None], cfg: ReplayConfig, problems: list[str | None],
+def run_model(frames: Sequence[bytes | None], cfg: ReplayConfig, problems: list[str | None],
               data_width: int = 64, progress: Callable[[str], None] = print) -> ReplayResult:
     return asyncio.run(replay(ModelEnv(data_width), frames, cfg, problems, progress))
 
 
-def run_rtl(frames: list[bytes | None], cfg: ReplayConfig, problems: list[str | None],
+def run_rtl(frames: Sequence[bytes | None], cfg: ReplayConfig, problems: list[str | None],
             data_width: int = 64, waves: str | None = None, name: str | None = None,
             seed: int | None = None, testbench: str = "fast") -> ReplayResult:
     """The replay on nic_top under Verilator; `testbench`: "fast" (tb/fast/, Python wakes per

@@ -2,28 +2,75 @@
 
   nicsim demo                  the devmem story on the RTL, with a report (docs/nicsim.md)
   nicsim replay CAPTURE.pcap   replay a capture through the driver on the RTL or the model
-  nicsim waves FILE.fst        render named signal groups of a waveform to PNG or SVG (or --gtkw: a GTKWave layout)
+  nicsim waves FILE.fst        render named signal groups of a waveform to PNG or SVG, DMA bursts decoded
+                               (--transactions: list them; --gtkw: a GTKWave layout)
   nicsim live                  the driver's TCP against the Linux stack in a namespace (root)
   nicsim cluster               N NIC/GPU pairs on a switch, all-to-all devmem TCP (docs/cluster.md)
+  nicsim scenario FILE.py      run your own driver scenarios (tb/scenario API) on the model or the RTL
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:                      # the CLI starts without the engine's imports
+    from nicsim.engine import ReplayResult
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with a one-line error: `nicsim replay: argument --mtu: ...` and exit status 2
+    (argparse's own prints the whole usage first)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+class CliError(Exception):
+    """A bad value found before the run starts: one line, exit status 2."""
 
 
 def _queues(text: str) -> list[int]:
+    """`7`, `6,7`, `4-7` (ranges inclusive, low to high)."""
     out: list[int] = []
-    for part in filter(None, text.split(",")):
-        if "-" in part:
-            a, b = part.split("-", 1)
-            out += range(int(a), int(b) + 1)
-        else:
-            out.append(int(part))
+    parts = [p.strip() for p in text.split(",")]
+    if not any(parts):
+        raise argparse.ArgumentTypeError(f"{text!r} names no queue (give e.g. 7, 6,7 or 4-7)")
+    for part in parts:
+        if not part:
+            continue
+        lo, dash, hi = part.partition("-")
+        try:
+            a = int(lo)
+            b = int(hi) if dash else a
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{part!r} is not a queue number or a range like 4-7") from None
+        if b < a:
+            raise argparse.ArgumentTypeError(f"{part!r} is an empty range (low to high: {b}-{a})")
+        out += range(a, b + 1)
     return out
+
+
+def _number(cast: Callable[[str], float], low: float, *, above: bool = False, why: str = "",
+            noun: str = "a number") -> Callable[[str], Any]:
+    """An argparse type: `cast(text)` (ints also as 0x..), at least `low` (above it with
+    `above`); the messages name the value, never this function."""
+    def parse(text: str) -> Any:
+        try:
+            v = int(text, 0) if cast is int else cast(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {noun}") from None
+        if v < low or (above and v == low):
+            raise argparse.ArgumentTypeError(
+                f"{text}: {why or (f'must be above {low:g}' if above else f'must be at least {low:g}')}")
+        return v
+    parse.__name__ = noun.split()[-1]
+    return parse
 
 
 def _rss_key(text: str) -> bytes:
@@ -44,6 +91,44 @@ def _steer(text: str) -> dict:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _tap(text: str) -> str:
+    import re
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,15}", text):
+        raise argparse.ArgumentTypeError(f"{text!r}: an interface name is 1..15 letters, digits, '_', '.' or '-'")
+    return text
+
+
+def writable_file(path: str, what: str) -> Path:
+    """`path` can be written (its folder is made): else CliError, before any work is done.
+    The check leaves nothing behind."""
+    p = Path(path)
+    if p.is_dir():
+        raise CliError(f"{what} {path}: is a directory")
+    existed = p.exists()
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with open(p, "a"):
+            pass
+    except OSError as e:
+        raise CliError(f"{what} {path}: cannot write it ({e.strerror})") from None
+    if not existed:
+        p.unlink()
+    return p
+
+
+def writable_dir(path: str, what: str) -> Path:
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise CliError(f"{what} {path}: exists and is not a directory")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise CliError(f"{what} {path}: cannot create it ({e.strerror})") from None
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise CliError(f"{what} {path}: not writable")
+    return p
+
+
 def _say(msg: str) -> None:
     print(msg, flush=True)
 
@@ -53,9 +138,19 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from nicsim.engine import ReplayConfig
     from nicsim.pcap import PcapError, read_pcap
     try:
-        cap = read_pcap(args.capture)
-    except (PcapError, OSError) as e:
+        if args.backend == "model" and args.waves:
+            raise CliError("--waves needs --backend rtl")
+        for path, what in ((args.report, "--report"), (args.waves, "--waves")):
+            if path:
+                writable_file(path, what)
+        if args.dump_streams:
+            writable_dir(args.dump_streams, "--dump-streams")
+        cap = read_pcap(args.capture, strict=args.strict)
+    except (CliError, PcapError) as e:
         print(f"nicsim replay: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"nicsim replay: {args.capture}: {e.strerror}", file=sys.stderr)
         return 2
     for p in cap.problems:
         print(f"nicsim replay: warning: {p}", file=sys.stderr)
@@ -77,9 +172,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     try:
         if args.backend == "model":
-            if args.waves:
-                print("nicsim replay: --waves needs --backend rtl", file=sys.stderr)
-                return 2
             from nicsim.backends import run_model
             res = run_model(frames, cfg, problems, args.data_width, _say)
         else:
@@ -107,7 +199,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def summarize(res) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+def summarize(res: ReplayResult) -> list[tuple[str, str]]:
     from collections import Counter
     recs = res.records
     deliv = [r for r in recs if r["status"] == "delivered"]
@@ -148,20 +240,33 @@ def print_table(rows: list[tuple[str, str]]) -> None:
     print(flush=True)
 
 
-def print_summary(res, wall: float) -> None:  # type: ignore[no-untyped-def]
+def print_summary(res: ReplayResult, wall: float) -> None:
     print_table(summarize(res) + [("wall time", f"{wall:.1f} s")])
 
 
 # ------------------------------------------------------------------------------------ waves
 def cmd_waves(args: argparse.Namespace) -> int:
-    from nicsim.waves import WaveError, render, write_gtkw
+    from nicsim.waves import WaveError, render, transactions, write_gtkw
     try:
+        if args.output:
+            ok = (".csv", ".txt") if args.transactions else (".png", ".svg")
+            if Path(args.output).suffix.lower() not in ok:
+                raise CliError(f"-o {args.output}: write {' or '.join(ok)}"
+                               + (" with --transactions" if args.transactions else " (a picture)"))
+            writable_file(args.output, "-o")
         if args.gtkw:
+            writable_file(args.gtkw, "--gtkw")
+        if args.transactions:
+            text, out = transactions(args.file, args.output, start=args.start, end=args.end)
+            if out is None:
+                sys.stdout.write(text)
+                return 0
+        elif args.gtkw:
             out = write_gtkw(args.file, args.gtkw, groups=args.group, extra=args.signal)
         else:
             out = render(args.file, args.output, groups=args.group, start=args.start, end=args.end,
                          frame=args.frame, window=args.window, extra=args.signal)
-    except (WaveError, OSError) as e:
+    except (WaveError, CliError, OSError) as e:
         print(f"nicsim waves: {e}", file=sys.stderr)
         return 2
     _say(f"waves: wrote {out}")
@@ -171,6 +276,9 @@ def cmd_waves(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------- live
 def cmd_live(args: argparse.Namespace) -> int:
     from nicsim.live_net import probe
+    if not 68 <= args.mtu <= 9000:
+        print(f"nicsim live: --mtu {args.mtu}: between 68 and 9000", file=sys.stderr)
+        return 2
     if not 0 <= args.drop_rate < 1:
         print("nicsim live: --drop-rate is a probability in [0, 1)", file=sys.stderr)
         return 2
@@ -235,9 +343,47 @@ def cmd_live(args: argparse.Namespace) -> int:
                                          if args.backend == "rtl" else "")),
     ]
     print_table(rows)
-    for e in res.errors:
-        print(f"nicsim live: {e}", file=sys.stderr)
+    for err in res.errors:
+        print(f"nicsim live: {err}", file=sys.stderr)
     return 0 if res.ok else 1
+
+
+def cmd_scenario(args: argparse.Namespace) -> int:
+    from tb.scenario.runner import ScenarioFileError, load, run_model, run_rtl
+    if args.backend == "model" and (args.waves or args.testbench != "fast"):
+        print("nicsim scenario: --waves and --testbench need --backend rtl", file=sys.stderr)
+        return 2
+    try:
+        names = [n for n, _ in load(args.file)]
+    except ScenarioFileError as e:
+        print(f"nicsim scenario: {e}", file=sys.stderr)
+        return 2
+    unknown = [n for n in args.only or [] if n not in names]
+    if unknown:
+        print(f"nicsim scenario: {args.file} has no scenario {', '.join(unknown)} (it has: "
+              f"{', '.join(names)})", file=sys.stderr)
+        return 2
+    _say(f"scenario: {args.file}: {len(names)} scenario(s) on the {args.backend} (DATA_W={args.data_width}"
+         + (f", {args.testbench} testbench" if args.backend == "rtl" else "") + ")")
+    t0 = time.monotonic()
+    if args.backend == "model":
+        res = run_model(args.file, args.data_width, seed=args.seed or 0, only=args.only)
+    else:
+        if args.only:
+            print("nicsim scenario: --only needs --backend model (on the RTL every scenario of the "
+                  "file runs)", file=sys.stderr)
+            return 2
+        try:
+            res = run_rtl(args.file, args.data_width, seed=args.seed, testbench=args.testbench,
+                          waves=args.waves, name=f"nicsim-scenario-{Path(args.file).stem}")
+        except AssertionError as e:            # the build or the simulator failed
+            print(f"nicsim scenario: {str(e).splitlines()[0]}", file=sys.stderr)
+            return 1
+    for o in res:
+        _say(f"  {'PASS' if o.ok else 'FAIL'}  {o.name}  ({o.seconds:.1f} s)" + ("" if o.ok else f"\n        {o.error}"))
+    bad = sum(not o.ok for o in res)
+    _say(f"scenario: {len(res) - bad} passed, {bad} failed in {time.monotonic() - t0:.1f} s")
+    return 1 if bad else 0
 
 
 # ---------------------------------------------------------------------------------- cluster
@@ -250,16 +396,6 @@ def _size(text: str) -> int:
     if unit not in units or not num.isdigit():
         raise argparse.ArgumentTypeError(f"{text!r} is not a byte count (e.g. 65536, 64K, 4MiB)")
     return int(num) * units[unit]
-
-
-def _one_line_errors(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """A bad command line of `p` is one line on stderr, `PROG: [EINVAL] message`, and exit 2
-    (argparse's default prints the whole usage first)."""
-    def error(message: str):
-        print(f"{p.prog}: [EINVAL] {message} (see --help)", file=sys.stderr)
-        raise SystemExit(2)
-    p.error = error                                  # type: ignore[method-assign]
-    return p
 
 
 def cmd_cluster(args: argparse.Namespace) -> int:
@@ -312,6 +448,11 @@ def cmd_cluster(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from nicsim.demo import main as demo_main
+    try:
+        writable_dir(args.out, "--out")
+    except CliError as e:
+        print(f"nicsim demo: {e}", file=sys.stderr)
+        return 2
     return demo_main(args)
 
 
@@ -325,14 +466,15 @@ def _add_testbench(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="nicsim", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    ap = Parser(prog="nicsim", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", metavar="COMMAND", required=True)
 
     d = sub.add_parser("demo", help="the end-to-end devmem story on the RTL, with a report")
     d.add_argument("--data-width", type=int, default=64, choices=[64, 128, 256, 512])
-    d.add_argument("--frames-per-flow", type=int, default=16, help="frames of each ordinary flow (default 16)")
-    d.add_argument("--devmem-bytes", type=int, default=32 << 10, help="bytes of the devmem flow (default 32 KiB)")
+    d.add_argument("--frames-per-flow", type=_number(int, 0), default=16,
+                   help="frames of each ordinary flow (default 16)")
+    d.add_argument("--devmem-bytes", type=_number(int, 0), default=32 << 10,
+                   help="bytes of the devmem flow, any size (default 32 KiB)")
     d.add_argument("--out", default="build/demo", help="report folder (default build/demo)")
     d.add_argument("--no-waves", action="store_true", help="no waveform, no waveform snapshot")
     d.add_argument("--backend", choices=["rtl", "model"], default="rtl")
@@ -347,13 +489,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--data-width", type=int, default=64, choices=[64, 128, 256, 512],
                    help="MAC width in bits (DMA is twice that); default 64")
     r.add_argument("--rss-key", type=_rss_key, default=None, help="40-byte Toeplitz key in hex")
-    r.add_argument("--rss-equal", type=int, default=None,
+    r.add_argument("--rss-equal", type=_number(int, 1), default=None,
                    help="spread RSS over queues 0..N-1 (default: the queues below the first devmem queue, else all)")
     r.add_argument("--steer", type=_steer, action="append", metavar="RULE",
                    help="n-tuple rule, e.g. proto=tcp,dst-port=5201,queue=7 (repeatable)")
     r.add_argument("--devmem-queues", type=_queues, default=None, metavar="LIST",
                    help="bind a dma-buf (device memory) to these queues, e.g. 7 or 6,7 or 4-7")
-    r.add_argument("--mtu", type=int, default=1500, help="MTU (frame limit = MTU + 22); default 1500")
+    r.add_argument("--mtu", type=_number(int, 68), default=1500, help="MTU (frame limit = MTU + 22); default 1500")
     r.add_argument("--no-pad", action="store_true", help="do not pad frames under 60 bytes as a MAC would")
     r.add_argument("--rx-mpb", action="store_true",
                    help="multi-packet payload buffers and completion batches on (ethtool --set-priv-flags "
@@ -362,29 +504,41 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--dump-streams", metavar="DIR", help="TCP streams received on devmem queues, one .bin each")
     r.add_argument("--waves", metavar="FILE.fst", help="record an FST waveform (rtl only)")
     r.add_argument("--seed", type=int, default=None)
+    r.add_argument("--strict", action="store_true",
+                   help="refuse a corrupt or truncated capture (exit 2) instead of replaying the records before it")
     r.set_defaults(func=cmd_replay)
 
     lv = sub.add_parser("live", help="the driver's TCP against the Linux TCP stack (needs root)")
     lv.add_argument("--backend", choices=["model", "rtl"], default="model")
     _add_testbench(lv)
-    lv.add_argument("--bytes", type=int, default=1 << 20, help="bytes each way (default 1 MiB)")
+    lv.add_argument("--bytes", type=_number(int, 1, why="send at least 1"), default=1 << 20, help="bytes each way (default 1 MiB)")
     lv.add_argument("--drop-rate", type=float, default=0.0,
                     help="probability of dropping a frame in the bridge, both directions")
     lv.add_argument("--seed", type=int, default=1)
     lv.add_argument("--mtu", type=int, default=1500)
-    lv.add_argument("--tap", default="nicsim0", help="TAP device name (inside the private namespace)")
+    lv.add_argument("--tap", type=_tap, default="nicsim0", help="TAP device name (inside the private namespace)")
     lv.add_argument("--data-width", type=int, default=None, choices=[64, 512],
                     help="rtl: MAC width in bits (DMA twice that); default 64")
-    lv.add_argument("--timeout", type=float, default=None,
+    lv.add_argument("--timeout", type=_number(float, 0, above=True), default=None,
                     help="wall seconds before giving up (default 300 on the model, 3600 on the RTL)")
     lv.add_argument("--only", choices=["rx", "tx"], default=None, help="one direction only")
-    lv.add_argument("--rto-min-us", type=float, default=None,
+    lv.add_argument("--rto-min-us", type=_number(float, 0, above=True), default=None,
                     help="rtl: the driver's rto_min in simulated microseconds (default 200; initial RTO 5x)")
     lv.add_argument("--sim-seed", type=int, default=None, help="rtl: cocotb random seed")
     lv.set_defaults(func=cmd_live)
 
-    c = _one_line_errors(sub.add_parser(
-        "cluster", help="N NIC/GPU pairs on a switch, all-to-all devmem TCP (docs/cluster.md)"))
+    sc = sub.add_parser("scenario", help="run the driver scenarios of a Python file on the model or the RTL")
+    sc.add_argument("file", help="a .py file with `async def scenario...(env)` functions (docs/scenarios.md)")
+    sc.add_argument("--backend", choices=["model", "rtl"], default="model")
+    _add_testbench(sc)
+    sc.add_argument("--data-width", type=int, default=64, choices=[64, 128, 256, 512],
+                    help="MAC width in bits (DMA is twice that); default 64")
+    sc.add_argument("--seed", type=int, default=None, help="the environments' seed (rtl: cocotb's)")
+    sc.add_argument("--waves", action="store_true", help="rtl: record build/waves/nicsim-scenario-<file>.fst")
+    sc.add_argument("--only", action="append", metavar="NAME", help="model: run only this scenario (repeatable)")
+    sc.set_defaults(func=cmd_scenario)
+
+    c = sub.add_parser("cluster", help="N NIC/GPU pairs on a switch, all-to-all devmem TCP (docs/cluster.md)")
     c.add_argument("--nics", type=int, default=4, help="NICs (each with its host and GPU), 2..16; default 4")
     c.add_argument("--bytes-per-pair", type=_size, default=256 << 10, metavar="B",
                    help="bytes each GPU sends to each other GPU (65536, 64K, 4MiB); default 256K")
@@ -412,7 +566,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rtl: Verilator threads of the model (docs/cluster.md: measured); default 1")
     c.add_argument("--sim-seed", type=int, default=None, help="rtl: cocotb random seed")
     c.add_argument("--out", default="build/cluster", help="report folder (default build/cluster)")
-    c.set_defaults(func=cmd_cluster, parser=c)
+    c.set_defaults(func=cmd_cluster)
 
     w = sub.add_parser("waves", help="render signal groups of an FST waveform to PNG or SVG")
     w.add_argument("file", help="FST file (from --waves, make waves or WAVES=1)")
@@ -420,19 +574,25 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--group", action="append", default=None,
                    help="signal group (repeatable): rx, dma, csr, tx, queues, all (default rx,dma,csr)")
     w.add_argument("--signal", action="append", default=None, help="extra signal by (partial) name")
-    w.add_argument("--start", type=float, default=None, help="window start, ns")
-    w.add_argument("--end", type=float, default=None, help="window end, ns")
-    w.add_argument("--frame", type=int, default=None, help="centre on the Nth frame on the RX stream (0-based)")
-    w.add_argument("--window", type=float, default=None, help="window width in ns around --frame (default: from just before the frame to 600 ns after its last beat)")
+    w.add_argument("--start", type=_number(float, 0, why="a time in ns, from 0", noun="a time in ns"), default=None, help="window start, ns")
+    w.add_argument("--end", type=_number(float, 0, why="a time in ns, from 0", noun="a time in ns"), default=None, help="window end, ns")
+    w.add_argument("--frame", type=_number(int, 0, why="frames count from 0", noun="a frame number"), default=None,
+                   help="centre on the Nth frame on the RX stream (0-based, counted over the whole file)")
+    w.add_argument("--window", type=_number(float, 0, above=True), default=None, help="window width in ns around --frame (default: from just before the frame to 600 ns after its last beat)")
     w.add_argument("--gtkw", metavar="FILE.gtkw", default=None,
                    help="write a GTKWave save file of the groups (default: all) instead of a picture")
+    w.add_argument("--transactions", action="store_true",
+                   help="list every AXI transaction of the DMA master (time, kind, queue, memory, address, "
+                        "bytes) instead of a picture: text on stdout, or to -o FILE (.csv: CSV)")
     w.set_defaults(func=cmd_waves)
+    for subparser in sub.choices.values():   # main() names the subcommand in an unknown-argument error
+        subparser.set_defaults(parser=subparser)
     return ap
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = build_parser()
     args, extra = ap.parse_known_args(argv)
-    if extra:                                        # the subcommand's parser says it (cluster: one line)
-        getattr(args, "parser", ap).error(f"unrecognized arguments: {' '.join(extra)}")
+    if extra:                       # said by the subcommand's Parser: "nicsim cluster: unrecognized ..."
+        args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
     return int(args.func(args) or 0)

@@ -20,6 +20,11 @@ import random
 import time
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:                      # imported when the run starts (the CLI starts fast)
+    from nicsim.dma import Txn
+    from nicsim.engine import ReplayResult
 
 DEVMEM_PORT = 5201
 DEVMEM_QUEUE = 7
@@ -38,24 +43,24 @@ def build_traffic(frames_per_flow: int, devmem_bytes: int, seed: int) -> tuple[l
     # this client saw (the replay engine gives our passive socket the ISS the client's
     # handshake ACK acknowledges, as a TCP_REPAIR socket would take it).
     server_iss = rng.getrandbits(32)
-    dm_frames = [devmem.syn(), devmem.handshake_ack(server_iss)] + devmem.next_frames(1 << 30)
+    dm_frames = [devmem.syn(), devmem.handshake_ack(server_iss)] + devmem.all_frames()
     flows = [Flow(proto="tcp" if i % 2 == 0 else "udp", ipv6=i >= 4, sport=41000 + 97 * i,
                   dport=6000 + i) for i in range(8)]
-    other = []
+    other: list[bytes] = []
     for k in range(frames_per_flow):
         for i, f in enumerate(flows):
             n = 1 + (k * 211 + i * 57) % min(1400, f.max_payload())
             other.append(build(f, pattern(n, period=7, start=k), seq=1000 + k * 1400))
-    bad = [bytes(40), bytes(2000), bytearray(build(Flow(), b"x" * 100))]
-    bad[2][14] = 0x35                       # IPv4 with IHL 5 but version 3: header error
-    bad = [bytes(b) for b in bad]
+    hdr_err = bytearray(build(Flow(), b"x" * 100))
+    hdr_err[14] = 0x35                      # IPv4 with IHL 5 but version 3: header error
+    bad = [bytes(40), bytes(2000), bytes(hdr_err)]
     # interleave: the devmem flow, ordinary flows, and the bad frames spread through
     out: list[bytes] = []
     oi = 0
     per = max(1, len(other) // max(len(dm_frames), 1))
     todo = list(bad)
-    for j, f in enumerate(dm_frames):
-        out.append(f)
+    for j, frame in enumerate(dm_frames):
+        out.append(frame)
         out += other[oi:oi + per]
         oi += per
         if j % 3 == 2 and todo:
@@ -126,7 +131,13 @@ def main(args: argparse.Namespace) -> int:
     return 0 if ok and res.stats["cpu_reads_of_device_memory"] == 0 else 1
 
 
-def write_report(out_dir: Path, res, rows, waves: str | None) -> Path:  # type: ignore[no-untyped-def]
+def _cell(text: str) -> str:
+    """A Markdown table cell: a `|` in the text ("frames split (header | payload)") would end
+    the cell."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def write_report(out_dir: Path, res: ReplayResult, rows: list[tuple[str, str]], waves: str | None) -> Path:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -169,18 +180,31 @@ def write_report(out_dir: Path, res, rows, waves: str | None) -> Path:  # type: 
     fig.savefig(out_dir / "drops.png", dpi=100)
     plt.close(fig)
 
-    snap = None
+    snap: Path | None = None
+    bursts: list[Txn] = []
     if waves and Path(waves).is_file():
-        from nicsim.waves import render
-        first_dm = next((r["frame"] for r in recs if r["payload_in"] == "device"), 0)
-        snap = render(waves, out_dir / "waves.png", groups=["rx", "dma"], frame=first_dm)
+        from nicsim.waves import WaveError, frame_dma_window, render
+        try:
+            # zoomed on the bursts of the first devmem frame: header to host, payload to the
+            # GPU, completion, as the decoded DMA rows label them
+            t0, t1, bursts = frame_dma_window(waves, DEVMEM_QUEUE)
+            snap = render(waves, out_dir / "waves.png", groups=["dma"], start=t0, end=t1,
+                          caption=f"the DMA of the first frame whose payload went to device memory "
+                                  f"(RX queue {DEVMEM_QUEUE})")
+        except WaveError as e:
+            print(f"demo: no waveform picture: {e}")
     md = ["# nicsim demo: RSS and a steered devmem flow", "", "| | |", "|---|---|"]
-    md += [f"| {k} | {v} |" for k, v in rows]
+    md += [f"| {_cell(k)} | {_cell(v)} |" for k, v in rows]
     md += ["", "![frames per queue](queues.png)", "", "![bytes per memory](memory.png)", "",
            "![drops by reason](drops.png)", ""]
     if snap:
-        md += ["Waveform around the first frame whose payload went to device memory:", "",
-               "![waveform](waves.png)", ""]
+        md += [f"The DMA of the first frame whose payload went to device memory (RX queue "
+               f"{DEVMEM_QUEUE}), decoded from `demo.fst` (`nicsim waves demo.fst --start "
+               f"{bursts[0].time_ns - 40:.0f} --end {max(b.end_ns or b.time_ns for b in bursts) + 40:.0f}`; "
+               f"every transaction: `nicsim waves demo.fst --transactions`):", "",
+               "| time (ns) | burst | memory | address | bytes |", "|---|---|---|---|---|"]
+        md += [f"| {b.time_ns:.0f} | {b.kind} | {b.memory} | `0x{b.addr:x}` | {b.nbytes} |" for b in bursts]
+        md += ["", "![waveform](waves.png)", ""]
     md += ["Per-frame records: `records.jsonl` (the `nicsim replay --report` format).", ""]
     path = out_dir / "report.md"
     path.write_text("\n".join(md))

@@ -17,19 +17,21 @@ gone.
 """
 from __future__ import annotations
 
+import dataclasses
 import errno
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from driver import ethtool
+from driver import ethtool, regs
 from driver.errors import KernelError
-from driver.headers import AF_INET, AF_INET6, IPPROTO_TCP, HeaderError, TcpFlags, parse_headers
+from driver.headers import AF_INET, AF_INET6, IPPROTO_TCP, HeaderError, IpAddress, PacketHeaders, TcpFlags, parse_headers
 from driver.kernel import Kernel
-from driver.netdev import COUNTERS, Netdev
+from driver.netdev import COUNTERS, Netdev, NetdevRxQueue
 from driver.rx_queue import RxFrame
+from driver.skbuff import SkBuff
 from driver.socket import SOCK_STREAM, Socket
 from models.host_memory import PAGE_SIZE
 from models.rss import Classifier, RssType
@@ -101,7 +103,14 @@ def parse_steer(text: str) -> dict[str, Any]:
                 rule[k] = int(rule[k], 0)
             except ValueError:
                 raise ValueError(f"steer rule {text!r}: {k}={rule[k]!r} is not a number") from None
-    steer_spec(rule)   # validate now
+    if "loc" in rule and not 0 <= rule["loc"] < regs.STEER_MAX:
+        raise ValueError(f"steer rule {text!r}: loc={rule['loc']}: the NIC has rule locations "
+                         f"0..{regs.STEER_MAX - 1}")
+    spec = steer_spec(rule)
+    try:   # everything but the queue, which validate() checks against the NIC's queues
+        ethtool.check_spec(dataclasses.replace(spec, action=0), ethtool.MAX_QUEUES)
+    except KernelError as e:
+        raise ValueError(f"steer rule {text!r}: {e.extack or e}") from None
     return rule
 
 
@@ -120,6 +129,10 @@ def steer_spec(rule: dict[str, Any]) -> ethtool.NtupleSpec:
                               dst_port=rule.get("dst-port"), loc=rule.get("loc"))
 
 
+FlowKey = tuple[int, IpAddress, int, IpAddress, int]
+"""(family, local address, local port, remote address, remote port) of a TCP connection."""
+
+
 # ---------------------------------------------------------------------------- the driver side
 class RecordingNetdev(Netdev):
     """The reference driver, noting every frame NAPI takes off a completion ring."""
@@ -128,7 +141,7 @@ class RecordingNetdev(Netdev):
         super().__init__(*a, **kw)
         self.polled: list[tuple[int, RxFrame]] = []
 
-    def _build_skb(self, q, frame):  # type: ignore[no-untyped-def]
+    def _build_skb(self, q: NetdevRxQueue, frame: RxFrame) -> SkBuff | None:
         self.polled.append((q.index, frame))
         return super()._build_skb(q, frame)
 
@@ -179,7 +192,7 @@ def validate(cfg: ReplayConfig, nq: int = 8) -> None:
         raise ValueError(f"--mtu {cfg.mtu}: between 68 and 9216")
 
 
-async def replay(env: Any, frames: list[bytes | None], cfg: ReplayConfig,
+async def replay(env: Any, frames: Sequence[bytes | None], cfg: ReplayConfig,
                  problems: list[str | None] | None = None,
                  progress: Callable[[str], None] = print) -> ReplayResult:
     """Replay `frames` (None = a capture record that cannot be replayed, reason in
@@ -218,8 +231,8 @@ async def replay(env: Any, frames: list[bytes | None], cfg: ReplayConfig,
 
     # Listen on every port a SYN goes to, so the socket layer accepts those connections.
     listeners: dict[tuple[int, int], Socket] = {}
-    handshake_acks: dict[tuple, int] = {}
-    syns: set[tuple] = set()
+    handshake_acks: dict[FlowKey, int] = {}
+    syns: set[FlowKey] = set()
     for f in frames:
         h = _headers(f)
         if not h or h.protocol != IPPROTO_TCP:
@@ -230,12 +243,12 @@ async def replay(env: Any, frames: list[bytes | None], cfg: ReplayConfig,
             kernel.tcp.repair_iss[(h.family, h.saddr, h.sport, h.daddr, h.dport)] = h.seq
         elif TcpFlags.SYN in h.flags:
             syns.add((h.family, h.daddr, h.dport, h.saddr, h.sport))
-            key = (h.family, h.dport)
-            if key not in listeners:
+            lkey = (h.family, h.dport)
+            if lkey not in listeners:
                 s = kernel.socket(h.family, SOCK_STREAM)
                 s.bind(("::" if h.family == AF_INET6 else "0.0.0.0", h.dport))
                 s.listen()
-                listeners[key] = s
+                listeners[lkey] = s
         elif TcpFlags.ACK in h.flags and not h.flags & TcpFlags.RST:
             # The client's first ACK after its SYN (the handshake's third segment)
             # acknowledges the server's ISS + 1: what a capture of one direction only
@@ -258,6 +271,7 @@ async def replay(env: Any, frames: list[bytes | None], cfg: ReplayConfig,
                         break
                     raise
                 sk = s.sk
+                assert sk is not None, "accept() returns a connected socket"
                 name = conn_name(sk.family, sk.raddr, sk.rport, sk.laddr, sk.lport)
                 conns[name] = Conn(name, Reader(s, dmabufs, withhold=True))
         for c in conns.values():
@@ -316,7 +330,7 @@ async def replay(env: Any, frames: list[bytes | None], cfg: ReplayConfig,
                        payload_len=fr.payload_len, split=fr.split,
                        payload_in=("device" if q in bound else "host") if fr.payload_len else None)
             h = _headers(wire)
-            if h and h.protocol == IPPROTO_TCP and fr.payload_len:
+            if h and h.protocol == IPPROTO_TCP:   # a connection's frames, even without payload
                 conn_queues.setdefault(conn_name(h.family, h.saddr, h.sport, h.daddr, h.dport),
                                        set()).add(q)
             drain()
@@ -334,11 +348,11 @@ async def replay(env: Any, frames: list[bytes | None], cfg: ReplayConfig,
     drain()
 
     streams: dict[str, dict[str, Any]] = {}
-    for name, c in conns.items():
+    for name, conn in conns.items():
         on_devmem = bool(conn_queues.get(name, set()) & bound)
-        r = c.reader
+        r = conn.reader
         streams[name] = {"bytes": len(r.got), "devmem_bytes": r.devmem_bytes,
-                         "linear_bytes": r.linear_bytes, "tokens_returned": c.tokens_returned,
+                         "linear_bytes": r.linear_bytes, "tokens_returned": conn.tokens_returned,
                          "eof": r.eof, "devmem_queue": on_devmem,
                          "queues": sorted(conn_queues.get(name, set()))}
         if cfg.dump_streams and on_devmem:
@@ -353,7 +367,7 @@ async def replay(env: Any, frames: list[bytes | None], cfg: ReplayConfig,
     return ReplayResult(records, streams, stats)
 
 
-def _headers(frame: bytes | None):  # type: ignore[no-untyped-def]
+def _headers(frame: bytes | None) -> PacketHeaders | None:
     if not frame:
         return None
     try:

@@ -35,7 +35,7 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -44,11 +44,13 @@ from driver.clock import WallClock
 from driver.errors import KernelError
 from driver.headers import AF_INET
 from driver.kernel import Kernel
+from driver.devmem import NetlinkSocket
 from driver.neigh import mac_bytes
 from driver.netdev import Netdev
 from driver.socket import (MSG_ZEROCOPY, SCM_DEVMEM_DMABUF,
                            SO_ZEROCOPY, SOCK_STREAM, SOL_SOCKET)
 from driver.tcp import TcpState
+from models.device_memory import DmaBuf
 from models.host_memory import PAGE_SIZE
 from nicsim.live_net import LiveNet, LiveNetConfig
 from tb.scenario import Reader
@@ -120,6 +122,16 @@ class LiveResult:
 
 def pattern(n: int, seed: int) -> bytes:
     return random.Random(seed).randbytes(n)
+
+
+Pump = Callable[[Callable[[], str]], Awaitable[None]]
+"""One round of the bridge and the driver; its argument says where the run is (progress)."""
+
+
+def _sim_since(env: LiveEnv, t0: int | None) -> int | None:
+    """Simulated ns since `t0` (an earlier `env.sim_ns()`); None on a backend without time."""
+    now = env.sim_ns()
+    return None if now is None or t0 is None else now - t0
 
 
 class LiveEnv(Protocol):
@@ -317,21 +329,19 @@ async def run_live(cfg: LiveConfig, env: LiveEnv | None = None,
                 raise TimeoutError(f"live: no end after {cfg.timeout_s:g} s wall: {status()}")
             if time.monotonic() - last[0] > 1.0:
                 last[0] = time.monotonic()
-                t = env.sim_ns()
-                progress(status() + ("" if t is None else f", simulated {(t - sim0) / 1e6:.3f} ms"))
+                d = _sim_since(env, sim0)
+                progress(status() + ("" if d is None else f", simulated {d / 1e6:.3f} ms"))
             if not n:
                 await env.idle()
 
         if cfg.rx:
             t = env.sim_ns()
             await _devmem_rx(cfg, ncfg, net, kernel, nd, rx_buf, rx_id, socks, res, pump, progress, env)
-            if t is not None:
-                res.rx_sim_ns = env.sim_ns() - t
+            res.rx_sim_ns = _sim_since(env, t)
         if cfg.tx:
             t = env.sim_ns()
             await _devmem_tx(cfg, ncfg, net, kernel, nd, hw, nl, socks, res, pump, progress, env)
-            if t is not None:
-                res.tx_sim_ns = env.sim_ns() - t
+            res.tx_sim_ns = _sim_since(env, t)
         res.linux = linux_counters(net)
         if res.linux.get("TcpInCsumErrors", 0):
             res.errors.append(f"Linux counted {res.linux['TcpInCsumErrors']} TCP checksum errors")
@@ -343,7 +353,7 @@ async def run_live(cfg: LiveConfig, env: LiveEnv | None = None,
             res.errors.append(f"the CPU read device memory {res.cpu_reads} times")
         await nd.stop()
         if sim0 is not None:
-            res.sim_ns = env.sim_ns() - sim0
+            res.sim_ns = _sim_since(env, sim0)
             res.cycles = env.cycles()
     finally:
         for s in socks:
@@ -363,7 +373,9 @@ def _rate(nbytes: int, wall_s: float, sim_ns: int | None) -> str:
     return out
 
 
-async def _devmem_rx(cfg, ncfg, net, kernel, nd, rx_buf, rx_id, socks, res, pump, progress, env):  # type: ignore[no-untyped-def]
+async def _devmem_rx(cfg: LiveConfig, ncfg: LiveNetConfig, net: LiveNet, kernel: Kernel, nd: Netdev,
+                     rx_buf: DmaBuf, rx_id: int, socks: list[socket.socket], res: LiveResult, pump: Pump,
+                     progress: Callable[[str], None], env: LiveEnv) -> None:
     """Linux sends `nbytes`; the driver reads them through the GPU accessor."""
     data = pattern(cfg.nbytes, cfg.seed)
     lst = kernel.socket(AF_INET, SOCK_STREAM)
@@ -415,13 +427,15 @@ async def _devmem_rx(cfg, ncfg, net, kernel, nd, rx_buf, rx_id, socks, res, pump
     if not res.rx_ok:
         res.errors.append(f"devmem RX: got {len(got)} B ({res.rx_devmem_bytes} via device memory), "
                           f"sent {len(data)} B, equal: {bytes(got) == data}")
-    sim = None if s0 is None else env.sim_ns() - s0
+    sim = _sim_since(env, s0)
     progress(f"live rx: {len(got)} B in {res.rx_wall_s:.2f} s wall ({_rate(len(got), res.rx_wall_s, sim)}), "
              f"{'byte-exact' if res.rx_ok else 'MISMATCH'}, {res.rx_devmem_bytes} B via device memory")
     lst.close()
 
 
-async def _devmem_tx(cfg, ncfg, net, kernel, nd, hw, nl, socks, res, pump, progress, env):  # type: ignore[no-untyped-def]
+async def _devmem_tx(cfg: LiveConfig, ncfg: LiveNetConfig, net: LiveNet, kernel: Kernel, nd: Netdev,
+                     hw: Any, nl: NetlinkSocket, socks: list[socket.socket], res: LiveResult, pump: Pump,
+                     progress: Callable[[str], None], env: LiveEnv) -> None:
     """The driver sends `nbytes` from a dma-buf; Linux receives them."""
     size = -(-cfg.nbytes // PAGE_SIZE) * PAGE_SIZE
     tx_buf = hw.dev.export_dmabuf(size, chunk_size=16 * PAGE_SIZE)
@@ -503,7 +517,7 @@ async def _devmem_tx(cfg, ncfg, net, kernel, nd, hw, nl, socks, res, pump, progr
                           f"equal: {bytes(received) == data}")
     if not res.tx_notified:
         res.errors.append(f"devmem TX: notifications {notes} for {calls} calls")
-    sim = None if s0 is None else env.sim_ns() - s0
+    sim = _sim_since(env, s0)
     progress(f"live tx: {len(received)} B in {res.tx_wall_s:.2f} s wall ({_rate(len(received), res.tx_wall_s, sim)}), "
              f"{'byte-exact' if res.tx_ok else 'MISMATCH'}, notifications {notes}")
     sock.close()

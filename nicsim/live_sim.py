@@ -50,7 +50,7 @@ class RtlLiveEnv:
     def __init__(self, tb: NicTb, idle_cycles: int = IDLE_CYCLES) -> None:
         self.tb = tb
         self.hw = tb
-        tb.clock = SimClock(lambda: get_sim_time("ns"))   # type: ignore[attr-defined]
+        tb.clock = SimClock(lambda: get_sim_time("ns"))
         self.idle_cycles = idle_cycles
         self.t0_ns = int(get_sim_time("ns"))
 

@@ -4,8 +4,11 @@
 the reason it cannot be replayed) plus `problems`, human-readable messages about the file.
 Handled: both byte orders, microsecond and nanosecond timestamps; a record cut short in the
 capture (caplen < wire length) is kept as a record that is not replayed; a file truncated in
-the middle of a record ends the capture there with a message. Link types other than Ethernet
-(1) and pcapng files are refused with a clear `PcapError`.
+the middle of a record ends the capture there with a message and a last record that is not
+replayed (`capture_cut`), and a record whose length is impossible (caplen over the snaplen
+and 256 KiB: a corrupt file) ends it with a `capture_corrupt` record. With `strict=True`
+those two raise `PcapError` instead. Link types other than Ethernet (1) and pcapng files
+are refused with a clear `PcapError`.
 """
 from __future__ import annotations
 
@@ -48,7 +51,8 @@ class Capture:
         return [r.data for r in self.records]
 
 
-def read_pcap(path: str | Path) -> Capture:
+def read_pcap(path: str | Path, strict: bool = False) -> Capture:
+    """Every record of the capture at `path`; see the module docstring for bad records."""
     raw = Path(path).read_bytes()
     if len(raw) < 24:
         if raw[:4] == b"\x0a\x0d\x0d\x0a":
@@ -69,23 +73,31 @@ def read_pcap(path: str | Path) -> Capture:
         raise PcapError(f"{path}: link type {linktype} ({name}), only Ethernet (1) can be "
                         "replayed into the NIC's MAC")
     cap = Capture(str(path), linktype, snaplen)
+
+    def stop(msg: str, rec: Record) -> None:
+        """The capture ends here: refused with --strict, else a record not replayed."""
+        if strict:
+            raise PcapError(msg + " (--strict)")
+        cap.problems.append(msg)
+        cap.records.append(rec)
+
     pos = 24
     while pos < len(raw):
         index = len(cap.records)
         if pos + 16 > len(raw):
-            cap.problems.append(f"{path}: file truncated in the header of record {index} "
-                                f"(byte {pos}, {len(raw) - pos} of 16 bytes): {index} frames read")
+            stop(f"{path}: file truncated in the header of record {index} (byte {pos}, "
+                 f"{len(raw) - pos} of 16 bytes): {index} frames read", Record(index, 0.0, None, 0, "capture_cut"))
             break
         sec, frac, caplen, wirelen = struct.unpack(endian + "IIII", raw[pos:pos + 16])
+        ts = sec + frac / ticks
         if caplen > max(snaplen, 262144) or caplen > 0x40000:
-            cap.problems.append(f"{path}: record {index} claims {caplen} bytes (snaplen "
-                                f"{snaplen}): corrupt file, stopped after {index} frames")
+            stop(f"{path}: record {index} claims {caplen} bytes (snaplen {snaplen}): corrupt file, "
+                 f"stopped after {index} frames", Record(index, ts, None, wirelen, "capture_corrupt"))
             break
         body = raw[pos + 16:pos + 16 + caplen]
-        ts = sec + frac / ticks
         if len(body) < caplen:
-            cap.problems.append(f"{path}: file truncated in record {index} ({len(body)} of "
-                                f"{caplen} bytes): {index} frames read")
+            stop(f"{path}: file truncated in record {index} ({len(body)} of {caplen} bytes): "
+                 f"{index} frames read", Record(index, ts, None, wirelen, "capture_cut"))
             break
         rec = Record(index, ts, bytes(body), wirelen)
         if caplen < wirelen:

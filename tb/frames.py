@@ -48,6 +48,7 @@ def build(flow: Flow, payload: bytes, seq: int = 1000, ip_options: bytes = b"") 
         l2 = l2 / Dot1Q(vlan=100)
     elif flow.vlan_tags == 2:
         l2 = l2 / Dot1AD(vlan=200) / Dot1Q(vlan=100)
+    l3: IP | IPv6
     if flow.ipv6:
         l3 = IPv6(src=flow.src or "fd00::1", dst=flow.dst or "fd00::2")
     else:

@@ -3,30 +3,49 @@ the CSR bus and the DMA memory target that routes bus addresses to host memory o
 memory.
 
 Stream gaps, TX backpressure and DMA backpressure are random with a seeded generator, so a
-failing run can be repeated exactly with the seed the runner prints.
+failing run can be repeated exactly with the seed the runner prints. The DMA write slave's
+AWREADY either ignores W (cocotbext-axi's AxiSlave) or waits for the burst's write data
+(tb/axi_wr_slave.py), as `TrafficProfile.awready` says.
 """
 from __future__ import annotations
 
 import logging
+import os
 import random
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, Timer
-from cocotbext.axi import (AxiBus, AxiLiteBus, AxiLiteMaster, AxiSlave, AxiStreamBus,
-                           AxiStreamFrame, AxiStreamSink, AxiStreamSource)
+from cocotbext.axi import (AxiBus, AxiLiteBus, AxiLiteMaster, AxiSlave, AxiSlaveRead,
+                           AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStreamSource)
 
+from driver.clock import Clock as DriverClock
+from models.address_map import DEV_BASE, DEV_SIZE, HOST_BASE, HOST_SIZE
 from models.bus import DmaAddressSpace, DmaError
 from models.device_memory import DeviceMemory
 from models.host_memory import HostMemory
+from tb.axi_wr_slave import AwReady, AwWaitingAxiSlaveWrite
+from tb.watchdog import Watchdog, flushed, not_reset
 
 CLK_NS = 4                      # 250 MHz
-HOST_BASE = 0x0000_0001_0000_0000
-HOST_SIZE = 64 << 20
-DEV_BASE = 0x0000_0040_0000_0000     # a GPU BAR window
-DEV_SIZE = 64 << 20
+__all__ = ["CLK_NS", "DEV_BASE", "DEV_SIZE", "HOST_BASE", "HOST_SIZE", "NicTb", "TrafficProfile"]
+
+
+AWREADY_ENV = "DMA_AWREADY"
+
+
+def awready_default() -> AwReady:
+    """The DMA write slave behaviour of profiles that do not choose one: $DMA_AWREADY
+    (independent, after-wvalid or after-wlast), else independent."""
+    value = os.environ.get(AWREADY_ENV, "").strip()
+    if not value:
+        return AwReady.INDEPENDENT
+    try:
+        return AwReady.parse(value)
+    except ValueError as exc:
+        raise ValueError(f"{AWREADY_ENV}={value!r}: {exc}") from None
 
 
 @dataclass
@@ -38,6 +57,14 @@ class TrafficProfile:
     tx_stall: float = 0.0       # chance the MAC holds m_axis_tx_tready low in a cycle
     read_interleave: bool = False  # DMA read data of bursts with different IDs interleaves
                                    # beat by beat (fast harness only: cocotbext-axi cannot)
+    awready: AwReady = field(default_factory=lambda: awready_default())
+    """When the DMA write slave raises AWREADY for a burst: 'independent' (not looking at W),
+    'after-wvalid' (once the burst's first W beat was taken), 'after-wlast' (once all its W
+    beats were taken): tb/axi_wr_slave.py, docs/verification.md. Default: $DMA_AWREADY, else
+    'independent'. Fixed when the testbench is made."""
+
+    def __post_init__(self) -> None:
+        self.awready = AwReady.parse(self.awready)
 
     @classmethod
     def rough(cls) -> TrafficProfile:
@@ -67,6 +94,22 @@ class _BusTarget:
             raise
 
 
+def check_same_awready(made_with: AwReady, profile: TrafficProfile) -> None:
+    """ValueError unless `profile` keeps the write slave behaviour the testbench was made with."""
+    if profile.awready is not made_with:
+        raise ValueError(f"TrafficProfile.awready {profile.awready.value!r}: this testbench's DMA "
+                         f"write slave is {made_with.value!r} (chosen when the testbench is made)")
+
+
+@dataclass
+class DmaSlave:
+    """The DMA target when AWREADY waits for W: cocotbext-axi's read slave and our write
+    slave, with AxiSlave's two attributes."""
+
+    write_if: AwWaitingAxiSlaveWrite
+    read_if: AxiSlaveRead
+
+
 def _pause_gen(rng: random.Random, p: float) -> Iterator[bool]:
     while True:
         yield rng.random() < p
@@ -81,9 +124,14 @@ class NicTb:
         self.rng = random.Random(seed)
         self.data_bytes = len(dut.s_axis_rx_tdata) // 8
         self.dma_bytes = len(dut.m_axi_wdata) // 8
-        cocotb.start_soon(Clock(dut.clk, CLK_NS, unit="ns").start())
+        self.clk_gen = Clock(dut.clk, CLK_NS, unit="ns")
+        """cocotb's clock on `clk` (not `clock`: a NicHw's `clock` is the driver's time source)."""
+        self.clk_gen.start()
 
         self.host = HostMemory(HOST_BASE, HOST_SIZE)
+        self.clock: DriverClock | None = None
+        """The driver's time source (driver.netdev takes `hw.clock` for the TCP timers): none
+        by default; nicsim live sets a SimClock so the timers run on simulated time."""
         self.dev = DeviceMemory(DEV_BASE, DEV_SIZE)
         self.space = DmaAddressSpace(record_writes=True)
         self.space.add_region(self.host, "host")
@@ -95,12 +143,23 @@ class NicTb:
         self.rx = AxiStreamSource(AxiStreamBus.from_prefix(dut, "s_axis_rx"), dut.clk, dut.rst)
         self.tx = AxiStreamSink(AxiStreamBus.from_prefix(dut, "m_axis_tx"), dut.clk, dut.rst)
         self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
-        self.dma = AxiSlave(AxiBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst, target=_BusTarget(self.space, dut._log))
-        self.set_profile(profile or TrafficProfile())
+        profile = profile or TrafficProfile()
+        target = _BusTarget(self.space, dut._log)
+        bus = AxiBus.from_prefix(dut, "m_axi")
+        if profile.awready is AwReady.INDEPENDENT:
+            self.dma: AxiSlave | DmaSlave = AxiSlave(bus, dut.clk, dut.rst, target=target)
+        else:
+            self.dma = DmaSlave(AwWaitingAxiSlaveWrite(bus.write, dut.clk, dut.rst, target, profile.awready),
+                                AxiSlaveRead(bus.read, dut.clk, dut.rst, target=target))
+        self.awready = profile.awready
+        self.set_profile(profile)
         self.looped_frames: list[bytes] = []
         """With `loopback`: every frame that went from m_axis_tx back into s_axis_rx."""
         if loopback:
             cocotb.start_soon(self._loopback())
+        self.watchdog = Watchdog(dut)
+        """Fails the test when a CSR access waits too long (tb/watchdog.py); runs from reset()."""
+        self._reset_done = False
 
     async def _loopback(self) -> None:
         """A loopback cable: each frame the NIC sends on m_axis_tx is queued, whole and in
@@ -114,6 +173,7 @@ class NicTb:
         if profile.read_interleave:
             raise ValueError("TrafficProfile.read_interleave: cocotbext-axi's AxiSlave returns "
                              "read bursts whole; use the fast harness (tb/fast/) for interleaved reads")
+        check_same_awready(self.awready, profile)
         self.profile = profile
         gens = {
             self.rx: profile.rx_idle,
@@ -124,24 +184,54 @@ class NicTb:
             self.dma.read_if.ar_channel: profile.dma_stall,
             self.dma.read_if.r_channel: profile.dma_stall,
         }
+        waiting = self.dma.write_if if isinstance(self.dma.write_if, AwWaitingAxiSlaveWrite) else None
         for chan, p in gens.items():
-            if p > 0:
-                chan.set_pause_generator(_pause_gen(random.Random(self.rng.random()), p))
+            gen = _pause_gen(random.Random(self.rng.random()), p) if p > 0 else None
+            if waiting is not None and chan is waiting.aw_channel:
+                waiting.set_aw_pause_generator(gen)     # AW stalls combine with its wait for W
+            elif gen is not None:
+                chan.set_pause_generator(gen)
             else:
                 chan.clear_pause_generator()
+
+    @property
+    def w_before_aw(self) -> int:
+        """Write bursts whose first W beat the DMA slave took before their AW: every burst
+        of the waiting slaves (tb/axi_wr_slave.py); not counted (0) by cocotbext-axi's."""
+        wr = self.dma.write_if
+        return wr.bursts if isinstance(wr, AwWaitingAxiSlaveWrite) else 0
 
     async def reset(self) -> None:
         self.dut.rst.value = 1
         await ClockCycles(self.dut.clk, 8)
         self.dut.rst.value = 0
         await ClockCycles(self.dut.clk, 4)
+        self._reset_done = True
+        self.watchdog.start()
 
     # ------------------------------------------------------------------ NicHw for the driver
     async def read32(self, addr: int) -> int:
-        return await self.axil.read_dword(addr)
+        if not self._reset_done:
+            raise not_reset("read32", addr)
+        token = self.watchdog.begin("read32", addr)
+        try:
+            resp = await self.axil.read(addr, 4)
+        finally:
+            self.watchdog.end(token)
+        if resp is None:      # cocotbext-axi flushed it: reset rose while it waited
+            raise flushed("read32", addr)
+        return int.from_bytes(resp.data, "little")
 
     async def write32(self, addr: int, value: int) -> None:
-        await self.axil.write_dword(addr, value)
+        if not self._reset_done:
+            raise not_reset("write32", addr)
+        token = self.watchdog.begin("write32", addr)
+        try:
+            resp = await self.axil.write(addr, value.to_bytes(4, "little"))
+        finally:
+            self.watchdog.end(token)
+        if resp is None:
+            raise flushed("write32", addr)
 
     async def delay(self, ns: int) -> None:
         await Timer(ns, unit="ns")

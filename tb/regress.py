@@ -69,6 +69,9 @@ class Job:
 
     def rerun(self, bug: str) -> str:
         prefix = f"NIC_BUG={bug} " if bug else ""
+        awready = os.environ.get("DMA_AWREADY", "").strip()   # the DMA slave behaviour, if chosen
+        if awready:
+            prefix += f"DMA_AWREADY={awready} "
         return f"{prefix}COCOTB_RANDOM_SEED={self.seed} WAVES=1 {PY} -m pytest -p no:xdist '{self.nodeid}'"
 
 

@@ -12,6 +12,7 @@ holds the canary.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from driver.rx_queue import RxBuffer, RxFrame, RxQueue
@@ -21,10 +22,25 @@ from models.formats import CPL_BYTES
 from models.host_memory import HostMemory
 from models.nic_model import (INFO_COUNTERS, MpbCursor, Placement, PlacementConfig,
                               expected_placement, property_counts)
+from tb.failure import field_diff, sim_ns, waves_command
 
 CANARY = 0xA5
 PLACEMENT_MEMO = 1024     # distinct (frame, configuration) answers sent_frame remembers
 _CANARY_BYTE = bytes([CANARY])
+
+
+def _waves(start_ns: float | None, end_ns: float | None) -> str:
+    cmd = waves_command(start_ns, end_ns)
+    return f"\n  waves: {cmd}" if cmd else ""
+
+
+def _byte_diff(got: bytes, want: bytes) -> str:
+    """Where two byte strings differ: the count and the first few offsets with both values."""
+    bad = [i for i in range(min(len(got), len(want))) if got[i] != want[i]]
+    first = ", ".join(f"[{i}] rtl 0x{got[i]:02x} model 0x{want[i]:02x}" for i in bad[:4])
+    more = f" (+{len(bad) - 4} more)" if len(bad) > 4 else ""
+    size = f"; rtl {len(got)} bytes, model {len(want)}" if len(got) != len(want) else ""
+    return f"{len(bad)} bytes differ: {first}{more}{size}"
 
 
 def _canary_from(buf: bytes, start: int) -> bool:
@@ -39,6 +55,7 @@ class Expected:
     placement: Placement
     rss_hash: int = 0
     rss_type: int = 0
+    sent_ns: float | None = None    # simulation time the frame was queued on the MAC stream
 
 
 @dataclass
@@ -54,6 +71,7 @@ class Taken:
     finished: list[int] | None = None
     """Multi-packet buffers: the payload buffers the NIC finished with this frame (to post
     again); None: every payload buffer the frame used."""
+    taken_ns: float | None = None   # simulation time the driver took it off the ring
 
     def buffers(self) -> tuple[list[int], list[int]]:
         """(header, payload) buffer ids the frame is done with, to post again."""
@@ -90,6 +108,9 @@ class RxScoreboard:
     delivered_index: deque[int] = field(init=False)        # their index among sent frames
     delivered_payload: deque[bytes] = field(init=False)    # payload as the GPU read it
     _placements: dict[tuple, tuple[Placement, dict[str, int]]] = field(default_factory=dict, repr=False)
+    clock: Callable[[], float | None] = field(default=sim_ns, repr=False)
+    """Simulation time in ns (None outside a simulation): failure messages say when the frame
+    was sent and taken, with the `nicsim waves` command of that window."""
     _mpb: MpbCursor | None = field(default=None, repr=False)
     _mpb_pieces: dict[int, list[tuple[int, int]]] = field(default_factory=dict, repr=False)
     """Multi-packet buffers not finished yet: (byte offset, length) of each piece written."""
@@ -143,11 +164,12 @@ class RxScoreboard:
         for name, n in counts.items():           # the ingress kept it: the parser saw it
             self.info[name] += n
 
-        if p.dropped:
+        if p.drop_counter is not None:           # p.dropped
             self.dropped[p.drop_counter] = self.dropped.get(p.drop_counter, 0) + 1
         else:
             self.expected.append(Expected(self.sent - 1, frame, p,
-                                           cls.rss_hash if cls else 0, int(cls.rss_type) if cls else 0))
+                                           cls.rss_hash if cls else 0, int(cls.rss_type) if cls else 0,
+                                           self.clock()))
         return p
 
     def placement(self, frame: bytes, bad_fcs: bool = False) -> tuple[Placement, dict[str, int]]:
@@ -181,7 +203,10 @@ class RxScoreboard:
         """The bookkeeping half of `check`: match `got` with the model's next expected frame,
         take the buffer ids it must have used and the completion ring's bytes (which the
         NIC may overwrite once the driver moves on). Touches no buffer."""
-        assert self.expected, f"the NIC delivered a frame the model drops or never saw: {got}"
+        if not self.expected:
+            now = self.clock()
+            raise AssertionError(f"the NIC delivered a frame the model drops or never saw "
+                                 f"(taken at {now} ns): {got}" + _waves(now, now))
         exp = self.expected.popleft()
         p = exp.placement
         hdr_id = self.hdr_order.popleft() if p.split else 0
@@ -215,31 +240,36 @@ class RxScoreboard:
             raw = got.raw if len(got.raw) == len(got.completions) else [
                 self.host.read(self.cq_base + CPL_BYTES * ((cq_idx + i) % self.cq_size), CPL_BYTES)
                 for i in range(len(got.completions))]
-        return Taken(exp, hdr_id, pay_ids, cq_idx, got, raw, offs, finished)
+        return Taken(exp, hdr_id, pay_ids, cq_idx, got, raw, offs, finished, self.clock())
 
     def verify(self, t: Taken) -> bytes:
         """The comparing half of `check`: completions (decoded, and byte for byte when the
         ring's bytes were taken), header and payload bytes, canaries past them. Raises
         AssertionError on the first difference; returns the payload as the GPU read it."""
         exp, p, got = t.exp, t.exp.placement, t.got
-        where = f"frame #{exp.index} ({len(exp.frame)} bytes)"
+        when = ""
+        if exp.sent_ns is not None:
+            when = f", sent at {exp.sent_ns:.0f} ns" + (f", taken at {t.taken_ns:.0f} ns" if t.taken_ns is not None else "")
+        where = f"queue {self.queue} frame #{exp.index} ({len(exp.frame)} bytes{when})"
+        tail = _waves(exp.sent_ns, t.taken_ns)
         want = p.completions(t.hdr_id, t.pay_ids, t.cq_idx, self.cq_size, exp.rss_hash,
                              exp.rss_type, pay_offs=t.pay_offs or None)
         assert len(got.completions) == len(want), \
-            f"{where}: {len(got.completions)} completions, model says {len(want)}"
+            f"{where}: {len(got.completions)} completions, model says {len(want)}{tail}"
         for i, (g, w) in enumerate(zip(got.completions, want)):
-            assert g == w, f"{where}: completion {i} differs\n  rtl:   {g}\n  model: {w}"
+            assert g == w, f"{where}: completion {i} differs: {field_diff(g, w)}{tail}"
             if t.raw is not None:
                 # Byte for byte, reserved bits included (the decoded compare ignores them).
                 assert t.raw[i] == w.pack(), \
-                    f"{where}: completion {i} bytes {t.raw[i].hex()} != model {w.pack().hex()}"
+                    f"{where}: completion {i} bytes {t.raw[i].hex()} != model {w.pack().hex()}{tail}"
 
         if p.split:
             addr = self.hdr_bufs[t.hdr_id]
             buf = self.host.read(addr, self.cfg.hdr_buf_bytes)
-            assert buf[:p.hdr_len] == p.hdr_bytes, f"{where}: header buffer bytes differ"
+            assert buf[:p.hdr_len] == p.hdr_bytes, \
+                f"{where}: header buffer bytes differ: {_byte_diff(buf[:p.hdr_len], p.hdr_bytes)}{tail}"
             assert _canary_from(buf, p.hdr_len), \
-                f"{where}: header buffer written past hdr_len={p.hdr_len}"
+                f"{where}: header buffer written past hdr_len={p.hdr_len}{tail}"
             self.hdr_bytes_to_host += p.hdr_len
         payload = bytearray()
         stride = 1 << self.cfg.stride_log2
@@ -250,15 +280,16 @@ class RxScoreboard:
             start = off * stride
             got_piece = buf[start:start + len(piece)]
             payload += got_piece
-            assert got_piece == piece, f"{where}: payload buffer {buf_id} bytes differ"
+            assert got_piece == piece, \
+                f"{where}: payload buffer {buf_id} bytes differ: {_byte_diff(got_piece, piece)}{tail}"
             if self._mpb is None:
                 assert _canary_from(buf, len(piece)), \
-                    f"{where}: payload buffer {buf_id} written past {len(piece)} bytes"
+                    f"{where}: payload buffer {buf_id} written past {len(piece)} bytes{tail}"
             else:
                 # The rest of the piece's strides is never written (later pieces start after).
                 gap_end = start + -(-len(piece) // stride) * stride
                 assert buf.count(_CANARY_BYTE, start + len(piece), gap_end) == gap_end - start - len(piece), \
-                    f"{where}: payload buffer {buf_id} written in the stride gap after byte {start + len(piece)}"
+                    f"{where}: payload buffer {buf_id} written in the stride gap after byte {start + len(piece)}{tail}"
             if self.dev.contains(addr, 1):
                 self.payload_bytes_to_device += len(piece)
             else:
@@ -299,5 +330,9 @@ class RxScoreboard:
         ranges += [(a, self.cfg.pay_buf_bytes) for a in self.pay_bufs.values()]
         ranges.append((cq_base, self.cq_size * CPL_BYTES))
         for addr, n in space.writes:
-            assert any(a <= addr and addr + n <= a + size for a, size in ranges), \
-                f"DMA write of {n} bytes at 0x{addr:x} is outside every posted buffer and the completion ring"
+            if not any(a <= addr and addr + n <= a + size for a, size in ranges):
+                now = self.clock()
+                raise AssertionError(
+                    f"DMA write of {n} bytes at 0x{addr:x} is outside every posted buffer and the completion "
+                    f"ring (found at {now} ns; `nicsim waves FILE --transactions` lists every write with its "
+                    f"time)" + _waves(0 if now is not None else None, now))

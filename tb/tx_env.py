@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 import time
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import cocotb
@@ -34,7 +35,8 @@ from models.formats import TX_MIN_FRAME_LEN as MIN_LEN
 from models.formats import TX_SEG_PAGE as PAGE
 from models.formats import TxCompletion, TxDesc, TxStatus
 from models.tx import STATUS_COUNTER, TX_COUNTER_NAMES, check_frame, frame_extent, l4_checksum
-from tb.nic_tb import CLK_NS
+from tb.failure import field_diff, sim_ns, waves_command
+from tb.nic_tb import CLK_NS, NicTb
 
 
 # ------------------------------------------------------------------------------------------
@@ -139,7 +141,7 @@ class PagePool:
 
 def split_payload(rng: random.Random, n: int, max_segs: int) -> list[int]:
     """Segment lengths (each 1..4096) summing to n, at most max_segs of them."""
-    lens = []
+    lens: list[int] = []
     while n > 0:
         left_segs = max_segs - len(lens)
         lo = max(1, n - 4096 * (left_segs - 1))
@@ -202,7 +204,7 @@ def _as_desc(e: TxDesc | bytes) -> TxDesc:
     return e if isinstance(e, TxDesc) else TxDesc.unpack(bytes(e))
 
 
-def spec_split(entries: list[Entry]) -> tuple[list[TxDesc | None], list[bytes | None], int]:
+def spec_split(entries: Sequence[Entry]) -> tuple[list[TxDesc | None], list[bytes | None], int]:
     """A frame's ring entries as docs/tx.md "Inline headers" sorts them: (descriptors, inline
     header entries, inline_len). The first entry is a descriptor; with INLINE its next
     ceil(inline_len / 16) entries are header bytes, the rest descriptors."""
@@ -218,7 +220,7 @@ def spec_split(entries: list[Entry]) -> tuple[list[TxDesc | None], list[bytes | 
     return descs, inline, hlen
 
 
-def spec_status(entries: list[Entry], limit: int) -> TxStatus:
+def spec_status(entries: Sequence[Entry], limit: int) -> TxStatus:
     """docs/tx.md "Bad input" for exactly one frame's entries. A failed read (descriptor or
     inline entry) makes the frame DESC_RD_ERR (its length and checksum settings are unknown;
     completion len and tag 0)."""
@@ -245,7 +247,7 @@ class Expected:
     wire: bytes | None         # the frame on m_axis_tx when OK
 
 
-def spec_outcomes(descs: list[Entry], first_idx: int, queue: int, cq_first: int,
+def spec_outcomes(descs: Sequence[Entry], first_idx: int, queue: int, cq_first: int,
                   cq_log2: int, limit: int, wire_by_idx: dict[int, bytes],
                   dma_fail_idx: set[int], check_model: bool = True) -> list[Expected]:
     """The completions (and sent frames) of the posted ring entries `descs` (ring indices from
@@ -292,7 +294,7 @@ def spec_outcomes(descs: list[Entry], first_idx: int, queue: int, cq_first: int,
     return out
 
 
-def model_check(frame: list[Entry], limit: int, want: TxStatus) -> None:
+def model_check(frame: Sequence[Entry], limit: int, want: TxStatus) -> None:
     """The golden model's descriptor rules must give the status this file derives from
     docs/tx.md."""
     got = check_frame(frame, limit)
@@ -407,8 +409,10 @@ def match_sent(sent: list[bytes], pending: dict[int, list[bytes]]) -> None:
                 if lst and len(lst[0]) == len(f):
                     bad = [i for i in range(len(f)) if f[i] != lst[0][i]]
                     diff += f" q{q}: {len(bad)} bytes differ, first at {bad[:8]}"
+            now = sim_ns()
             raise AssertionError(f"sent frame {k} ({len(f)} B, {f[:16].hex()}) is no queue's next "
-                                 f"frame; heads {heads};{diff}")
+                                 f"frame (seen at {now} ns); heads {heads};{diff}"
+                                 + (f"\n  waves: {waves_command(now - 2000, now)}" if now is not None else ""))
 
 
 # ------------------------------------------------------------------------------------------
@@ -459,7 +463,7 @@ class QueuePlan:
         self.dma_fail: set[int] = set()       # frames (first index) whose segment read fails
         self.frame_bounds: list[int] = []     # index where each posted unit starts
 
-    def add(self, descs: list[TxDesc | bytes], wire: bytes | None = None) -> int:
+    def add(self, descs: Sequence[TxDesc | bytes], wire: bytes | None = None) -> int:
         first = len(self.descs)
         self.frame_bounds.append(first)
         self.descs.extend(descs)
@@ -482,6 +486,7 @@ async def run_plans(tb: NicTb, plans: list[QueuePlan], limit: int, max_wait_us: 
     consumed = {p.ring.t: 0 for p in plans}
     size = {p.ring.t: 1 << p.ring.log2 for p in plans}
     waited = 0
+    since = sim_ns()          # the last progress: a failure's window starts there
     while True:
         for p in plans:
             t = p.ring.t
@@ -504,9 +509,12 @@ async def run_plans(tb: NicTb, plans: list[QueuePlan], limit: int, max_wait_us: 
             t = p.ring.t
             cpls = p.ring.poll()
             for c in cpls:
-                assert got_n[t] < len(exp[t]), f"queue {t}: unexpected completion {c}"
+                now = sim_ns()
+                tail = (f" (between {since:.0f} and {now:.0f} ns)\n  waves: {waves_command(since, now)}"
+                        if now is not None and since is not None else "")
+                assert got_n[t] < len(exp[t]), f"queue {t}: unexpected completion {c}{tail}"
                 want = exp[t][got_n[t]].cpl
-                assert c == want, f"queue {t} completion {got_n[t]}: got {c}, want {want}"
+                assert c == want, f"queue {t} completion {got_n[t]} differs: {field_diff(c, want)}{tail}"
                 got_n[t] += 1
                 consumed[t] += c.ndesc
                 progress = True
@@ -517,10 +525,14 @@ async def run_plans(tb: NicTb, plans: list[QueuePlan], limit: int, max_wait_us: 
             break
         if progress:
             waited = 0
-        assert waited < max_wait_us * 1000, (
-            f"no progress for {max_wait_us} us: completions {got_n} of "
-            f"{ {t: len(v) for t, v in exp.items()} }, frames still to send "
-            f"{ {t: len(v) for t, v in pending.items()} }")
+            since = sim_ns()
+        if waited >= max_wait_us * 1000:
+            now = sim_ns()
+            raise AssertionError(
+                f"no progress for {max_wait_us} us of simulated time (since {since} ns): waited for "
+                f"completions {got_n} of { {t: len(v) for t, v in exp.items()} } and frames still to send "
+                f"{ {t: len(v) for t, v in pending.items()} }"
+                + (f"\n  waves: {waves_command(since, now)}" if now is not None else ""))
     await tb.delay(200)
     assert not tb.tx_frames(), "extra frames on m_axis_tx"
     inc = {c: 0 for c in COUNTERS}
@@ -627,7 +639,8 @@ def bulk_tx_frames(tb, rng: random.Random, ring: TxRing, n_distinct: int = 64,
         else:
             good_frame(rng, plan, host, dev, rng.randint(*sizes), kind=k % 4, tag=k)
         (exp,) = spec_outcomes(plan.descs, 0, ring.t, 0, ring.cq_log2, limit, plan.wire, set())
-        out.append(BulkTxFrame(b"".join(d.pack() for d in plan.descs), len(plan.descs), exp.cpl, exp.wire))
+        ring_bytes = b"".join(d.pack() if isinstance(d, TxDesc) else bytes(d) for d in plan.descs)
+        out.append(BulkTxFrame(ring_bytes, len(plan.descs), exp.cpl, exp.wire))
     return out
 
 

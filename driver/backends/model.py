@@ -17,8 +17,8 @@ With `rss=True` (the default) the model has the NIC's RSS and flow-steering bloc
 (`models.rss.Classifier`): at reset it sends every frame to queue 0, and `driver.ethtool`
 programs it.
 
-Bus addresses match the RTL testbench (tb/nic_tb.py), so buffers and dma-bufs look the same
-on both backends.
+Bus addresses are the system's address map (models/address_map.py), as on the RTL
+testbenches, so buffers and dma-bufs look the same on both backends.
 """
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from driver.clock import Clock, VirtualClock
+from models.address_map import DEV_BASE, DEV_SIZE, HOST_BASE, HOST_SIZE
 from models.bus import DmaAddressSpace
 from models.device_memory import CpuAccessMode, DeviceMemory
 from models.host_memory import HostMemory
@@ -35,10 +36,7 @@ from models.nic_model import NicModel, RxOutcome
 from models.tx import TxOutcome
 from models.rss import Classifier
 
-HOST_BASE = 0x0000_0001_0000_0000
-HOST_SIZE = 64 << 20
-DEV_BASE = 0x0000_0040_0000_0000
-DEV_SIZE = 64 << 20
+__all__ = ["DEV_BASE", "DEV_SIZE", "HOST_BASE", "HOST_SIZE", "ModelHw", "ModelWire"]
 
 
 @dataclass
@@ -110,7 +108,7 @@ class ModelHw:
         self.nic = NicModel(self.space, num_rxq=num_rxq, dma_bytes=dma_bytes,
                             data_bytes=data_bytes, desc_cache=desc_cache, num_txq=num_txq)
         if rss:
-            self.nic.classifier = Classifier(num_rxq)  # type: ignore[assignment]  # rss.Classification vs nic_model.Classification
+            self.nic.classifier = Classifier(num_rxq)
         self.wire = ModelWire(self.nic)
         self.dma_bytes = dma_bytes
         self.clock: Clock = clock if clock is not None else VirtualClock()

@@ -26,6 +26,7 @@ from tb.cluster.workload import CLK_NS, Cluster
 from tb.fast.build import C_SOURCE, NODE, fast_build_kwargs
 from tb.fast.fast_tb import FastHw
 from tb.sim import REPO_ROOT, rtl_file_list, run_rtl_test
+from tb.watchdog import Watchdog
 
 HERE = Path(__file__).resolve().parent
 TOP = HERE / "cluster_top.sv"
@@ -47,10 +48,10 @@ class ClusterNode(FastHw):
     """One NIC of the cluster: the driver's `NicHw` (read32/write32/delay/host), its GPU
     memory (`dev`) and its clock (the simulator's)."""
 
-    def __init__(self, dut, index: int) -> None:
+    def __init__(self, dut, index: int, watchdog: Watchdog) -> None:
         shm = self.node_block(rx_frames=16, rx_data_bytes=1 << 16, tx_frames=16,
                               tx_data_bytes=1 << 16, log_cap=1 << 12)
-        super().__init__(dut, shm, dut.csr_ack, record_writes=False)
+        super().__init__(dut, shm, dut.csr_ack, record_writes=False, watchdog=watchdog)
         self.index = index
         self.clock = SimClock(lambda: get_sim_time("ns"))
 
@@ -65,7 +66,9 @@ class ClusterTb:
     def __init__(self, dut, n: int, cap_cells: int, drop_thr: int = 0, drop_seed: int = 1) -> None:
         self.dut = dut
         self.n = n
-        self.nodes = [ClusterNode(dut, i) for i in range(n)]
+        self.watchdog = Watchdog(dut)
+        """One for every node's CSR accesses (tb/watchdog.py); runs from reset()."""
+        self.nodes = [ClusterNode(dut, i, self.watchdog) for i in range(n)]
         for nd in self.nodes:
             nd.posted_writes = True          # MMIO writes are posted, reads flush (PCIe)
         self.hws = self.nodes
@@ -90,6 +93,8 @@ class ClusterTb:
         assert attached == (1 << self.n) - 1, f"nodes attached: {attached:b}"
         for nd in self.nodes:
             nd.sync()
+            nd._reset_done = True
+        self.watchdog.start()
 
     def now_ns(self) -> int:
         return int(get_sim_time("ns"))

@@ -95,7 +95,9 @@ module cluster_top #(
     ) u_node (
       .clk, .rst_i(rst_q), .fm_attach(fm_attach[32 * p +: 32]), .dma_stall_thr, .tx_stall_thr(32'd0),
       .stall_seed(stall_seed ^ (32'h9e3779b9 * (p + 1))), .r_interleave,
+      .awready_mode(2'd0),  // AWREADY independent of W (the single-NIC harness sweeps the others)
       .fm_attached(fm_attached[p]), .csr_ack(csr_ack[p]), .tx_done(), .rx_busy(), .r_interleaved(),
+      .w_first_bursts(),
       .irq_any(irq),
       .mac_rx_tdata(sw_m_tdata[p * DATA_W +: DATA_W]), .mac_rx_tkeep(sw_m_tkeep[p * DB +: DB]),
       .mac_rx_tvalid(sw_m_tvalid[p]), .mac_rx_tready(sw_m_tready[p]), .mac_rx_tlast(sw_m_tlast[p]),

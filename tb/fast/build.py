@@ -1,7 +1,7 @@
 """How to build the fast harness (tb/fast/nic_fast_top.sv) with tb/sim.py's run_rtl_test.
 
     from tb.fast.build import run_fast_test
-    run_fast_test("tests.rtl.cocotb_x", {"DATA_W": 64}, "my_test")
+    run_fast_test("tests.rtl.test_long_run", {"DATA_W": 64}, pytest_test_name())   # tests/rtl/test_long_run.py
 
 The harness (its node, tb/fast/nic_fast_node.sv) instantiates `nic_top` through a generated port list (`nic_top_conn.svh`, made
 from rtl/top/nic_top.sv's ports on every build): ports the harness knows are connected to

@@ -28,6 +28,7 @@ from __future__ import annotations
 import random
 from collections import deque
 from dataclasses import dataclass
+from typing import Any
 
 import cocotb
 from cocotb.triggers import FallingEdge, RisingEdge, Timer
@@ -37,14 +38,20 @@ try:
 except ImportError:  # cocotb < 2.0
     from cocotb.triggers import Edge as _Change
 
+from driver.clock import Clock as DriverClock
 from models.bus import DmaAddressSpace, DmaSlaveError
 from models.device_memory import DeviceMemory
 from models.host_memory import HostMemory
+from tb.axi_wr_slave import AwReady
 from tb.fast import shared
 from tb.fast.shared import RegionSpec, SharedBlock
-from tb.nic_tb import CLK_NS, DEV_BASE, DEV_SIZE, HOST_BASE, HOST_SIZE, TrafficProfile
+from tb.nic_tb import CLK_NS, DEV_BASE, DEV_SIZE, HOST_BASE, HOST_SIZE, TrafficProfile, check_same_awready
+from tb.watchdog import Watchdog, not_reset
 
 __all__ = ["FastHw", "FastNicTb", "FastTxSink", "TxFrame", "CLK_NS", "TrafficProfile", "nic_tb_for"]
+
+AWREADY_MODES = {AwReady.INDEPENDENT: 0, AwReady.AFTER_WVALID: 1, AwReady.AFTER_WLAST: 2}
+"""TrafficProfile.awready -> the harness's awready_mode input (nic_fast_top.sv, into the node's DMA slave)."""
 
 
 def nic_tb_for(dut, seed: int, profile: TrafficProfile | None = None, *, loopback: bool = False):
@@ -103,27 +110,35 @@ class FastHw:
     finished (it may be a vector of several nodes' toggles: the wait re-checks the block)."""
 
     def __init__(self, dut, shm: SharedBlock, csr_ack, *, record_writes: bool = True,
-                 posted_writes: bool = False) -> None:
+                 posted_writes: bool = False, watchdog: Watchdog | None = None) -> None:
         """`posted_writes`: `write32` returns once the write is queued, as a CPU's MMIO write
         is posted on PCIe; the CSR master still runs the commands in order, so a later
         `read32` returns after every earlier write has completed (a read flushes). Default:
-        every write waits for its response."""
+        every write waits for its response. `watchdog`: the one that times this node's CSR
+        accesses (tb/watchdog.py; the cluster shares one among its nodes), by default one of
+        its own on `dut`. Whoever resets the node sets `_reset_done` and starts the watchdog."""
         self.dut = dut
         self.shm = shm
         self._csr_ack = csr_ack
         self.posted_writes = posted_writes
         self.shm.h[shared.H_LOG_OK] = int(record_writes)
         self.host = HostMemory(HOST_BASE, HOST_SIZE, buffer=self.shm.region_buffer("host"))
+        self.clock: DriverClock | None = None
+        """The driver's time source (driver.netdev takes `hw.clock` for the TCP timers): none
+        by default; nicsim live sets a SimClock so the timers run on simulated time."""
         self.dev = DeviceMemory(DEV_BASE, DEV_SIZE, buffer=self.shm.region_buffer("device"))
         self.space = DmaAddressSpace(record_writes=record_writes)
         self.space.add_region(self.host, "host")
         self.space.add_region(self.dev, "device")
         self._err_ranges: list[tuple[int, int]] = []
+        self.watchdog = watchdog if watchdog is not None else Watchdog(dut)
+        """Fails the test when a CSR access waits too long (tb/watchdog.py); runs from reset."""
+        self._reset_done = False
 
     @staticmethod
-    def node_block(**sizes: int) -> SharedBlock:
+    def node_block(**sizes: Any) -> SharedBlock:
         """A shared block with the testbench's host and device memory (tb/nic_tb.py's
-        addresses); `sizes`: SharedBlock's queue capacities."""
+        addresses); `sizes`: SharedBlock's queue capacities (its keyword arguments)."""
         return SharedBlock([RegionSpec("host", HOST_BASE, HOST_SIZE),
                             RegionSpec("device", DEV_BASE, DEV_SIZE)], **sizes)
 
@@ -153,10 +168,16 @@ class FastHw:
 
     # ------------------------------------------------------------------ NicHw for the driver
     async def _csr(self, addr: int, data: int, write: bool) -> int:
+        if not self._reset_done:
+            raise not_reset("write32" if write else "read32", addr)
         self.sync()
         idx = self.shm.csr_push(addr, data, write)
-        while not self.shm.csr_done(idx):
-            await _Change(self._csr_ack)
+        token = self.watchdog.begin("write32" if write else "read32", addr)
+        try:
+            while not self.shm.csr_done(idx):
+                await _Change(self._csr_ack)
+        finally:
+            self.watchdog.end(token)
         value, _resp = self.shm.csr_result(idx)
         return value
 
@@ -167,6 +188,8 @@ class FastHw:
         if not self.posted_writes:
             await self._csr(addr, value, True)
             return
+        if not self._reset_done:
+            raise not_reset("write32", addr)
         self.sync()
         idx = self.shm.csr_push(addr, value, True)
         while idx - int(self.shm.h[shared.H_CSR_DONE]) >= int(self.shm.h[shared.H_CSR_CAP]) // 2:
@@ -183,6 +206,8 @@ class FastHw:
 
 class FastNicTb(FastHw):
     """Everything a test needs to drive `nic_fast_top` (the NicTb interface, plus bulk calls)."""
+
+    profile: TrafficProfile
 
     def __init__(self, dut, seed: int, profile: TrafficProfile | None = None, *,
                  record_writes: bool = True, rx_data_bytes: int = 16 << 20,
@@ -216,6 +241,8 @@ class FastNicTb(FastHw):
 
     # ------------------------------------------------------------------ settings
     def set_profile(self, profile: TrafficProfile) -> None:
+        if hasattr(self, "profile"):
+            check_same_awready(self.profile.awready, profile)
         self.profile = profile
         thr = lambda p: min(int(p * (1 << 32)), (1 << 32) - 1) if p > 0 else 0  # noqa: E731
         self.shm.h[shared.H_RX_IDLE] = thr(profile.rx_idle)
@@ -224,6 +251,13 @@ class FastNicTb(FastHw):
         self.dut.tx_stall_thr.value = thr(profile.tx_stall)
         self.dut.stall_seed.value = self.rng.getrandbits(32) | 1
         self.dut.r_interleave.value = int(profile.read_interleave)
+        self.dut.awready_mode.value = AWREADY_MODES[profile.awready]
+
+    @property
+    def w_before_aw(self) -> int:
+        """Write bursts whose first W beat the DMA slave took before their AW (0 with
+        awready 'independent', whose WREADY waits for the AW)."""
+        return int(self.dut.w_first_bursts.value)
 
     # ------------------------------------------------------------------ reset
     async def reset(self) -> None:
@@ -233,6 +267,8 @@ class FastNicTb(FastHw):
         await Timer(4 * CLK_NS, unit="ns")
         assert int(self.dut.fm_attached.value), "the harness did not attach the shared memory"
         self.sync()
+        self._reset_done = True
+        self.watchdog.start()
 
     # ------------------------------------------------------------------ MAC side
     def send_nowait(self, frame: bytes, bad_fcs: bool = False) -> bool:

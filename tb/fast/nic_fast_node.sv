@@ -4,7 +4,8 @@
 // cluster testbench (tb/cluster/cluster_top.sv) is the clock plus N of these behind a switch.
 //   - the DMA target is an AXI4 slave whose storage is the node's shared block (host and
 //     device memory as Python's HostMemory/DeviceMemory see them), with optional seeded
-//     stalls on every channel (xorshift in HDL);
+//     stalls on every channel (xorshift in HDL); its AWREADY ignores W or waits for the
+//     burst's write data (`awready_mode`, TrafficProfile.awready);
 //   - CSR accesses are commands Python queues; an HDL AXI4-Lite master runs them and toggles
 //     csr_ack when one has finished;
 //   - with MAC_PORTS = 0, the MAC side is in the node too: an RX stream source that plays
@@ -36,11 +37,14 @@ module nic_fast_node #(
   input  logic [31:0]       tx_stall_thr,   // chance m_axis_tx_tready is low in a cycle, * 2^32
   input  logic [31:0]       stall_seed,
   input  logic              r_interleave,   // 1: R beats of two bursts with different IDs alternate
+  input  logic [1:0]        awready_mode,   // 0: AWREADY ignores W; 1: waits for the burst's first
+                                            // W beat; 2: for its last (tb/axi_wr_slave.py AwReady)
   output logic              fm_attached,
   output logic              csr_ack,        // toggles when a CSR command has finished
   output logic              tx_done,        // toggles when the TX sink has taken a frame's last beat
   output logic              rx_busy,        // frames queued or a beat not yet taken
   output logic [31:0]       r_interleaved,  // R beats served ahead of an older burst (r_interleave)
+  output logic [31:0]       w_first_bursts, // AWs taken after their burst's first W beat was taken
   output logic              irq_any,        // an RX or TX interrupt of the NIC in this cycle
   // MAC streams (MAC_PORTS = 1): into the NIC's RX port, out of its TX port
   input  logic [DATA_W-1:0]   mac_rx_tdata,
@@ -243,7 +247,11 @@ module nic_fast_node #(
   end
 
   // ------------------------------------------------------------------ DMA: AXI4 slave
-  // Write: up to 16 AWs queued; W beats go to C as they arrive; B queued per burst.
+  // Write: up to 16 AWs queued; B queued per burst. awready_mode 0: WREADY waits for a queued
+  // AW and W beats go to C as they arrive; AWREADY ignores W. Modes 1 and 2: W beats are taken
+  // into a buffer (WREADY does not wait for AW) and go to C from there once their burst's AW
+  // is queued; AWREADY for the next burst waits until that burst's first W beat (1) or its
+  // WLAST beat (2) has been taken. Stalls apply to AWREADY and WREADY in every mode.
   localparam int QD = 16;
   logic [ADDR_W-1:0] aw_addr [QD];
   logic [2:0]        aw_size [QD];
@@ -256,8 +264,32 @@ module nic_fast_node #(
   logic              w_first = 1'b1;
   logic [1:0]        w_resp = '0;
 
-  assign m_axi_awready = (aw_wp - aw_rp) != 5'(QD) && !stall[0];
-  assign m_axi_wready  = aw_wp != aw_rp && (b_wp - b_rp) != 5'(QD) && !stall[1];
+  // W buffer (modes 1, 2): room for two whole bursts of 256 beats
+  localparam int WQ = 512;
+  logic [DMA_DATA_W-1:0]   wf_data [WQ];
+  logic [DMA_DATA_W/8-1:0] wf_strb [WQ];
+  logic                    wf_last [WQ];
+  logic [9:0]              wf_wp = '0, wf_rp = '0;
+  logic [31:0]             w_firsts = '0, w_lasts = '0, aw_taken = '0;  // bursts' W beats taken, AWs
+  logic                    w_bus_first = 1'b1;    // the next W beat on the bus is a burst's first
+  logic                    w_buffered, aw_data_ok, w_room;
+  // The beat the memory side takes this cycle: from the bus (mode 0) or the buffer.
+  logic                    wb_valid;
+  logic [DMA_DATA_W-1:0]   wb_data;
+  logic [DMA_DATA_W/8-1:0] wb_strb;
+  logic                    wb_last;
+
+  assign w_buffered = awready_mode != 2'd0;
+  assign w_room     = (b_wp - b_rp) != 5'(QD);
+  assign aw_data_ok = awready_mode == 2'd1 ? w_firsts != aw_taken
+                    : awready_mode == 2'd2 ? w_lasts != aw_taken : 1'b1;
+  assign m_axi_awready = (aw_wp - aw_rp) != 5'(QD) && !stall[0] && aw_data_ok;
+  assign m_axi_wready  = w_buffered ? (wf_wp - wf_rp) != 10'(WQ) && !stall[1]
+                                    : aw_wp != aw_rp && w_room && !stall[1];
+  assign wb_valid = w_buffered ? wf_wp != wf_rp && aw_wp != aw_rp && w_room : m_axi_wvalid && m_axi_wready;
+  assign wb_data  = w_buffered ? wf_data[wf_rp[8:0]] : m_axi_wdata;
+  assign wb_strb  = w_buffered ? wf_strb[wf_rp[8:0]] : m_axi_wstrb;
+  assign wb_last  = w_buffered ? wf_last[wf_rp[8:0]] : m_axi_wlast;
   assign m_axi_bvalid  = b_wp != b_rp && !stall[2];
   assign m_axi_bid     = b_id[b_rp[3:0]];
   assign m_axi_bresp   = b_resp[b_rp[3:0]];
@@ -265,27 +297,43 @@ module nic_fast_node #(
   always_ff @(posedge clk) begin
     if (rst_i) begin
       aw_wp <= '0; aw_rp <= '0; b_wp <= '0; b_rp <= '0; w_first <= 1'b1; w_resp <= '0;
+      wf_wp <= '0; wf_rp <= '0; w_firsts <= '0; w_lasts <= '0; aw_taken <= '0; w_bus_first <= 1'b1;
+      w_first_bursts <= '0;
     end else begin
       if (m_axi_awvalid && m_axi_awready) begin
         aw_addr[aw_wp[3:0]] <= m_axi_awaddr;
         aw_size[aw_wp[3:0]] <= m_axi_awsize;
         aw_id[aw_wp[3:0]]   <= m_axi_awid;
         aw_wp <= aw_wp + 5'd1;
+        aw_taken <= aw_taken + 32'd1;
+        if (w_firsts != aw_taken) w_first_bursts <= w_first_bursts + 32'd1;
       end
-      if (m_axi_wvalid && m_axi_wready) begin
+      if (m_axi_wvalid && m_axi_wready) begin      // the bus side: count bursts, buffer beats
+        if (w_bus_first) w_firsts <= w_firsts + 32'd1;
+        if (m_axi_wlast) w_lasts <= w_lasts + 32'd1;
+        w_bus_first <= m_axi_wlast;
+        if (w_buffered) begin
+          wf_data[wf_wp[8:0]] <= m_axi_wdata;
+          wf_strb[wf_wp[8:0]] <= m_axi_wstrb;
+          wf_last[wf_wp[8:0]] <= m_axi_wlast;
+          wf_wp <= wf_wp + 10'd1;
+        end
+      end
+      if (wb_valid) begin                          // the memory side
         logic [ADDR_W-1:0] a, step;
         bit [1023:0] d;
         bit [127:0]  s;
         int r;
+        if (w_buffered) wf_rp <= wf_rp + 10'd1;
         a = w_first ? aw_addr[aw_rp[3:0]] : w_addr;
         step = ADDR_W'(1) << aw_size[aw_rp[3:0]];
         d = '0;
         s = '0;
-        d[DMA_DATA_W-1:0] = m_axi_wdata;
-        s[MB-1:0] = m_axi_wstrb;
-        r = fm_wbeat(INST, a & ~ADDR_W'(MB - 1), d, s, MB, int'(m_axi_wlast));
+        d[DMA_DATA_W-1:0] = wb_data;
+        s[MB-1:0] = wb_strb;
+        r = fm_wbeat(INST, a & ~ADDR_W'(MB - 1), d, s, MB, int'(wb_last));
         w_addr <= (a & ~(step - 1)) + step;
-        if (m_axi_wlast) begin
+        if (wb_last) begin
           b_id[b_wp[3:0]]   <= aw_id[aw_rp[3:0]];
           b_resp[b_wp[3:0]] <= (r != 0) ? 2'(r) : w_resp;
           b_wp <= b_wp + 5'd1;

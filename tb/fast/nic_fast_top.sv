@@ -8,7 +8,8 @@
 //     beat per cycle, with optional seeded idle cycles (drawn in C);
 //   - the DMA target is an AXI4 slave whose storage is the shared block (host and device
 //     memory as Python's HostMemory/DeviceMemory see them), with optional seeded stalls on
-//     every channel (xorshift in HDL);
+//     every channel (xorshift in HDL); its AWREADY ignores W or waits for the burst's write
+//     data (`awready_mode`, TrafficProfile.awready);
 //   - CSR accesses are commands Python queues; an HDL AXI4-Lite master runs them and toggles
 //     csr_ack when one has finished;
 //   - the TX stream sink appends every beat the NIC sends to a frame queue in the shared
@@ -32,12 +33,15 @@ module nic_fast_top #(
   input  logic [31:0] tx_stall_thr,   // chance m_axis_tx_tready is low in a cycle, * 2^32
   input  logic [31:0] stall_seed,
   input  logic        r_interleave,   // 1: R beats of two bursts with different IDs alternate
+  input  logic [1:0]  awready_mode,   // 0: AWREADY ignores W; 1: waits for the burst's first
+                                      // W beat; 2: for its last (tb/axi_wr_slave.py AwReady)
   output logic        fm_attached,
   output logic        csr_ack,        // toggles when a CSR command has finished
   output logic        tx_done,        // toggles when the TX sink has taken a frame's last beat
   output logic        rx_busy,        // frames queued or a beat not yet taken
   output logic [63:0] cycles,         // clock cycles since time 0
-  output logic [31:0] r_interleaved   // R beats served ahead of an older burst (r_interleave)
+  output logic [31:0] r_interleaved,  // R beats served ahead of an older burst (r_interleave)
+  output logic [31:0] w_first_bursts  // AWs taken after their burst's first W beat was taken
 );
   // ------------------------------------------------------------------ clock
   logic clk = 1'b0;
@@ -62,7 +66,8 @@ module nic_fast_top #(
     .PARSE_BYTES(PARSE_BYTES), .INST(0), .MAC_PORTS(0)
   ) u_node (
     .clk, .rst_i(rst_q), .fm_attach, .dma_stall_thr, .tx_stall_thr, .stall_seed, .r_interleave,
-    .fm_attached, .csr_ack, .tx_done, .rx_busy, .r_interleaved, .irq_any(),
+    .awready_mode, .fm_attached, .csr_ack, .tx_done, .rx_busy, .r_interleaved, .w_first_bursts,
+    .irq_any(),
     .mac_rx_tdata('0), .mac_rx_tkeep('0), .mac_rx_tvalid(1'b0), .mac_rx_tready(),
     .mac_rx_tlast(1'b0), .mac_rx_tuser(1'b0),
     .mac_tx_tdata(), .mac_tx_tkeep(), .mac_tx_tvalid(), .mac_tx_tready(1'b1), .mac_tx_tlast()

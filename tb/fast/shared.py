@@ -109,7 +109,7 @@ class SharedBlock:
         self.tx_data = self.u8[tx_data:tx_data + tx_data_bytes]
         self.rx_tab = np.frombuffer(self.mm, dtype=np.uint64, count=2 * rx_frames, offset=rx_tab).reshape(-1, 2)
         self.rx_data = self.u8[rx_data:rx_data + rx_data_bytes]
-        self._rx_mv = memoryview(self.rx_data).cast("B")
+        self._rx_mv = self.rx_data.data.cast("B")    # the array's own memoryview
         self.csr_tab = np.frombuffer(self.mm, dtype=np.uint64, count=4 * csr_cap, offset=csr_tab).reshape(-1, 4)
         self.log_tab = np.frombuffer(self.mm, dtype=np.uint64, count=4 * log_cap, offset=log_tab).reshape(-1, 4)
         self.sa_tab_off = sa_tab

@@ -108,20 +108,23 @@ def make_image(path: Path, data_w: int, frames: list[bytes], n_frames: int, *,
         await rxq.post_pay_buffers([RxBuffer(a, i) for i, a in enumerate(pay_bufs)])
 
     asyncio.run(bring_up())
+    hdr_ring, pay_ring, sa_tab = rxq._hdr, rxq._pay, shm.sa_tab
+    assert hdr_ring is not None and pay_ring is not None, "alloc_rx_rings made both rings"
+    assert sa_tab is not None, "SharedBlock(sa_bufs=...) made the buffer table"
     h = shm.h
     h[shared.H_SA_FRAMES] = n_frames
     h[shared.H_SA_CQ_BASE], h[shared.H_SA_CQ_LOG2] = rxq.cq_base, qcfg.cq_log2
-    h[shared.H_SA_HDR_BASE], h[shared.H_SA_HDR_LOG2] = rxq._hdr.base, qcfg.hdr_ring_log2
-    h[shared.H_SA_PAY_BASE], h[shared.H_SA_PAY_LOG2] = rxq._pay.base, qcfg.pay_ring_log2
+    h[shared.H_SA_HDR_BASE], h[shared.H_SA_HDR_LOG2] = hdr_ring.base, qcfg.hdr_ring_log2
+    h[shared.H_SA_PAY_BASE], h[shared.H_SA_PAY_LOG2] = pay_ring.base, qcfg.pay_ring_log2
     h[shared.H_SA_HDR_SW_REG] = regs.rxq_reg(0, regs.RXQ_HDR_RING + regs.RING_SW_IDX)
     h[shared.H_SA_PAY_SW_REG] = regs.rxq_reg(0, regs.RXQ_PAY_RING + regs.RING_SW_IDX)
     h[shared.H_SA_CQ_SW_REG] = regs.rxq_reg(0, regs.RXQ_CQ + regs.RING_SW_IDX)
     h[shared.H_SA_HDR_BUFS] = shm.sa_tab_off
     h[shared.H_SA_PAY_BUFS] = shm.sa_tab_off + 8 * N_HDR
-    shm.sa_tab[:N_HDR] = hdr_bufs
-    shm.sa_tab[N_HDR:N_HDR + N_PAY] = pay_bufs
+    sa_tab[:N_HDR] = hdr_bufs
+    sa_tab[N_HDR:N_HDR + N_PAY] = pay_bufs
     h[shared.H_SA_NHDR], h[shared.H_SA_NPAY] = N_HDR, N_PAY
-    h[shared.H_SA_HDR_SW], h[shared.H_SA_PAY_SW] = rxq._hdr.sw_idx, rxq._pay.sw_idx
+    h[shared.H_SA_HDR_SW], h[shared.H_SA_PAY_SW] = hdr_ring.sw_idx, pay_ring.sw_idx
     period = min(len(frames), n_frames)
     for f in frames[:period]:
         shm.rx_push(f)

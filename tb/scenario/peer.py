@@ -95,12 +95,12 @@ class TcpPeer:
         """FIN after the data written so far."""
         self.fin = True
 
-    def segment_at(self, offset: int, size: int | None = None) -> Segment:
-        """The segment starting at stream `offset` (at most MSS bytes; FIN when it is the
-        last and `shutdown` was called)."""
+    def segment_at(self, offset: int, size: int | None = None, fin: bool = True) -> Segment:
+        """The segment starting at stream `offset` (at most MSS or `size` bytes; FIN when it
+        is the last, `shutdown` was called and `fin` allows it)."""
         n = min(self.mss if size is None else size, len(self.stream) - offset)
         end = offset + n
-        flags = 'FPA' if self.fin and end == len(self.stream) else 'PA'
+        flags = 'FPA' if fin and self.fin and end == len(self.stream) else 'PA'
         if n == 0 and flags == 'PA':
             flags = 'A'
         return Segment(self.seq_of(offset), bytes(self.stream[offset:end]), flags)
@@ -114,14 +114,40 @@ class TcpPeer:
         return len(self.stream) + int(self.fin)
 
     def next_frames(self, window: int) -> list[bytes]:
-        """Frames from snd_nxt, as long as they stay within `window` bytes of snd_una."""
+        """Frames from snd_nxt: a new segment starts while snd_nxt is within `window` bytes
+        of snd_una (the sender's own limit, whole segments, as a congestion window is), and
+        no byte, nor the FIN's sequence number, goes past the receiver's window (`snd_wnd`):
+        a segment that would cross that edge is cut at it and the FIN waits until it fits
+        (RFC 9293 3.8.6: a sender never sends past SND.UNA + SND.WND)."""
         frames = []
-        window = min(window, self.snd_wnd)
-        while self.snd_nxt < self.end and self.snd_nxt < self.snd_una + window:
-            seg = self.segment_at(self.snd_nxt)
+        rwnd_end = self.snd_una + self.snd_wnd
+        limit = min(self.snd_una + window, rwnd_end)
+        while self.snd_nxt < self.end and self.snd_nxt < limit:
+            room = rwnd_end - self.snd_nxt
+            seg = self.segment_at(self.snd_nxt, min(self.mss, room))
+            if 'F' in seg.flags and len(seg.payload) + 1 > room:
+                seg = self.segment_at(self.snd_nxt, min(self.mss, room), fin=False)
+            if not seg.payload and 'F' not in seg.flags:
+                break                      # only the FIN is left and it does not fit yet
             frames.append(self.segment_frame(seg))
             self.snd_nxt += len(seg.payload) + int('F' in seg.flags)
         self.frames_sent += len(frames)
+        return frames
+
+    def all_frames(self, window: int | None = None) -> list[bytes]:
+        """Every frame of what is left to send, as a capture shows it when the receiver
+        keeps up: each window's worth of segments is taken as acknowledged when it arrives
+        and the receiver's window stays `snd_wnd` (a one-direction trace, such as the demo's
+        and `nicsim replay`'s, has no ACKs to wait for). Sending stays within the window at
+        every step; the peer ends with everything acknowledged."""
+        frames: list[bytes] = []
+        while self.snd_una < self.end:
+            new = self.next_frames(window if window is not None else self.snd_wnd)
+            if not new:
+                raise RuntimeError(f'TcpPeer.all_frames: no progress at stream offset {self.snd_nxt} '
+                                   f'(window {self.snd_wnd})')
+            frames += new
+            self.snd_una = self.snd_nxt
         return frames
 
     def ack(self, rcv_nxt: int, window: int | None = None) -> None:

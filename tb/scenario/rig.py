@@ -18,12 +18,13 @@ from driver.errors import KernelError
 from driver.headers import AF_INET, AF_INET6
 from driver.kernel import Kernel
 from driver.netdev import Netdev
-from driver.socket import CMSG_SPACE, MSG_SOCK_DEVMEM, SOCK_STREAM, RecvMsg, Socket
+from driver.socket import CMSG_SPACE, MSG_SOCK_DEVMEM, SOCK_STREAM, DmabufCmsg, RecvMsg, Socket
 from driver.tcp import TcpState
 from models.device_memory import DmaBuf
 from models.host_memory import PAGE_SIZE
 from tb.frames import pattern
 from tb.scenario.env import DriverEnv
+from tb.failure import sim_ns, waves_command
 from tb.scenario.peer import TcpPeer
 
 CMSG_BYTES = CMSG_SPACE(24)
@@ -32,6 +33,18 @@ FRAME_COUNTERS = ('RX_FRAMES', 'RX_DROP_RUNT', 'RX_DROP_FCS', 'RX_DROP_OVERSIZE'
                   'RX_DROP_NO_PAY_BUF', 'RX_DROP_CQ_FULL')
 SETTLE_POLLS = 5000
 SETTLE_NS = 200
+
+
+def _waited(t0: float | None) -> str:
+    now = sim_ns()
+    if t0 is None or now is None:
+        return f'{SETTLE_POLLS} polls'
+    return f'{(now - t0) / 1000:.0f} us of simulated time ({SETTLE_POLLS} polls)'
+
+
+def _waves(t0: float | None) -> str:
+    now = sim_ns()
+    return f'\n  waves: {waves_command(t0, now)}' if t0 is not None and now is not None else ''
 
 
 class Unsupported(Exception):
@@ -117,12 +130,14 @@ class Rig:
 
     async def settle(self) -> None:
         """Wait until the NIC has counted every frame sent (delivered or dropped)."""
+        t0 = sim_ns()
         for _ in range(SETTLE_POLLS):
             if await self.frames_seen() - self.seen_base >= self.frames_sent:
                 return
             await self.env.hw.delay(SETTLE_NS)
         raise AssertionError(f'NIC saw {await self.frames_seen() - self.seen_base} of '
-                             f'{self.frames_sent} frames')
+                             f'{self.frames_sent} frames: waited {_waited(t0)} for its frame counters '
+                             f'(RX_FRAMES and the RX_DROP_* counters) to count every frame sent' + _waves(t0))
 
     def frames_polled(self) -> int:
         """Frames the driver took off the completion rings (delivered or dropped at stop)."""
@@ -135,6 +150,7 @@ class Rig:
         empty; frames handled."""
         await self.settle()
         total = 0
+        t0 = sim_ns()
         for _ in range(SETTLE_POLLS):
             n = await self.netdev.poll()
             total += n
@@ -143,7 +159,9 @@ class Rig:
             if self.frames_polled() >= await self.hw('RX_FRAMES') - self.delivered_base:
                 return total + await self.tx_sync()
             await self.env.hw.delay(SETTLE_NS)
-        raise AssertionError('completions missing: the NIC counted more frames than it wrote')
+        raise AssertionError(f'completions missing: the NIC counted '
+                             f'{await self.hw("RX_FRAMES") - self.delivered_base} frames, the driver polled '
+                             f'{self.frames_polled()}: waited {_waited(t0)} for their completions' + _waves(t0))
 
     def tx_outstanding(self) -> int:
         """Frames the driver handed to its TX queues (ring or qdisc) and has not seen
@@ -159,6 +177,7 @@ class Rig:
             return 0
         wire = getattr(self.env, 'tx_frames', None)
         total = 0
+        t0 = sim_ns()
         for _ in range(SETTLE_POLLS):
             if self.tx_outstanding():
                 n = await self.netdev.poll()
@@ -171,7 +190,8 @@ class Rig:
                     return total
             await self.env.hw.delay(SETTLE_NS)
         raise AssertionError(f'TX not done: {self.tx_outstanding()} frames outstanding, '
-                             f'{len(wire or []) - self.wire_base} on the wire')
+                             f'{len(wire or []) - self.wire_base} on the wire: waited {_waited(t0)} for '
+                             f'their TX completions and for TX_FRAMES frames on the wire' + _waves(t0))
 
     async def hw(self, name: str) -> int:
         return (await self.netdev.hw_stats())[name]
@@ -294,8 +314,12 @@ class Reader:
             self.ordinary_bytes += len(m.data)
             return
         pos = 0
+        frags: list[DmabufCmsg] = []
         for c in m.cmsgs:
             d = c.data
+            if not isinstance(d, DmabufCmsg):
+                raise AssertionError(f"recvmsg returned a non-devmem control message {c}")
+            frags.append(d)
             if c.is_linear:
                 self.got += m.data[pos:pos + d.frag_size]
                 pos += d.frag_size
@@ -308,7 +332,7 @@ class Reader:
                 self.held.append(d.frag_token)
                 self.offsets.append(d.frag_offset)
         assert pos == len(m.data)
-        assert m.nbytes == sum(c.data.frag_size for c in m.cmsgs)
+        assert m.nbytes == sum(d.frag_size for d in frags)
 
     def drain(self) -> int:
         """Read until EAGAIN or end of stream; bytes read."""

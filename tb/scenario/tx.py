@@ -42,7 +42,8 @@ def check_tcp_frame(frame: bytes) -> Any:
         ip2 = ip.copy()
         del ip2.chksum
         assert IP(bytes(ip2))[IP].chksum == want_ip, 'bad IPv4 header checksum'
-        l3, plen = IP, ip.len - ip.ihl * 4
+        l3: type[IP] | type[IPv6] = IP
+        plen = ip.len - ip.ihl * 4
     else:
         l3, plen = IPv6, pkt[IPv6].plen
     got = tcp.chksum

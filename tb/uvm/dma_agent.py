@@ -1,7 +1,8 @@
 """DMA memory agent. The AXI4 slave itself is NicTb.dma (cocotbext-axi AxiSlave over the
-DmaAddressSpace of host and device memory); this agent sets its backpressure, injects write
-errors (SLVERR) into payload buffers, and monitors every write the NIC made through the
-address space's write record."""
+DmaAddressSpace of host and device memory, or with the profile's `awready` a write slave
+whose AWREADY waits for W: tb/axi_wr_slave.py); this agent sets its backpressure, injects
+write errors (SLVERR) into payload buffers, and monitors every write the NIC made through
+the address space's write record."""
 from __future__ import annotations
 
 import random
@@ -10,6 +11,7 @@ from cocotb.triggers import Timer
 from pyuvm import ConfigDB, uvm_agent, uvm_analysis_port, uvm_monitor
 
 from tb.nic_tb import TrafficProfile
+from tb.uvm.profiles import Profile
 from tb.uvm.seq_items import DmaWriteItem
 
 
@@ -71,5 +73,13 @@ class DmaAgent(uvm_agent):
 
     def connect_phase(self) -> None:
         # Stream gaps (MAC side) and DMA backpressure: NicTb's seeded pause generators.
-        self.tb.set_profile(TrafficProfile(rx_idle=self.profile.rx_idle, dma_stall=self.profile.dma_stall,
-                                            tx_stall=self.profile.tx_stall))
+        self.tb.set_profile(traffic_profile(self.profile))
+
+
+def traffic_profile(profile: Profile) -> TrafficProfile:
+    """The testbench's TrafficProfile for a UVM traffic profile: MAC gaps, DMA backpressure,
+    TX backpressure and the DMA write slave's AWREADY behaviour (its default when the scenario
+    names none)."""
+    kw = {"awready": profile.awready} if profile.awready else {}
+    return TrafficProfile(rx_idle=profile.rx_idle, dma_stall=profile.dma_stall,
+                          tx_stall=profile.tx_stall, **kw)

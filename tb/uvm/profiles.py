@@ -24,6 +24,7 @@ class Profile:
     bad_fcs_rate: float = 0.0               # frames flagged with a bad FCS by the MAC
     rx_idle: float = 0.0                    # MAC stream gaps: idle probability per beat
     dma_stall: float = 0.0                  # DMA backpressure: not-ready probability per cycle
+    awready: str = ""                       # DMA write slave: TrafficProfile.awready ("" = its default)
     dma_error_rate: float = 0.0             # posted payload buffers that answer SLVERR
     rss: bool = True                        # RSS over all queues (else everything to queue 0)
     steered_flows: int = 0                  # flows pinned by n-tuple rules to the last queue

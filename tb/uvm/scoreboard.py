@@ -16,6 +16,7 @@ from driver import regs
 from models.formats import CPL_BYTES
 from models.nic_model import FRAME_COUNTERS, INFO_COUNTERS, expected_placement
 from models.rx_parser import L3Type, L4Type
+from tb.failure import sim_ns, waves_command
 from tb.rx_env import MultiQueueEnv
 from tb.rx_scoreboard import CANARY
 from tb.uvm.coverage import nic_rx_covergroup, size_bin
@@ -173,9 +174,12 @@ class NicScoreboard(uvm_component):
         dropped as the model says); fails after STALL_LIMIT_NS without progress."""
         while self.frames_in < sent() or self.outstanding:
             await Timer(POLL_NS, unit="ns")
-            assert self.idle_ns < STALL_LIMIT_NS, (
-                f"no completion for {STALL_LIMIT_NS} ns: {self.outstanding} outstanding, "
-                f"{self.frames_in} of {sent()} frames seen")
+            if self.idle_ns >= STALL_LIMIT_NS:
+                now = sim_ns()
+                raise AssertionError(
+                    f"no completion for {STALL_LIMIT_NS} ns: waited for {self.outstanding} frames the "
+                    f"model expects ({self.frames_in} of {sent()} frames seen on the MAC)"
+                    + (f"\n  waves: {waves_command(now - STALL_LIMIT_NS, now)}" if now is not None else ""))
         await Timer(4 * POLL_NS, unit="ns")
         await self.wait_quiet()
 

@@ -11,6 +11,7 @@ from functools import partial
 
 import cocotb
 
+from tb.axi_wr_slave import check_awready_exercised
 from tb.fast.fast_tb import nic_tb_for
 from tb.nic_tb import TrafficProfile
 from tb.scenario import RtlEnv
@@ -41,3 +42,4 @@ async def run_scenario(dut, name: str) -> None:
     await tb.reset()
     rx_mpb = os.environ.get('DRIVER_RX_MPB') == '1'   # multi-packet buffers and batches on
     await func(RtlEnv(tb, seed=cocotb.RANDOM_SEED, steering=True, rx_mpb=rx_mpb))   # nic_top classifies frames
+    check_awready_exercised(tb, required=False)     # (some scenarios make no DMA write)

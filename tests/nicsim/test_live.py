@@ -181,6 +181,8 @@ def test_interrupted_run_leaves_nothing_behind(sig: signal.Signals, backend: str
             if line.startswith("live rx:"):
                 break
         else:
+            if os.environ.get("NIC_RTL_MAP_ONLY") == "1" and backend == "rtl":
+                pytest.skip("map-only run (tb/rtl_map.py): the simulator recorded its design and ended")
             pytest.fail(f"the run ended before data flowed: {seen[-20:]}")
         owner = p.pid
         if backend == "rtl":

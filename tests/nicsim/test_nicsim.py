@@ -105,13 +105,16 @@ def test_replay_rtl_matches_model(tcp_capture: Path, tmp_path: Path, mpb: bool,
 def test_bad_captures(tcp_capture: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     raw = tcp_capture.read_bytes()
     n = len(read_pcap(tcp_capture).records)
-    # a file cut in the middle of the last record: the records before it are replayed
+    # a file cut in the middle of the last record: the records before it are replayed, and
+    # the report has a line for the cut one (not replayed, capture_cut)
     cut = tmp_path / "cut.pcap"
     cut.write_bytes(raw[:-30])
     rep = tmp_path / "cut.jsonl"
     assert main(["replay", str(cut), "--backend", "model", *STEER, "--report", str(rep)]) == 0
     assert "file truncated in record" in capsys.readouterr().err
-    assert len(_report(rep)) == n - 1
+    recs = _report(rep)
+    assert len(recs) == n and recs[-1]["status"] == "dropped" and recs[-1]["drop_reason"] == "capture_cut"
+    assert all(r["status"] == "delivered" for r in recs[:-1])
     # a record cut short by the snaplen, and an oversize frame, between good ones
     frames = [r.data for r in read_pcap(tcp_capture).records][:6]
     mixed = tmp_path / "mixed.pcap"
@@ -207,7 +210,7 @@ def test_cluster_cli_bad_input(tmp_path: Path, capsys) -> None:
     """A bad `nicsim cluster` command line: one line on stderr with the errno, exit 2, nothing run."""
     notdir = tmp_path / "file"
     notdir.write_text("x")
-    for bad, msg in ((["--nics", "1"], "[EINVAL] --nics 1"), (["--nics", "x"], "[EINVAL] argument --nics"),
+    for bad, msg in ((["--nics", "1"], "[EINVAL] --nics 1"), (["--nics", "x"], "argument --nics: invalid int"),
                      (["--bytes-per-pair", "12Q"], "'12Q' is not a byte count"),
                      (["--bytes-per-pair", "0"], "--bytes-per-pair"), (["--drop-rate", "1"], "--drop-rate 1"),
                      (["--switch-buffer", "1"], "holds no 1502-byte frame"), (["--mss", "9000"], "--mss 9000"),

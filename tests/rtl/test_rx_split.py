@@ -9,11 +9,13 @@ import pytest
 
 from driver import regs
 from driver.rx_queue import RxQueueConfig
+from tb.axi_wr_slave import check_awready_exercised
 from tb.corpus import odd_frames
 from tb.frames import Flow, build, pattern
 from tb.nic_tb import NicTb, TrafficProfile
 from tb.rx_env import bring_up, run_traffic
 from tb.sim import pytest_test_name, rtl_file_list, run_rtl_test
+from tests.axi_slaves import awready_env, awready_params
 
 PAYLOAD_SIZES = [0, 1, 2, 7, 8, 63, 64, 65, 127, 128, 129, 255, 256, 511, 512, 1023, 1024, 1400]
 FLOWS = [Flow(ipv6=v6, proto=proto, vlan_tags=tags)
@@ -37,6 +39,7 @@ async def run_split_sweep(dut) -> None:
     assert tb.dev.cpu_reads == 0
     assert await tb.read32(regs.RX_FRAMES) == len(frames)
     assert sb.payload_bytes_to_host == 0
+    check_awready_exercised(tb)
     tb.dut._log.info("%d frames: %d header bytes to host, %d payload bytes to device memory",
                      sb.checked, sb.hdr_bytes_to_host, sb.payload_bytes_to_device)
 
@@ -113,6 +116,8 @@ async def run_threshold(dut) -> None:
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize("data_w", [64, 512])
-def test_rx_split(data_w: int) -> None:
-    run_rtl_test("nic_top", rtl_file_list(), "tests.rtl.test_rx_split", {"DATA_W": data_w}, pytest_test_name())
+@pytest.mark.parametrize("data_w,awready", awready_params([(64,), (512,)], [(64,), (512,)]))
+def test_rx_split(data_w: int, awready: str | None) -> None:
+    """Also under DMA slaves whose AWREADY waits for the burst's first or last W beat."""
+    run_rtl_test("nic_top", rtl_file_list(), "tests.rtl.test_rx_split", {"DATA_W": data_w}, pytest_test_name(),
+                 extra_env=awready_env(awready))

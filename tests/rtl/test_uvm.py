@@ -19,12 +19,13 @@ from pyuvm import ConfigDB, uvm_test
 from driver import regs
 from driver.rx_queue import RxQueueConfig
 from models.rss import Classifier
-from tb.nic_tb import NicTb
 from tb import tx_env
+from tb.nic_tb import NicTb, TrafficProfile
 from tb.rx_env import MirrorHw, MultiQueueEnv, bring_up
 from tb.sim import BUILD_ROOT, pytest_test_name, rtl_file_list, run_rtl_test
 from tb.uvm import coverage as fcov
 from tb.uvm import scenarios
+from tb.uvm.dma_agent import traffic_profile
 from tb.uvm.env import NicEnv
 from tb.uvm.sequences import NicConfigSeq, RandomTrafficSeq, make_flows
 from tb.uvm.tx_agent import TxRandomSeq
@@ -41,7 +42,8 @@ class RxRandomTest(uvm_test):
         dut = cocotb.top
         self.seed = int(os.environ.get("COCOTB_RANDOM_SEED", "0") or 0) or cocotb.RANDOM_SEED
         self.profile = scenarios.get(os.environ.get("UVM_SCENARIO", "mixed"))
-        self.tb = NicTb(dut, self.seed)
+        # The write slave is chosen here; the DMA agent sets the stalls in its connect phase.
+        self.tb = NicTb(dut, self.seed, TrafficProfile(awready=traffic_profile(self.profile).awready))
         rng = random.Random(self.seed)
         nq = int(dut.NUM_RXQ.value)
         self.hw = MirrorHw(self.tb, Classifier(nq))

@@ -1,0 +1,90 @@
+"""`make formal` in `make test`, as far as it is quick: every SymbiYosys task of tb/formal/*.sby
+tagged `quick` (a few seconds each) passes with every assertion proved (k-induction) or
+holding to its depth (BMC) and every cover reached; and every protocol-breaking bug patch of
+tests/bugs/ makes `make formal BUG=<name>` fail with a real counterexample (from reset, not an
+unclosed induction) of the property that names the rule it breaks. The other tasks (the
+longer proofs, minutes each) run in `make formal` only (.ci/run runs it after `make test`).
+
+One pytest item per task, so pytest-xdist spreads them over the workers; each runs
+tb/formal/run.py on that task alone (its own folder under build/formal/test/).
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tb.formal.run import BUGS, FORMAL, _task_lines
+
+REPO = Path(__file__).resolve().parents[2]
+OUT = REPO / "build" / "formal" / "test"
+
+ALL_TASKS = {f"{sby.stem}.{name}": tags for sby in sorted(FORMAL.glob("*.sby"))
+             for name, tags in _task_lines(sby)}
+TASKS = [key for key, tags in ALL_TASKS.items() if "quick" in tags and "stale" not in tags]
+
+# Bug patches that break a protocol rule, and the property whose counterexample must show it.
+PROTOCOL_BUGS = {
+    "wlast_early": "a_wlast_on_last_beat",
+    "burst_4k_cross": "a_aw_no_4k_cross",
+    # split_off_by_one (a header buffer overflow, a_hdr_write_fits) returns with rx_split_dma's
+    # properties, tagged stale since main's two-stage planner (tb/formal/rx_split_dma.sby)
+}
+
+
+def _run(*args: str, out: Path) -> tuple[int, dict, str]:
+    res = subprocess.run([sys.executable, "-m", "tb.formal.run", "--jobs", "1", "--out", str(out), *args],
+                         cwd=REPO, capture_output=True, text=True, timeout=1800)
+    summary_file = out / "summary.json"
+    summary = json.loads(summary_file.read_text()) if summary_file.is_file() else {}
+    return res.returncode, summary, res.stdout + res.stderr
+
+
+def test_there_are_formal_tasks() -> None:
+    blocks = {t.split(".")[0] for t in ALL_TASKS}
+    assert {"sync_fifo", "desc_engine", "rx_split_dma", "axi_wr_mux", "axi_dma_wr"} <= blocks, blocks
+    assert TASKS, "no task is tagged quick: make test would run no proof"
+
+
+def test_stale_tasks_are_not_reported_as_proved() -> None:
+    stale = [key for key, tags in ALL_TASKS.items() if "stale" in tags]
+    if not stale:
+        return
+    res = subprocess.run([sys.executable, "-m", "tb.formal.run", "--list"], cwd=REPO, capture_output=True,
+                         text=True, check=True)
+    for key in stale:
+        (line,) = [ln for ln in res.stdout.splitlines() if ln.startswith(key + " ")]
+        assert "STALE (not run)" in line, line
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_formal_task(task: str) -> None:
+    rc, summary, text = _run("--only", task, out=OUT / task)
+    assert rc == 0, f"make formal FORMAL_ONLY={task} failed:\n{text[-6000:]}"
+    block, name = task.split(".")
+    (entry,) = [t for t in summary["blocks"][block]["tasks"] if t["task"] == name]
+    props = entry["properties"]
+    assert props, f"{task}: no property reported"
+    bad = [p for p in props if p["result"] not in ("PASS", "REACHED")]
+    assert not bad, f"{task}: {bad}"
+
+
+@pytest.mark.parametrize("bug", sorted(PROTOCOL_BUGS))
+def test_formal_catches_protocol_bug(bug: str) -> None:
+    patch = BUGS / f"{bug}.patch"
+    assert patch.is_file(), f"{patch.relative_to(REPO)} is missing"
+    applies = subprocess.run(["patch", "-p1", "--dry-run", "-s", "-d", str(REPO), "-i", str(patch)],
+                             capture_output=True, text=True)
+    assert applies.returncode == 0, (f"{patch.relative_to(REPO)} no longer applies to rtl/ (refresh it where "
+                                     f"it is owned):\n{applies.stdout}{applies.stderr}")
+    rc, summary, text = _run("--bug", bug, out=OUT / f"bug-{bug}")
+    assert rc == 1, f"make formal BUG={bug} should fail (exit 1), got {rc}:\n{text[-6000:]}"
+    failed = {p["name"].rsplit(".", 1)[-1]: p for b in summary["blocks"].values() for t in b["tasks"]
+              for p in t["properties"] if p["result"] == "FAIL"}
+    want = PROTOCOL_BUGS[bug]
+    assert want in failed, f"BUG={bug}: {want} has no counterexample; failed: {sorted(failed) or 'none'}\n{text[-4000:]}"
+    trace = failed[want]["trace"]
+    assert trace and Path(trace).is_file(), f"BUG={bug}: no counterexample trace for {want}"
