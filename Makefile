@@ -31,8 +31,10 @@ FORMAL_LONG ?= 0
 FORMAL_ONLY ?=
 FORMAL_JOBS ?= 2
 REGRESS_SCHEDULER ?=
+SYNTH_ARGS  ?=
+NO_ROUTE    ?=
 
-.PHONY: help setup test test-rtl lint regs formats demo waves bench regress formal clean
+.PHONY: help setup test test-rtl lint regs formats demo waves bench regress formal synth synth-pnr clean
 
 help: ## list the targets (default)
 	@echo "devmem-nic: make TARGET [VAR=value]"
@@ -41,6 +43,7 @@ help: ## list the targets (default)
 	@echo "formal:    FORMAL_LONG=$(FORMAL_LONG) (1: also tasks tagged long) FORMAL_ONLY=<blocks> FORMAL_JOBS=$(FORMAL_JOBS) BUG=<name of tests/bugs/*.patch> (docs/verification.md)"
 	@echo "regress:   REGRESS_SEEDS=$(REGRESS_SEEDS) SHARD=$(SHARD) COVERAGE=$(COVERAGE) (0|1|toggle) BUG=<name of tests/bugs/*.patch> REGRESS_K=<pytest -k>"
 	@echo "           JOBS=<LocalCluster workers> REGRESS_SCHEDULER=tcp://HOST:PORT (an existing Dask cluster; docs/verification.md)"
+	@echo "synth:     SYNTH_ARGS='--configs 64_128_1q,... --flows ecp5,xilinx,ecp5-hier --jobs 2'; synth-pnr: NO_ROUTE=1 (placement only) (docs/synthesis.md)"
 
 setup: ## install apt packages, .venv and pinned Python deps if missing or changed (idempotent)
 	@scripts/setup.sh
@@ -107,6 +110,12 @@ regress: setup ## every RTL test x REGRESS_SEEDS seeds on Dask (LocalCluster or 
 formal: setup ## SymbiYosys proofs (tb/formal/*.sby): every property with its result, kind and depth; BUG= must fail
 	@FORMAL_LONG="$(FORMAL_LONG)" FORMAL_ONLY="$(FORMAL_ONLY)" FORMAL_JOBS="$(FORMAL_JOBS)" BUG="$(BUG)" \
 	$(VENV_PY) -m tb.formal.run
+
+synth: setup ## Yosys synthesis of nic_top, 5 configs x ECP5/Xilinx/per module: LUTs, FFs, RAMs, memories, latches, logic depth -> build/synth/ (1-3 h)
+	@$(VENV_PY) scripts/synth.py $(SYNTH_ARGS)
+
+synth-pnr: setup ## nextpnr-ecp5 place and route of the 64-bit configs at 156.25 MHz: Fmax, critical path (NO_ROUTE=1: placement only; hours)
+	@$(VENV_PY) scripts/synth.py --pnr $(if $(NO_ROUTE),--no-route) $(SYNTH_ARGS)
 
 clean: ## remove build/ (simulator builds, results, waves)
 	rm -rf build

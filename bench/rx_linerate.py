@@ -8,7 +8,8 @@ path keeps up with back-to-back frames (RSS and a steering rule active): accepte
 per cycle (the port never stalls, so this is 1.0 when the source sends back to back), delivered
 frames per cycle in steady state (and Mpps at the 250 MHz clock, and MAC beats per cycle), FIFO
 drops, the fraction of the MAC's line rate delivered and of 100GbE's frame rate, and DMA write
-bursts and beats per frame (completions apart). Writes build/bench/rx_linerate.json and
+bursts and beats per frame (completions apart), and where the steady state's cycles go
+(`steady_cycles`: what the RX planner did each cycle, AW and W channel use). Writes build/bench/rx_linerate.json and
 build/bench/rx_linerate.png (the 100GbE line drawn).
 """
 from __future__ import annotations
@@ -95,6 +96,11 @@ def main(argv: list[str] | None = None) -> int:
                   f"line rate {100 * r['line_rate_fraction']:5.1f}%  100GbE {100 * r['eth100g_fraction']:5.1f}%  "
                   f"W beats/frame {r['write_beats_per_frame']:.3f}  fifo drops {r['fifo_drops']}",
                   flush=True)
+            sc = r.get("steady_cycles")
+            if sc and sc["cycles"]:
+                parts = [f"{k} {v / sc['cycles']:.0%}" for k, v in (sc["planner"] or {}).items()]
+                print(f"             steady state {sc['cycles']} cycles: AW {sc['aw_busy']:.0%} W {sc['w_busy']:.0%}"
+                      f" busy; planner: {', '.join(parts)}", flush=True)
     (out_dir / "rx_linerate.json").write_text(json.dumps(doc, indent=2))
     plot(doc, out_dir / "rx_linerate.png")
     print(f"bench: wrote {out_dir / 'rx_linerate.json'} and {out_dir / 'rx_linerate.png'}")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from typing import Any
 
 import cocotb
 from cocotb.triggers import RisingEdge
@@ -111,6 +112,85 @@ def bench_frames(size: int, n: int) -> list[bytes]:
     return frames
 
 
+PLAN_STEPS = ("none", "flush", "close", "drop", "piece", "abort")
+"""rx_split_dma's step_e, in declaration order."""
+PLAN_PORTS = ("cmd", "rng", "note", "rec", "bclose")
+"""The planner's output queues (want_<port> / <port>_ready): a step goes only when all it
+pushes are taken."""
+
+
+def plan_cycle(v: dict[str, int]) -> str:
+    """What the RX planner (rx_split_dma) did in one cycle, from its signals sampled in that
+    cycle: a step that went (`piece`: a frame's payload piece with its header, range, note and
+    record; `flush`: the held payload beat written; `close`: a completion batch closed on its
+    own; `drop`, `abort`), a pending write command pushed (`pending payload command`: the
+    piece's when the header took the port; `pending batch command`: the batch that closed with
+    a record), a step that waited for an output queue (`stalled: <port>`), or no step (`frame
+    waits for a header descriptor` / `... for payload descriptors`, `no frame in stage B`)."""
+    if v["pcmd_v_q"]:
+        return "pending payload command"
+    if v["bcmd_v_q"]:
+        return "pending batch command"
+    step = PLAN_STEPS[v["step"]] if v["step"] < len(PLAN_STEPS) else f"step {v['step']}"
+    if step != "none":
+        if v["step_go"]:
+            return step
+        for port in PLAN_PORTS:
+            if v[f"want_{port}"] and not v[f"{port}_ready"]:
+                return f"stalled: {port}"
+        return f"stalled: {step}"
+    if not v["b_valid_q"]:
+        return "no frame in stage B"
+    if not (v["hdr_desc_valid"] >> v["q"]) & 1 and v["first"]:
+        return "frame waits for a header descriptor"
+    return "frame waits for payload descriptors"
+
+
+class CycleProbe:
+    """Every cycle: the planner's activity (`plan_cycle`) and whether the DMA write port's AW
+    and W channels moved (an address, a beat), kept with the cycle's time so that a window can
+    be counted afterwards. The planner's category is None when the build does not expose the planner's signals
+    (the counts of the channels are kept anyway)."""
+
+    NAMES = ("pcmd_v_q", "bcmd_v_q", "step", "step_go", "b_valid_q", "first", "q", "hdr_desc_valid") + tuple(
+        n for port in PLAN_PORTS for n in (f"want_{port}", f"{port}_ready"))
+
+    def __init__(self, dut) -> None:
+        self.dut = dut
+        self.samples: list[tuple[float, str | None, bool, bool]] = []
+        self.handles: dict[str, Any] | None
+        try:
+            plan = dut.u_dma.u_plan
+            self.handles = {n: getattr(plan, n) for n in self.NAMES}
+        except AttributeError:
+            self.handles = None
+
+    async def run(self) -> None:
+        dut = self.dut
+        while True:
+            await RisingEdge(dut.clk)
+            cat = None
+            if self.handles is not None:
+                cat = plan_cycle({n: int(h.value) for n, h in self.handles.items()})
+            aw = bool(dut.m_axi_awvalid.value and dut.m_axi_awready.value)
+            w = bool(dut.m_axi_wvalid.value and dut.m_axi_wready.value)
+            self.samples.append((get_sim_time("ns"), cat, aw, w))
+
+    def window(self, t_lo: float, t_hi: float) -> dict:
+        """Counts over the cycles in (t_lo, t_hi]: cycles, the planner's categories (sorted by
+        count), AW and W channel use (fraction of the cycles that moved an address / a beat)."""
+        sel = [s for s in self.samples if t_lo < s[0] <= t_hi]
+        n = len(sel)
+        cats: dict[str, int] = {}
+        for _, cat, _, _ in sel:
+            if cat is not None:
+                cats[cat] = cats.get(cat, 0) + 1
+        return {"cycles": n,
+                "planner": dict(sorted(cats.items(), key=lambda kv: -kv[1])) if self.handles is not None else None,
+                "aw_busy": sum(s[2] for s in sel) / n if n else None,
+                "w_busy": sum(s[3] for s in sel) / n if n else None}
+
+
 async def measure(tb: NicTb, size: int, split: bool, mode: str = "base") -> dict:
     dut = tb.dut
     data_bytes = tb.data_bytes
@@ -142,6 +222,8 @@ async def measure(tb: NicTb, size: int, split: bool, mode: str = "base") -> dict
 
     watcher = cocotb.start_soon(watch_completions())
     aw_watcher = cocotb.start_soon(watch_aw())
+    probe = CycleProbe(dut)
+    probe_task = cocotb.start_soon(probe.run())
     t0 = get_sim_time("ns")
     for f in frames:
         await tb.send(f)
@@ -154,6 +236,10 @@ async def measure(tb: NicTb, size: int, split: bool, mode: str = "base") -> dict
     await tb.delay(4000)                      # the last batch (rx-usecs) and its write response
     watcher.cancel()
     aw_watcher.cancel()
+    probe_task.cancel()
+    # the next measurement exports its own: without this a sweep of every size and mode
+    # runs out of device memory
+    tb.dev.release_dmabuf(setup.dmabuf)
     delivered = await tb.read32(regs.RX_FRAMES)
     fifo_drops = await tb.read32(regs.RX_DROP_FIFO)
     other_drops = sum([await tb.read32(getattr(regs, c)) for c in
@@ -194,6 +280,8 @@ async def measure(tb: NicTb, size: int, split: bool, mode: str = "base") -> dict
         "cpl_bus_bytes_per_frame": aw["cpl_beats"] * tb.dma_bytes / delivered if delivered else None,
         "completion_batches": len(cpl_times),
         "latency_cycles_last_frame": (cpl_times[-1][0] - t_in) / CLK_NS if cpl_times else None,
+        # where the steady state's cycles go (the same window as delivered_frames_per_cycle)
+        "steady_cycles": probe.window(cpl_times[0][0], cpl_times[-1][0]) if len(cpl_times) > 1 else None,
     }
 
 

@@ -2,11 +2,13 @@
 
 For MAC/DMA widths 64/128, 512/1024 and 512/512, frame layouts (`inline`: header in the
 descriptor ring, payload in device memory; `hdrseg`: header segment in host memory, payload in
-device memory; `linear`: the whole frame in host memory) and frame sizes 60 .. 9000 bytes,
+device memory; `linear`: the whole frame in host memory), completion moderation settings
+(TXQ.COALESCE usecs,frames: `0,1` off, the reset value; `2,8` batches of up to 8 completions
+held at most 2 us) and frame sizes 60 .. 9000 bytes,
 measures in clock cycles how close the TX path comes to one beat per cycle on m_axis_tx with
 back-to-back frames (checksum offload on, MAC always ready, DMA memory without stalls): beats
 and frames per cycle, Mpps at 250 MHz, the fraction of line rate, AXI reads and writes per
-frame. Writes build/bench/tx_linerate.json and build/bench/tx_linerate.png; the plot draws the
+frame, completion latency percentiles. Writes build/bench/tx_linerate.json and build/bench/tx_linerate.png; the plot draws the
 100GbE line (frames of S bytes without FCS take S + 24 bytes of wire time: FCS, preamble and
 inter-frame gap; 148.8 Mpps at S = 60).
 """
@@ -37,9 +39,11 @@ def plot(doc: dict, path) -> None:
     fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(13, 4.8))
     sizes = sorted({r["frame_bytes"] for c in doc["configs"] for r in c["results"]})
     for cfg in doc["configs"]:
-        for layout in dict.fromkeys(r["layout"] for r in cfg["results"]):
-            rs = [r for r in cfg["results"] if r["layout"] == layout]
-            label = f"{cfg['data_bits']}/{cfg['dma_bits']} {layout}"
+        for layout, cu, cf in dict.fromkeys((r["layout"], r["coal_usecs"], r["coal_frames"])
+                                            for r in cfg["results"]):
+            rs = [r for r in cfg["results"]
+                  if (r["layout"], r["coal_usecs"], r["coal_frames"]) == (layout, cu, cf)]
+            label = f"{cfg['data_bits']}/{cfg['dma_bits']} {layout}" + ("" if cf == 1 else f" coal {cu},{cf}")
             xs = [r["frame_bytes"] for r in rs]
             ax0.plot(xs, [r["frames_per_cycle"] for r in rs], marker="o", ms=3, label=label)
             ax1.plot(xs, [r["line_rate_fraction"] for r in rs], marker="o", ms=3, label=label)
@@ -66,14 +70,21 @@ def plot(doc: dict, path) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = arg_parser("bench.tx_linerate", __doc__, SIZES, CONFIGS, split=False)
     ap.add_argument("--layouts", default=",".join(LAYOUTS), help="frame layouts: inline,hdrseg,linear")
-    ap.add_argument("--coal", default="0,0", metavar="USECS,FRAMES",
-                    help="completion moderation of the queue (TXQ.COAL), default off")
+    ap.add_argument("--coal", default="0,1/2,8", metavar="USECS,FRAMES[/USECS,FRAMES...]",
+                    help="completion moderation settings of the queue (TXQ.COALESCE), each "
+                         "measured: 0,1 = off (reset value); default 0,1/2,8")
     ap.add_argument("--out", default="tx_linerate", help="name of the JSON and PNG in build/bench/")
     args = ap.parse_args(argv)
     layouts = args.layouts.split(",")
     bad = [x for x in layouts if x not in LAYOUTS]
     if bad:
         ap.error(f"unknown layout {bad[0]!r} (inline, hdrseg, linear)")
+    try:
+        coals = [tuple(int(v) for v in c.split(",")) for c in args.coal.split("/")]
+    except ValueError:
+        coals = []
+    if not coals or any(len(c) != 2 or not 0 <= c[0] <= 0xFFFF or not 0 <= c[1] <= 0xFF for c in coals):
+        ap.error(f"--coal {args.coal!r}: USECS,FRAMES pairs separated by '/' (usecs 0..65535, frames 0..255)")
     sources, defines = rtl_sources(args.rtl_rev)
     out_dir = BUILD_ROOT / "bench"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -81,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     for data_w, dma_w in parse_configs(args.configs):
         part = out_dir / f"{args.out}_{data_w}_{dma_w}.json"
         print(f"bench: tx line rate, MAC {data_w} / DMA {dma_w} bits, layouts {args.layouts}, "
-              f"sizes {args.sizes}", flush=True)
+              f"moderation {args.coal}, sizes {args.sizes}", flush=True)
         t0 = time.monotonic()
         run_rtl_test("nic_top", sources, "bench.tx_linerate_sim",
                      {"DATA_W": data_w, "DMA_DATA_W": dma_w}, f"bench_tx_linerate-{data_w}-{dma_w}",
@@ -94,10 +105,11 @@ def main(argv: list[str] | None = None) -> int:
             r["ethernet_100g_frames_per_cycle"] = ethernet_frames_per_cycle(r["frame_bytes"])
         doc["configs"].append(cfg)
         for r in cfg["results"]:
-            print(f"  {r['layout']:6s} {r['frame_bytes']:5d} B  {r['beats_per_cycle']:.3f} beats/cycle  "
+            print(f"  {r['layout']:6s} coal {r['coal_usecs']},{r['coal_frames']} {r['frame_bytes']:5d} B  {r['beats_per_cycle']:.3f} beats/cycle  "
                   f"{r['frames_per_cycle']:.4f} frames/cycle ({r['mpps_at_250mhz']:6.1f} Mpps, 100GbE "
                   f"{r['ethernet_100g_frames_per_cycle']:.3f})  line rate {100 * r['line_rate_fraction']:5.1f}%  "
-                  f"AR/frame {r['ar_per_frame']:.2f}", flush=True)
+                  f"AR/frame {r['ar_per_frame']:.2f} R/frame {r['r_beats_per_frame']:.2f} "
+                  f"AW/frame {r['aw_per_frame']:.2f}", flush=True)
     (out_dir / f"{args.out}.json").write_text(json.dumps(doc, indent=2))
     plot(doc, out_dir / f"{args.out}.png")
     print(f"bench: wrote {out_dir / (args.out + '.json')} and {out_dir / (args.out + '.png')}")

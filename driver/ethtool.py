@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import errno
 import ipaddress
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from enum import IntEnum
 from typing import NamedTuple
@@ -37,13 +37,14 @@ from typing import NamedTuple
 from driver import regs
 from driver.errors import KernelError
 from driver.hw import NicHw
+from driver.steer_table import NoRoom, SlotOp, SteerSlots
 
 RSS_KEY_BYTES = regs.RSS_KEY_MAX * 4
 """Length of the Toeplitz key (40)."""
 RSS_INDIR_ENTRIES = regs.RSS_INDIR_MAX * 4
 """Entries of the indirection table (128)."""
-NTUPLE_RULES = regs.STEER_MAX
-"""Flow-steering rules in the NIC (32)."""
+SLOT_WRITE, SLOT_CLEAR, SLOT_CLEAR_ALL = 1, 2, 3
+"""`STEER_SLOT_CMD.op`: write the staged entry, clear one slot, clear every slot."""
 MAX_QUEUES = 128
 """The completion's queue field has 7 bits."""
 
@@ -207,17 +208,28 @@ class NtupleRule(NamedTuple):
 
 
 @dataclass(frozen=True)
-class _HwRule:
-    """A rule's register values (docs/rss.md section 5)."""
+class TypeMaskRegs:
+    """The mask of one flow type (`STEER_TYPE[t]`): address prefix lengths and bit masks."""
 
-    ctrl: int            # without the enable bit
+    src_len: int = 0
+    dst_len: int = 0
+    sport_mask: int = 0
+    dport_mask: int = 0
+    proto_mask: int = 0
+
+
+@dataclass(frozen=True)
+class _HwRule:
+    """A rule as the NIC holds it: its flow type (1..6), its type's mask and its key."""
+
+    ftype: int
+    mask: TypeMaskRegs
+    key: bytes
     queue: int
-    ports: int
-    port_mask: int
-    src: int
-    src_mask: int
-    dst: int
-    dst_mask: int
+
+
+_TYPE_CODES = {'tcp4': 1, 'udp4': 2, 'ip4': 3, 'tcp6': 4, 'udp6': 5, 'ip6': 6}
+_TYPE_NAMES = {v: k for k, v in _TYPE_CODES.items()}
 
 
 def _addr(value: Addr, version: int, what: str) -> int:
@@ -245,8 +257,24 @@ def check_spec(spec: NtupleSpec, num_queues: int) -> None:
     _encode(spec, num_queues)
 
 
+def _prefix_len(mask: int, bits: int, what: str) -> int:
+    """The prefix length of an address mask (EINVAL if the mask is not leading ones)."""
+    n = bin(mask).count('1')
+    if mask != ((1 << n) - 1) << (bits - n):
+        raise _einval(f'{what} mask {mask:#x} is not a prefix: the NIC compares address '
+                      f'prefixes (as 255.255.255.0 or ffff:ffff::)')
+    return n
+
+
+def _key(ftype: int, proto: int, src: int, dst: int, sport: int, dport: int) -> bytes:
+    """The 38-byte key of docs/rss.md section 4."""
+    return (bytes([ftype, proto]) + src.to_bytes(16, 'big') + dst.to_bytes(16, 'big')
+            + sport.to_bytes(2, 'big') + dport.to_bytes(2, 'big'))
+
+
 def _encode(spec: NtupleSpec, num_queues: int) -> _HwRule:
-    """Check `spec` and turn it into register values (EINVAL on anything wrong)."""
+    """Check `spec` and turn it into the NIC's form (EINVAL on anything wrong or anything the
+    NIC cannot match: docs/rss.md section 4, "What ethtool -N accepts")."""
     if spec.flow_type not in _FLOW_TYPES:
         raise _einval(f'flow-type {spec.flow_type!r}: one of {sorted(_FLOW_TYPES)}')
     version, proto, has_ports = _FLOW_TYPES[spec.flow_type]
@@ -262,7 +290,8 @@ def _encode(spec: NtupleSpec, num_queues: int) -> _HwRule:
             return 0, 0
         v = _addr(value, version, what)
         m = (1 << abits) - 1 if mask is None else _addr(mask, version, f'{what} mask')
-        return v & m, m
+        n = _prefix_len(m, abits, what)
+        return v & m, n
 
     def port_pair(value, mask, what: str) -> tuple[int, int]:
         if value is None:
@@ -275,88 +304,153 @@ def _encode(spec: NtupleSpec, num_queues: int) -> _HwRule:
         m = 0xFFFF if mask is None else _port(mask, f'{what} mask')
         return v & m, m
 
-    src, src_mask = addr_pair(spec.src_ip, spec.src_ip_mask, 'src-ip')
-    dst, dst_mask = addr_pair(spec.dst_ip, spec.dst_ip_mask, 'dst-ip')
+    src, src_len = addr_pair(spec.src_ip, spec.src_ip_mask, 'src-ip')
+    dst, dst_len = addr_pair(spec.dst_ip, spec.dst_ip_mask, 'dst-ip')
     sport, sport_mask = port_pair(spec.src_port, spec.src_port_mask, 'src-port')
     dport, dport_mask = port_pair(spec.dst_port, spec.dst_port_mask, 'dst-port')
+    ftype = _TYPE_CODES[spec.flow_type]
+    proto_v, proto_m = 0, 0
     if spec.l4_proto is not None:
         if proto is not None:
             raise _einval(f'l4proto is implied by flow-type {spec.flow_type}')
         if isinstance(spec.l4_proto, bool) or not isinstance(spec.l4_proto, int) \
                 or not 0 <= spec.l4_proto <= 0xFF:
             raise _einval(f'l4proto {spec.l4_proto!r}: 0..255')
-        proto = spec.l4_proto
-    ctrl = (regs.STEER_CTRL_IPVER.put(version) | regs.STEER_CTRL_IPVER_MASK.put(0xF)
-            | (regs.STEER_CTRL_PROTO.put(proto) | regs.STEER_CTRL_PROTO_MASK.put(0xFF)
-               if proto is not None else 0))
-    return _HwRule(
-        ctrl=ctrl,
-        queue=regs.STEER_QUEUE_QUEUE.put(a),
-        ports=regs.STEER_PORTS_SPORT.put(sport) | regs.STEER_PORTS_DPORT.put(dport),
-        port_mask=(regs.STEER_PORT_MASK_SPORT_MASK.put(sport_mask)
-                   | regs.STEER_PORT_MASK_DPORT_MASK.put(dport_mask)),
-        src=src, src_mask=src_mask, dst=dst, dst_mask=dst_mask)
+        if spec.l4_proto in (6, 17):
+            # ip4 l4proto 6 is a tcp4 rule without ports (its frames are tcp4 frames).
+            ftype = _TYPE_CODES[('tcp' if spec.l4_proto == 6 else 'udp') + str(version)]
+        else:
+            proto_v, proto_m = spec.l4_proto, 0xFF
+    mask = TypeMaskRegs(src_len, dst_len, sport_mask, dport_mask, proto_m)
+    return _HwRule(ftype, mask, _key(ftype, proto_v, src, dst, sport, dport), a)
+
+
+async def steer_caps(hw: NicHw) -> tuple[int, int]:
+    """(rule locations, buckets per bank) of the NIC's steering table (`STEER_CAPS`)."""
+    caps = await hw.read32(regs.STEER_CAPS)
+    return regs.STEER_CAPS_RULES.get(caps), 1 << regs.STEER_CAPS_BUCKET_LOG2.get(caps)
 
 
 class NtupleRules:
-    """The NIC's n-tuple rule table, as the driver keeps it (`ethtool -N/-n`).
+    """The NIC's n-tuple rules, as the driver keeps them (`ethtool -N/-n`).
 
-    The driver is the only writer of the STEER registers and keeps the table in software;
-    call `clear()` once at start-up (the hardware resets with every rule disabled, but a
-    previous driver may have left rules). Every add or delete follows docs/rss.md section 4
-    ("Changing rules while traffic runs"): the rule's CTRL is written with enable = 0 first,
-    then its other registers, then CTRL with enable = 1; frames of other rules' flows are
-    never affected.
+    The driver is the only writer of the steering table and keeps it in software
+    (`driver/steer_table.py` decides each rule's slot); call `clear()` once at start-up (the
+    hardware resets with every slot empty, but a previous driver may have left rules). Every
+    add or delete follows docs/rss.md section 4 ("Changing rules while traffic runs"): slots
+    are written whole from the staging registers, a rule is only written into an empty slot,
+    and a replaced winner is cleared only after its successor is in, so a frame is classified
+    with the old or the new rules, never with anything else.
 
-    `num_queues` is the number of RX queues in use: rules pointing at a queue at or above
-    it are refused (EINVAL). `check_channels(n)` refuses to shrink the queues under a rule.
+    One mask per flow type: a rule whose mask differs from the mask of the other installed
+    rules of its flow type is refused (EINVAL), as are address masks that are not prefixes.
+    `num_queues` is the number of RX queues in use: rules pointing at a queue at or above it
+    are refused (EINVAL). `check_channels(n)` refuses to shrink the queues under a rule.
+    `num_rules` limits the locations (default: all the NIC has, `STEER_CAPS.rules`).
     """
 
-    def __init__(self, hw: NicHw, num_queues: int, num_rules: int = NTUPLE_RULES) -> None:
+    def __init__(self, hw: NicHw, num_queues: int, num_rules: int | None = None) -> None:
         if not 1 <= num_queues <= MAX_QUEUES:
             raise _einval(f'num_queues {num_queues}: 1..{MAX_QUEUES}')
-        if not 1 <= num_rules <= NTUPLE_RULES:
-            raise _einval(f'num_rules {num_rules}: 1..{NTUPLE_RULES}')
+        if num_rules is not None and (isinstance(num_rules, bool) or not isinstance(num_rules, int)
+                                      or num_rules < 1):
+            raise _einval(f'num_rules {num_rules!r}: at least 1')
         self.hw = hw
         self.num_queues = num_queues
-        self.num_rules = num_rules
+        self._want_rules = num_rules
+        self.num_rules = num_rules or 0
         self._rules: dict[int, NtupleSpec] = {}
+        self._hw_rules: dict[int, _HwRule] = {}
+        self._slots: SteerSlots | None = None
+        self._masks: dict[int, TypeMaskRegs] = {t: TypeMaskRegs() for t in _TYPE_NAMES}
+        self._staged: dict[int, int] = {}          # staging register -> value last written
 
     def __len__(self) -> int:
         return len(self._rules)
 
+    async def _table(self) -> SteerSlots:
+        if self._slots is None:
+            rules, buckets = await steer_caps(self.hw)
+            if rules < 1 or buckets < 1:
+                raise KernelError(errno.EOPNOTSUPP, 'the NIC reports no steering table')
+            if self._want_rules is not None and self._want_rules > rules:
+                raise _einval(f'num_rules {self._want_rules}: the NIC has {rules}')
+            self.num_rules = self._want_rules or rules
+            await self._wait_idle()       # the NIC clears its table after reset
+            self._slots = SteerSlots(buckets)
+        return self._slots
+
+    async def _wait_idle(self) -> None:
+        for _ in range(1 << 20):
+            if not regs.STEER_STATUS_BUSY.get(await self.hw.read32(regs.STEER_STATUS)):
+                return
+        raise KernelError(errno.ETIMEDOUT, 'the steering table clear never finished')
+
     async def clear(self) -> None:
-        """Disable every rule in the NIC and forget the table."""
-        for r in range(self.num_rules):
-            await self.hw.write32(regs.steer_reg(r, regs.STEER_CTRL), 0)
+        """Empty the NIC's table (every slot, whoever wrote it) and forget every rule."""
+        table = await self._table()
+        await self.hw.write32(regs.STEER_SLOT_CMD, regs.STEER_SLOT_CMD_OP.put(SLOT_CLEAR_ALL))
+        await self._wait_idle()
+        table.clear()
         self._rules.clear()
+        self._hw_rules.clear()
+        self._staged.clear()       # unknown after someone else's use
+        self._masks = {t: TypeMaskRegs() for t in _TYPE_NAMES}
+        for t in _TYPE_NAMES:      # every type's mask to 0, as after reset
+            await self._write_mask(t, TypeMaskRegs())
 
     async def add(self, spec: NtupleSpec) -> int:
         """Insert `spec` (at `spec.loc`, replacing a rule there, or at the lowest free
-        location) and return its rule id (= location). EINVAL for a bad spec or queue,
-        ENOSPC when every location is taken."""
-        hw_rule = _encode(spec, self.num_queues)
+        location) and return its rule id (= location). EINVAL for a bad spec or queue or a
+        mask its flow type cannot take; ENOSPC when every location is taken or the table has
+        no slot for the rule's key."""
+        h = _encode(spec, self.num_queues)
+        table = await self._table()
         if spec.loc is not None:
             if isinstance(spec.loc, bool) or not isinstance(spec.loc, int) \
                     or not 0 <= spec.loc < self.num_rules:
                 raise _einval(f'loc {spec.loc!r}: 0..{self.num_rules - 1}')
             rule_id = spec.loc
         else:
-            free = [r for r in range(self.num_rules) if r not in self._rules]
-            if not free:
+            free = next((r for r in range(self.num_rules) if r not in self._rules), None)
+            if free is None:
                 raise KernelError(errno.ENOSPC, f'all {self.num_rules} n-tuple rules in use')
-            rule_id = free[0]
-        await self._program(rule_id, hw_rule)
+            rule_id = free
+        others = [r for r, x in self._hw_rules.items() if x.ftype == h.ftype and r != rule_id]
+        if others and self._masks[h.ftype] != h.mask:
+            raise _einval(f'flow type {_TYPE_NAMES[h.ftype]} already has rules with another mask '
+                          f'({self._masks[h.ftype]}; rule {others[0]}): the NIC has one mask '
+                          f'per flow type')
+        old = self._hw_rules.get(rule_id)
+        if self._masks[h.ftype] != h.mask:
+            # No other rule of the type: the rule it replaces (if of this type) goes first,
+            # then the type's mask changes (no slot of the type is valid meanwhile).
+            if old is not None:
+                await self._delete(rule_id)
+                old = None
+            await self._write_mask(h.ftype, h.mask)
+        try:
+            ops = table.add(rule_id, h.key, h.queue)
+        except NoRoom:
+            raise KernelError(errno.ENOSPC, f'no slot for the rule in the steering table '
+                              f'({len(self._hw_rules)} rules in it)') from None
+        await self._apply(ops)
         self._rules[rule_id] = spec
+        self._hw_rules[rule_id] = h
         return rule_id
 
     async def delete(self, rule_id: int) -> None:
         """Remove rule `rule_id` (ENOENT if there is none): its flows go back to the next
-        matching rule or to RSS."""
+        rule with the same key or to RSS."""
         if rule_id not in self._rules:
             raise KernelError(errno.ENOENT, f'no n-tuple rule {rule_id!r}')
-        await self.hw.write32(regs.steer_reg(rule_id, regs.STEER_CTRL), 0)
+        await self._delete(rule_id)
+
+    async def _delete(self, rule_id: int) -> None:
+        table = await self._table()
+        await self._apply(table.delete(rule_id))
         del self._rules[rule_id]
+        del self._hw_rules[rule_id]
 
     def get(self, rule_id: int) -> NtupleSpec:
         """`ethtool -n <dev> rule N` (ENOENT if there is none)."""
@@ -376,20 +470,41 @@ class NtupleRules:
             raise _einval(f'requested channel count {combined} is too low for n-tuple rule(s) '
                           f'{sorted(used)}')
 
-    async def _program(self, rule_id: int, h: _HwRule) -> None:
-        def reg(off: int) -> int:
-            return regs.steer_reg(rule_id, off)
-
+    async def _write_mask(self, ftype: int, m: TypeMaskRegs) -> None:
         w = self.hw.write32
-        await w(reg(regs.STEER_CTRL), 0)                         # 1. off
-        await w(reg(regs.STEER_QUEUE), h.queue)                  # 2. everything else
-        await w(reg(regs.STEER_PORTS), h.ports)
-        await w(reg(regs.STEER_PORT_MASK), h.port_mask)
-        for base, value in ((regs.STEER_SRC_ADDR, h.src), (regs.STEER_SRC_MASK, h.src_mask),
-                            (regs.STEER_DST_ADDR, h.dst), (regs.STEER_DST_MASK, h.dst_mask)):
+        await w(regs.steer_type_reg(ftype, regs.STEER_TYPE_MASK),
+                regs.STEER_TYPE_MASK_SRC_LEN.put(m.src_len) | regs.STEER_TYPE_MASK_DST_LEN.put(m.dst_len)
+                | regs.STEER_TYPE_MASK_PROTO_MASK.put(m.proto_mask))
+        await w(regs.steer_type_reg(ftype, regs.STEER_TYPE_PORT_MASK),
+                regs.STEER_TYPE_PORT_MASK_SPORT_MASK.put(m.sport_mask)
+                | regs.STEER_TYPE_PORT_MASK_DPORT_MASK.put(m.dport_mask))
+        self._masks[ftype] = m
+
+    async def _stage(self, addr: int, value: int) -> None:
+        if self._staged.get(addr) != value:
+            await self.hw.write32(addr, value)
+            self._staged[addr] = value
+
+    async def _apply(self, ops: Sequence[SlotOp]) -> None:
+        """Perform slot operations in order: stage the entry, then one STEER_SLOT_CMD."""
+        for op in ops:
+            where = (regs.STEER_SLOT_CMD_BUCKET.put(op.bucket) | regs.STEER_SLOT_CMD_BANK.put(op.bank)
+                     | regs.STEER_SLOT_CMD_WAY.put(op.way))
+            if op.entry is None:
+                await self.hw.write32(regs.STEER_SLOT_CMD, where | regs.STEER_SLOT_CMD_OP.put(SLOT_CLEAR))
+                continue
+            k = op.entry.key
+            await self._stage(regs.STEER_ENTRY_CTRL, regs.STEER_ENTRY_CTRL_FTYPE.put(k[0])
+                              | regs.STEER_ENTRY_CTRL_PROTO.put(k[1]))
+            await self._stage(regs.STEER_ENTRY_ACTION, regs.STEER_ENTRY_ACTION_QUEUE.put(op.entry.queue)
+                              | regs.STEER_ENTRY_ACTION_LOC.put(op.entry.loc))
+            await self._stage(regs.STEER_ENTRY_PORTS, regs.STEER_ENTRY_PORTS_SPORT.put(int.from_bytes(k[34:36], 'big'))
+                              | regs.STEER_ENTRY_PORTS_DPORT.put(int.from_bytes(k[36:38], 'big')))
+            src, dst = int.from_bytes(k[2:18], 'big'), int.from_bytes(k[18:34], 'big')
             for word in range(4):                                # word 0 least significant
-                await w(reg(base + 4 * word), (value >> (32 * word)) & 0xFFFF_FFFF)
-        await w(reg(regs.STEER_CTRL), h.ctrl | regs.STEER_CTRL_ENABLE.put(1))   # 3. on
+                await self._stage(regs.steer_entry_src_reg(word), (src >> (32 * word)) & 0xFFFF_FFFF)
+                await self._stage(regs.steer_entry_dst_reg(word), (dst >> (32 * word)) & 0xFFFF_FFFF)
+            await self.hw.write32(regs.STEER_SLOT_CMD, where | regs.STEER_SLOT_CMD_OP.put(SLOT_WRITE))
 
 
 # --------------------------------------------------------------------------------------------

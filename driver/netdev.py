@@ -7,7 +7,7 @@ on the golden model and on the RTL:
 - `open`/`stop` (`ndo_open`/`ndo_stop`): programs the frame limit, starts/stops RX queues.
 - ethtool: `get/set_ringparam` (rx ring size, `tcp-data-split`, `hds-thresh`),
   `get/set_coalesce` (`rx-usecs`, `rx-frames`: the NIC's completion batches, docs/rx-rules.md
-  section 5), `get/set_priv_flags` (`rx-mpb`: multi-packet payload buffers),
+  section 5; `tx-usecs`, `tx-frames`: TX completion moderation, docs/tx.md), `get/set_priv_flags` (`rx-mpb`: multi-packet payload buffers),
   `get/set_channels` (RX queues in use), `set_mtu`. While a queue is bound to a dma-buf,
   disabling split, a non-zero threshold and channel counts below a bound queue are refused
   with EINVAL, as `ethnl_set_rings` and `ethnl_set_channels` do.
@@ -90,6 +90,8 @@ RX_MPB_STRIDE = 64
 RX_COALESCE_PARAMS = frozenset({CoalesceAttr.RX_USECS, CoalesceAttr.RX_MAX_FRAMES})
 """The RX part of `supported_coalesce_params` (`ETHTOOL_COALESCE_USECS |
 ETHTOOL_COALESCE_MAX_FRAMES` for RX)."""
+TX_COALESCE_PARAMS = frozenset({CoalesceAttr.TX_USECS, CoalesceAttr.TX_MAX_FRAMES})
+"""The TX part (`TXQ.COALESCE`, docs/tx.md "Completion moderation"), when the NIC has TX."""
 
 
 class TcpDataSplit(IntEnum):
@@ -228,6 +230,9 @@ class NetdevTxQueue:
     qdisc: deque[SkBuff] = field(default_factory=deque)
     """`pfifo_fast` of one band: skbs waiting for ring room (`dev_requeue_skb`)."""
     stats: TxQueueStats = field(default_factory=TxQueueStats)
+    tx_usecs: int = 0
+    tx_frames: int = 1
+    """The queue's completion moderation (ethtool `tx-usecs`, `tx-frames`; reset: off)."""
 
     @property
     def running(self) -> bool:
@@ -255,6 +260,8 @@ class Netdev:
         """`ethtool_ops->supported_coalesce_params`: the attributes `set_coalesce` takes."""
         self.rx_frames_max = 1
         """`RXQ.COALESCE.frames_max` of this NIC (read at probe)."""
+        self.tx_frames_max = 1
+        """`TXQ.COALESCE.frames_max` of this NIC (read at probe)."""
         self.ifindex = 0
         self.present = False
         self.running = False
@@ -312,6 +319,10 @@ class Netdev:
             self.num_tx_queues = 0          # a NIC without a usable TX path (older RTL)
         self.real_num_tx_queues = self.num_tx_queues
         self._txqs = [NetdevTxQueue(i) for i in range(self.num_tx_queues)]
+        if self.num_tx_queues:
+            self.tx_frames_max = max(1, regs.TXQ_COALESCE_FRAMES_MAX.get(
+                await self.hw.read32(regs.txq_reg(0, regs.TXQ_COALESCE))))
+            self.supported_coalesce_params = RX_COALESCE_PARAMS | TX_COALESCE_PARAMS
         self.ifindex = self.kernel.register_netdev(self)
         self.present = True
         clock = getattr(self.hw, 'clock', None)
@@ -482,9 +493,16 @@ class Netdev:
         await self._restart_all()
 
     def get_coalesce(self, queue: int = 0) -> EthtoolCoalesce:
-        """`ethtool -c` (`get_coalesce`): the settings of RX queue `queue` (all queues have
-        the same unless `set_per_queue_coalesce` made them differ)."""
-        return replace(self._rxqs[queue].coalesce)
+        """`ethtool -c` (`get_coalesce`): the settings of RX queue `queue` and, when the NIC
+        has it, TX queue `queue` (all queues have the same unless `set_per_queue_coalesce`
+        made them differ). EINVAL for a queue the NIC has in neither direction."""
+        if not 0 <= queue < max(self.num_rx_queues, self.num_tx_queues):
+            raise KernelError(errno.EINVAL, f'queue {queue}: no such RX or TX queue')
+        c = replace(self._rxqs[queue].coalesce) if queue < self.num_rx_queues else EthtoolCoalesce()
+        if queue < self.num_tx_queues:
+            tq = self._txqs[queue]
+            c.tx_coalesce_usecs, c.tx_max_coalesced_frames = tq.tx_usecs, tq.tx_frames
+        return c
 
     def coalesce_reply(self, queue: int = 0) -> dict[CoalesceAttr, int]:
         """What `ETHTOOL_MSG_COALESCE_GET_REPLY` carries (`coalesce_fill_reply`): every
@@ -499,50 +517,79 @@ class Netdev:
         return out
 
     async def set_coalesce(self, attrs: dict[CoalesceAttr | str | int, int]) -> None:
-        """`ethtool -C` (`ETHTOOL_MSG_COALESCE_SET`, `ethnl_set_coalesce`) on every RX queue:
+        """`ethtool -C` (`ETHTOOL_MSG_COALESCE_SET`, `ethnl_set_coalesce`) on every queue:
         `attrs` by `CoalesceAttr`, attribute number or `ethtool -C` name
         (`driver.ethtool.parse_coalesce_args`). As the kernel does: an attribute outside
         `supported_coalesce_params` is refused with EINVAL ("cannot modify an unsupported
         parameter") before anything changes; a request that changes nothing is a no-op;
-        then the driver's checks (EINVAL): `rx-usecs` above 65535, `rx-frames` above the NIC's
-        batch (`COALESCE.frames_max`), both 0. Applies at once to running queues."""
-        await self.set_per_queue_coalesce((1 << self.num_rx_queues) - 1, attrs)
+        then the driver's checks (EINVAL): `rx-usecs` / `tx-usecs` above 65535, `rx-frames` /
+        `tx-frames` above the NIC's batch (`RXQ/TXQ.COALESCE.frames_max`), usecs and frames
+        both 0. `rx-*` apply to the RX queues, `tx-*` to the TX queues, at once to running
+        queues."""
+        await self._set_coalesce(list(range(self.num_rx_queues)), list(range(self.num_tx_queues)),
+                                 attrs)
 
     async def set_per_queue_coalesce(self, queue_mask: int,
                                      attrs: dict[CoalesceAttr | str | int, int]) -> None:
         """`ethtool --per-queue queue_mask M --coalesce ...` (`set_per_queue_coalesce`):
-        as `set_coalesce`, for the RX queues whose bits are set; EINVAL for a bit of a queue
-        the NIC does not have."""
+        as `set_coalesce`, for the queues whose bits are set; EINVAL for a bit of a queue the
+        NIC does not have in a direction the request changes (`rx-*`: RX queues, `tx-*`: TX
+        queues)."""
+        req = coalesce_attrs(attrs)
+        if queue_mask <= 0:
+            raise KernelError(errno.EINVAL, f'queue_mask 0x{queue_mask:x}: no queue')
+        bits = [q for q in range(queue_mask.bit_length()) if queue_mask >> q & 1]
+        top = {'RX': self.num_rx_queues if req.keys() - TX_COALESCE_PARAMS else None,
+               'TX': self.num_tx_queues if req.keys() & TX_COALESCE_PARAMS else None}
+        for kind, n in top.items():
+            if n is not None and bits[-1] >= n:
+                raise KernelError(errno.EINVAL, f'queue_mask 0x{queue_mask:x}: {kind} queues are '
+                                                f'0..{n - 1}')
+        await self._set_coalesce([q for q in bits if q < self.num_rx_queues],
+                                 [q for q in bits if q < self.num_tx_queues], attrs)
+
+    async def _set_coalesce(self, rx: list[int], tx: list[int],
+                            attrs: dict[CoalesceAttr | str | int, int]) -> None:
         req = coalesce_attrs(attrs)
         unsupported = sorted(a.name for a in req if a not in self.supported_coalesce_params)
         if unsupported:
             raise KernelError(errno.EINVAL, 'cannot modify an unsupported parameter: '
                                             + ', '.join(unsupported))
-        if queue_mask <= 0 or queue_mask >> self.num_rx_queues:
-            raise KernelError(errno.EINVAL, f'queue_mask 0x{queue_mask:x}: queues are '
-                                            f'0..{self.num_rx_queues - 1}')
-        queues = [q for q in self._rxqs if queue_mask >> q.index & 1]
-        updates = {COALESCE_FIELDS[a]: v for a, v in req.items()}
-        new = [replace(q.coalesce, **updates) for q in queues]
+        rx_updates = {COALESCE_FIELDS[a]: v for a, v in req.items() if a in RX_COALESCE_PARAMS}
+        tx_req = {a: v for a, v in req.items() if a in TX_COALESCE_PARAMS}
+        queues = [self._rxqs[q] for q in rx] if rx_updates else []
+        new = [replace(q.coalesce, **rx_updates) for q in queues]
         for c in new:
-            self._check_rx_coalesce(c)
+            self._check_coalesce('rx', c.rx_coalesce_usecs, c.rx_max_coalesced_frames)
+        tqs = [self._txqs[q] for q in tx] if tx_req else []
+        tx_new = [(tx_req.get(CoalesceAttr.TX_USECS, tq.tx_usecs),
+                   tx_req.get(CoalesceAttr.TX_MAX_FRAMES, tq.tx_frames)) for tq in tqs]
+        for usecs, frames in tx_new:
+            self._check_coalesce('tx', usecs, frames)
         for q, c in zip(queues, new):
             if c == q.coalesce:
                 continue
             q.coalesce = c
             if q.ring is not None:
                 await q.ring.set_coalesce(c.rx_coalesce_usecs, c.rx_max_coalesced_frames)
+        for tq, (usecs, frames) in zip(tqs, tx_new):
+            if (usecs, frames) == (tq.tx_usecs, tq.tx_frames):
+                continue
+            tq.tx_usecs, tq.tx_frames = usecs, frames
+            if tq.ring is not None:
+                await tq.ring.set_coalesce(usecs, frames)
 
-    def _check_rx_coalesce(self, c: EthtoolCoalesce) -> None:
-        usecs, frames = c.rx_coalesce_usecs, c.rx_max_coalesced_frames
+    def _check_coalesce(self, kind: str, usecs: int, frames: int) -> None:
+        """The driver's checks of `{kind}-usecs` / `{kind}-frames` (EINVAL)."""
+        top = self.rx_frames_max if kind == 'rx' else self.tx_frames_max
         if usecs > COALESCE_USECS_MAX:
-            raise KernelError(errno.EINVAL, f'rx-usecs {usecs}: at most {COALESCE_USECS_MAX}')
-        if frames > self.rx_frames_max:
-            raise KernelError(errno.EINVAL, f'rx-frames {frames}: at most {self.rx_frames_max} '
+            raise KernelError(errno.EINVAL, f'{kind}-usecs {usecs}: at most {COALESCE_USECS_MAX}')
+        if frames > top:
+            raise KernelError(errno.EINVAL, f'{kind}-frames {frames}: at most {top} '
                                             f'(the NIC batches that many completions)')
         if usecs == 0 and frames == 0:
-            raise KernelError(errno.EINVAL, 'rx-usecs and rx-frames both 0 (use rx-frames 1 '
-                                            'for no coalescing)')
+            raise KernelError(errno.EINVAL, f'{kind}-usecs and {kind}-frames both 0 (use '
+                                            f'{kind}-frames 1 for no coalescing)')
 
     def get_priv_flags(self) -> dict[str, bool]:
         """`ethtool --show-priv-flags`."""
@@ -831,7 +878,9 @@ class Netdev:
         if self._tx_pad is None:
             self._tx_pad = self.hw.host.alloc(ETH_ZLEN, 64)
             self.hw.host.fill(self._tx_pad, ETH_ZLEN, 0)
-        tq.ring = TxQueue(self.hw, tq.index, TxQueueConfig(ring_log2=_log2(self.tx_pending)),
+        tq.ring = TxQueue(self.hw, tq.index,
+                          TxQueueConfig(ring_log2=_log2(self.tx_pending), tx_usecs=tq.tx_usecs,
+                                        tx_frames=tq.tx_frames),
                           max_segs=self.tx_max_segs)
         await tq.ring.alloc_tx_rings()
         tq.free_tags = list(reversed(range(tq.ring.ring_size)))

@@ -110,6 +110,27 @@ RSS_CTRL_UDP_IPV4 = Field(2, 1)
 RSS_CTRL_IPV6 = Field(3, 1)
 RSS_CTRL_TCP_IPV6 = Field(4, 1)
 RSS_CTRL_UDP_IPV6 = Field(5, 1)
+STEER_CAPS = 0x4000
+STEER_CAPS_RULES = Field(0, 16)
+STEER_CAPS_BUCKET_LOG2 = Field(16, 8)
+STEER_CAPS_WAYS = Field(24, 4)
+STEER_CAPS_BANKS = Field(28, 4)
+STEER_STATUS = 0x4004
+STEER_STATUS_BUSY = Field(0, 1)
+STEER_ENTRY_CTRL = 0x4080
+STEER_ENTRY_CTRL_FTYPE = Field(0, 3)
+STEER_ENTRY_CTRL_PROTO = Field(8, 8)
+STEER_ENTRY_ACTION = 0x4084
+STEER_ENTRY_ACTION_QUEUE = Field(0, 8)
+STEER_ENTRY_ACTION_LOC = Field(16, 16)
+STEER_ENTRY_PORTS = 0x4088
+STEER_ENTRY_PORTS_SPORT = Field(0, 16)
+STEER_ENTRY_PORTS_DPORT = Field(16, 16)
+STEER_SLOT_CMD = 0x40C0
+STEER_SLOT_CMD_BUCKET = Field(0, 16)
+STEER_SLOT_CMD_BANK = Field(16, 1)
+STEER_SLOT_CMD_WAY = Field(17, 1)
+STEER_SLOT_CMD_OP = Field(30, 2)
 
 RXQ_BASE = 0x1000
 RXQ_STRIDE = 0x100
@@ -174,39 +195,26 @@ TXQ_COALESCE_FRAMES_MAX = Field(24, 8)
 TXQ_DESC_RING = 0x20
 TXQ_CQ = 0x40
 
-STEER_BASE = 0x4000
-STEER_STRIDE = 0x80
-STEER_MAX = 32
-STEER_CTRL = 0x00
-STEER_CTRL_ENABLE = Field(0, 1)
-STEER_CTRL_IPVER = Field(8, 4)
-STEER_CTRL_IPVER_MASK = Field(12, 4)
-STEER_CTRL_PROTO = Field(16, 8)
-STEER_CTRL_PROTO_MASK = Field(24, 8)
-STEER_QUEUE = 0x04
-STEER_QUEUE_QUEUE = Field(0, 8)
-STEER_PORTS = 0x08
-STEER_PORTS_SPORT = Field(0, 16)
-STEER_PORTS_DPORT = Field(16, 16)
-STEER_PORT_MASK = 0x0C
-STEER_PORT_MASK_SPORT_MASK = Field(0, 16)
-STEER_PORT_MASK_DPORT_MASK = Field(16, 16)
-STEER_SRC_ADDR = 0x10
-STEER_SRC_ADDR_WORD = Field(0, 32)
-STEER_SRC_ADDR_STRIDE = 0x4
-STEER_SRC_ADDR_MAX = 4
-STEER_SRC_MASK = 0x20
-STEER_SRC_MASK_WORD = Field(0, 32)
-STEER_SRC_MASK_STRIDE = 0x4
-STEER_SRC_MASK_MAX = 4
-STEER_DST_ADDR = 0x30
-STEER_DST_ADDR_WORD = Field(0, 32)
-STEER_DST_ADDR_STRIDE = 0x4
-STEER_DST_ADDR_MAX = 4
-STEER_DST_MASK = 0x40
-STEER_DST_MASK_WORD = Field(0, 32)
-STEER_DST_MASK_STRIDE = 0x4
-STEER_DST_MASK_MAX = 4
+STEER_TYPE_BASE = 0x4040
+STEER_TYPE_STRIDE = 0x8
+STEER_TYPE_MAX = 8
+STEER_TYPE_MASK = 0x00
+STEER_TYPE_MASK_SRC_LEN = Field(0, 8)
+STEER_TYPE_MASK_DST_LEN = Field(8, 8)
+STEER_TYPE_MASK_PROTO_MASK = Field(16, 8)
+STEER_TYPE_PORT_MASK = 0x04
+STEER_TYPE_PORT_MASK_SPORT_MASK = Field(0, 16)
+STEER_TYPE_PORT_MASK_DPORT_MASK = Field(16, 16)
+
+STEER_ENTRY_SRC_BASE = 0x4090
+STEER_ENTRY_SRC_STRIDE = 0x4
+STEER_ENTRY_SRC_MAX = 4
+STEER_ENTRY_SRC_WORD = Field(0, 32)
+
+STEER_ENTRY_DST_BASE = 0x40A0
+STEER_ENTRY_DST_STRIDE = 0x4
+STEER_ENTRY_DST_MAX = 4
+STEER_ENTRY_DST_WORD = Field(0, 32)
 
 
 def rxq_reg(queue: int, offset: int) -> int:
@@ -237,8 +245,22 @@ def txq_reg(index: int, offset: int) -> int:
     return TXQ_BASE + index * TXQ_STRIDE + offset
 
 
-def steer_reg(index: int, offset: int) -> int:
-    """Absolute address of a register of STEER[index]."""
-    if not 0 <= index < STEER_MAX:
-        raise ValueError(f'steer index {index} out of range 0..{STEER_MAX - 1}')
-    return STEER_BASE + index * STEER_STRIDE + offset
+def steer_type_reg(index: int, offset: int) -> int:
+    """Absolute address of a register of STEER_TYPE[index]."""
+    if not 0 <= index < STEER_TYPE_MAX:
+        raise ValueError(f'steer_type index {index} out of range 0..{STEER_TYPE_MAX - 1}')
+    return STEER_TYPE_BASE + index * STEER_TYPE_STRIDE + offset
+
+
+def steer_entry_src_reg(index: int) -> int:
+    """Absolute address of STEER_ENTRY_SRC[index]."""
+    if not 0 <= index < STEER_ENTRY_SRC_MAX:
+        raise ValueError(f'steer_entry_src index {index} out of range 0..{STEER_ENTRY_SRC_MAX - 1}')
+    return STEER_ENTRY_SRC_BASE + index * STEER_ENTRY_SRC_STRIDE
+
+
+def steer_entry_dst_reg(index: int) -> int:
+    """Absolute address of STEER_ENTRY_DST[index]."""
+    if not 0 <= index < STEER_ENTRY_DST_MAX:
+        raise ValueError(f'steer_entry_dst index {index} out of range 0..{STEER_ENTRY_DST_MAX - 1}')
+    return STEER_ENTRY_DST_BASE + index * STEER_ENTRY_DST_STRIDE

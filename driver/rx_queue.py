@@ -110,16 +110,17 @@ class RxQueueConfig:
         check_coalesce(self.rx_usecs, self.rx_frames)
 
 
-def check_coalesce(usecs: int, frames: int, frames_max: int | None = None) -> None:
-    """The completion-batch settings the NIC takes (docs/rx-rules.md section 5): ValueError
-    otherwise. `frames_max` is `COALESCE.frames_max` when known."""
+def check_coalesce(usecs: int, frames: int, frames_max: int | None = None, kind: str = 'rx') -> None:
+    """The completion-batch settings the NIC takes (docs/rx-rules.md section 5; `kind` 'tx':
+    docs/tx.md "Completion moderation", the same register layout): ValueError otherwise.
+    `frames_max` is `COALESCE.frames_max` when known."""
     if not 0 <= usecs <= COALESCE_USECS_MAX:
-        raise ValueError(f"rx-usecs {usecs}: 0..{COALESCE_USECS_MAX}")
+        raise ValueError(f"{kind}-usecs {usecs}: 0..{COALESCE_USECS_MAX}")
     top = frames_max if frames_max is not None else (1 << regs.RXQ_COALESCE_FRAMES.width) - 1
     if not 0 <= frames <= top:
-        raise ValueError(f"rx-frames {frames}: 0..{top}")
+        raise ValueError(f"{kind}-frames {frames}: 0..{top}")
     if usecs == 0 and frames == 0:
-        raise ValueError("rx-usecs and rx-frames both 0 would never close a batch on its own")
+        raise ValueError(f"{kind}-usecs and {kind}-frames both 0 would never close a batch on its own")
 
 
 @dataclass

@@ -31,6 +31,7 @@ from typing import Callable, Sequence
 from driver import regs
 from driver.hw import NicHw
 from driver.ring import Ring, program_ring, wait_not_busy
+from driver.rx_queue import check_coalesce
 from models.formats import (TX_CPL_BYTES, TX_DESC_BYTES, TX_MAX_SEGS, TX_SEG_PAGE, TxCompletion,
                             TxDesc, TxStatus)
 
@@ -86,6 +87,10 @@ class TxQueueConfig:
 
     ring_log2: int = 8
     cq_log2: int | None = None
+    tx_usecs: int = 0
+    """`TXQ.COALESCE.usecs` (ethtool `tx-usecs`): longest wait of a held completion; 0: none."""
+    tx_frames: int = 1
+    """`TXQ.COALESCE.frames` (ethtool `tx-frames`): completions per batch; 1 (reset): each alone."""
 
     @property
     def cq_log2_eff(self) -> int:
@@ -98,6 +103,8 @@ class TxQueueConfig:
         if self.cq_log2_eff < self.ring_log2:
             raise ValueError('the completion ring must have at least as many entries as the '
                              'descriptor ring (it could overflow otherwise)')
+        check_coalesce(self.tx_usecs, self.tx_frames, kind='tx')
+
 
 
 @dataclass
@@ -203,8 +210,18 @@ class TxQueue:
         self._ring = self._cq = None
         return lost
 
+    async def set_coalesce(self, usecs: int, frames: int) -> None:
+        """Completion moderation (`tx-usecs`, `tx-frames`; docs/tx.md, "Completion
+        moderation"); takes effect with the next batch, also while the queue runs. ValueError
+        when out of range."""
+        check_coalesce(usecs, frames, kind='tx')
+        await self.hw.write32(self._reg(regs.TXQ_COALESCE),
+                              regs.TXQ_COALESCE_USECS.put(usecs) | regs.TXQ_COALESCE_FRAMES.put(frames))
+        self.config.tx_usecs, self.config.tx_frames = usecs, frames
+
     async def enable(self) -> None:
         ring, cq = self._need_rings()
+        await self.set_coalesce(self.config.tx_usecs, self.config.tx_frames)
         await self.hw.write32(self._reg(regs.TXQ_CTRL), regs.TXQ_CTRL_ENABLE.put(1))
         self.enabled = True
 

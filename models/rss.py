@@ -13,7 +13,7 @@ Three levels, like models/nic_model.py:
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -24,8 +24,10 @@ from models.toeplitz import KEY_BYTES, hash_input, toeplitz_hash
 
 INDIR_ENTRIES = 128
 """Entries of the indirection table (indexed by the hash's low 7 bits)."""
-NUM_RULES = regs.STEER_MAX
-"""Flow-steering rules of the register map."""
+NUM_RULES = 1024
+"""Flow-steering rule locations of the hardware (`STEER_CAPS.rules`)."""
+STEER_BUCKETS = 512
+"""Buckets per bank of the hardware table (`STEER_CAPS.bucket_log2` = 9)."""
 
 
 
@@ -173,59 +175,253 @@ class RssConfig:
         return tuple(i % n for i in range(entries))
 
 
+class FlowType(IntEnum):
+    """The flow type of a frame or a rule (docs/rss.md section 4, "Flow types")."""
+
+    NONE = 0
+    TCP4 = 1
+    UDP4 = 2
+    IP4 = 3
+    TCP6 = 4
+    UDP6 = 5
+    IP6 = 6
+
+    @property
+    def ipv6(self) -> bool:
+        return self in (FlowType.TCP6, FlowType.UDP6, FlowType.IP6)
+
+    @property
+    def has_ports(self) -> bool:
+        return self in (FlowType.TCP4, FlowType.UDP4, FlowType.TCP6, FlowType.UDP6)
+
+    @property
+    def addr_bits(self) -> int:
+        return 128 if self.ipv6 else 32
+
+    @property
+    def ethtool_name(self) -> str:
+        return self.name.lower()
+
+
+STEER_TYPES = tuple(t for t in FlowType if t is not FlowType.NONE)
+
+
+def flow_type(t: FlowTuple | None) -> FlowType:
+    """The flow type of a frame: its IP version and protocol (TCP 6, UDP 17, other)."""
+    if t is None or not t.is_ip:
+        return FlowType.NONE
+    base = {6: FlowType.TCP4, 17: FlowType.UDP4}.get(t.proto, FlowType.IP4)
+    return FlowType(base + 3) if t.l3_type is L3Type.IPV6 else base
+
+
+def prefix_mask(length: int, bits: int) -> int:
+    """The first `length` bits of a `bits`-bit address (a length above `bits` acts as `bits`)."""
+    n = min(length, bits)
+    return ((1 << n) - 1) << (bits - n)
+
+
 @dataclass(frozen=True)
-class SteerRule:
-    """One flow-steering rule (docs/rss.md section 4). Mask bits of 1 must match."""
+class TypeMask:
+    """`STEER_TYPE[t]`: the mask every rule of one flow type is compared with."""
 
-    queue: int
-    enable: bool = True
-    ipver: int = 0
-    ipver_mask: int = 0
-    proto: int = 0
-    proto_mask: int = 0
-    src_addr: int = 0
-    src_mask: int = 0
-    dst_addr: int = 0
-    dst_mask: int = 0
-    sport: int = 0
+    src_len: int = 0
+    dst_len: int = 0
     sport_mask: int = 0
-    dport: int = 0
     dport_mask: int = 0
+    proto_mask: int = 0
 
-    _WIDTHS = dict(queue=8, ipver=4, ipver_mask=4, proto=8, proto_mask=8, src_addr=128,
-                   src_mask=128, dst_addr=128, dst_mask=128, sport=16, sport_mask=16,
-                   dport=16, dport_mask=16)
+    _WIDTHS = dict(src_len=8, dst_len=8, sport_mask=16, dport_mask=16, proto_mask=8)
 
     def __post_init__(self) -> None:
         for name, bits in self._WIDTHS.items():
             value = getattr(self, name)
             if not 0 <= value < (1 << bits):
-                raise ValueError(f'SteerRule.{name}={value:#x} does not fit {bits} bits')
+                raise ValueError(f'TypeMask.{name}={value:#x} does not fit {bits} bits')
 
-    def matches(self, t: FlowTuple) -> bool:
+
+NO_MASKS: dict[FlowType, TypeMask] = {t: TypeMask() for t in STEER_TYPES}
+"""Every type mask 0, as after reset."""
+
+KEY_BYTES_STEER = 38
+"""Length of a steering key (docs/rss.md section 4)."""
+
+
+def make_key(ftype: FlowType, proto: int, src: int, dst: int, sport: int, dport: int) -> bytes:
+    """The 38-byte key: type, proto, src, dst (16 bytes each), sport, dport."""
+    return (bytes([int(ftype), proto]) + src.to_bytes(16, 'big') + dst.to_bytes(16, 'big')
+            + sport.to_bytes(2, 'big') + dport.to_bytes(2, 'big'))
+
+
+def frame_key(t: FlowTuple | None, masks: Mapping[FlowType, TypeMask]) -> bytes | None:
+    """The key of a frame under the type masks, or None when no rule can match it (not IP,
+    or a TCP/UDP type with port masks and a frame without valid ports)."""
+    ft = flow_type(t)
+    if ft is FlowType.NONE:
+        return None
+    assert t is not None
+    m = masks.get(ft, TypeMask())
+    src = t.src_addr & prefix_mask(m.src_len, ft.addr_bits)
+    dst = t.dst_addr & prefix_mask(m.dst_len, ft.addr_bits)
+    if not ft.has_ports:
+        return make_key(ft, t.proto & m.proto_mask, src, dst, 0, 0)
+    if not t.ports_valid:
+        if m.sport_mask or m.dport_mask:
+            return None
+        return make_key(ft, 0, src, dst, 0, 0)
+    return make_key(ft, 0, src, dst, t.sport & m.sport_mask, t.dport & m.dport_mask)
+
+
+@dataclass(frozen=True)
+class SteerRule:
+    """One flow-steering rule (docs/rss.md section 4): its flow type, match values and queue.
+
+    The values are compared under the type's `TypeMask`, so the same rule matches more or
+    less depending on the mask (the driver keeps one mask per type). Values that do not apply
+    to the type (ports for ip4/ip6, proto for the TCP/UDP types) must be 0.
+    """
+
+    ftype: FlowType
+    queue: int
+    proto: int = 0
+    src_addr: int = 0
+    dst_addr: int = 0
+    sport: int = 0
+    dport: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, 'ftype', FlowType(self.ftype))
+        if self.ftype is FlowType.NONE:
+            raise ValueError('a steering rule needs a flow type')
+        abits = self.ftype.addr_bits
+        for name, value, bits in (('queue', self.queue, 8), ('proto', self.proto, 8),
+                                  ('src_addr', self.src_addr, abits),
+                                  ('dst_addr', self.dst_addr, abits),
+                                  ('sport', self.sport, 16), ('dport', self.dport, 16)):
+            if not 0 <= value < (1 << bits):
+                raise ValueError(f'SteerRule.{name}={value:#x} does not fit {bits} bits')
+        if self.ftype.has_ports and self.proto:
+            raise ValueError(f'a {self.ftype.ethtool_name} rule has no proto (the type is it)')
+        if not self.ftype.has_ports and (self.sport or self.dport):
+            raise ValueError(f'a {self.ftype.ethtool_name} rule has no ports')
+
+    def key(self, masks: Mapping[FlowType, TypeMask]) -> bytes:
+        """The rule's key: its values under its type's mask."""
+        m = masks.get(self.ftype, TypeMask())
+        ft = self.ftype
+        return make_key(ft, self.proto & m.proto_mask if not ft.has_ports else 0,
+                        self.src_addr & prefix_mask(m.src_len, ft.addr_bits),
+                        self.dst_addr & prefix_mask(m.dst_len, ft.addr_bits),
+                        self.sport & m.sport_mask if ft.has_ports else 0,
+                        self.dport & m.dport_mask if ft.has_ports else 0)
+
+    def matches(self, t: FlowTuple, masks: Mapping[FlowType, TypeMask]) -> bool:
         """docs/rss.md section 4, "A rule matches a frame when ..."."""
-        if not self.enable or not t.is_ip:
-            return False
-        if (self.sport_mask or self.dport_mask) and not t.ports_valid:
-            return False
-        return (((t.ip_version ^ self.ipver) & self.ipver_mask) == 0
-                and ((t.proto ^ self.proto) & self.proto_mask) == 0
-                and ((t.src_addr ^ self.src_addr) & self.src_mask) == 0
-                and ((t.dst_addr ^ self.dst_addr) & self.dst_mask) == 0
-                and ((t.sport ^ self.sport) & self.sport_mask) == 0
-                and ((t.dport ^ self.dport) & self.dport_mask) == 0)
+        k = frame_key(t, masks)
+        return k is not None and k == self.key(masks)
 
     @classmethod
-    def exact(cls, t: FlowTuple, queue: int, with_ports: bool | None = None) -> SteerRule:
-        """A rule matching exactly `t`'s version, protocol, addresses and (if valid) ports."""
-        if with_ports is None:
-            with_ports = t.ports_valid
-        pm = 0xFFFF if with_ports else 0
-        return cls(queue=queue, ipver=t.ip_version, ipver_mask=0xF, proto=t.proto,
-                   proto_mask=0xFF, src_addr=t.src_addr, src_mask=(1 << 128) - 1,
-                   dst_addr=t.dst_addr, dst_mask=(1 << 128) - 1,
-                   sport=t.sport if with_ports else 0, sport_mask=pm,
-                   dport=t.dport if with_ports else 0, dport_mask=pm)
+    def exact(cls, t: FlowTuple, queue: int) -> SteerRule:
+        """A rule with all of `t`'s fields its flow type has (under full masks: exact)."""
+        ft = flow_type(t)
+        ports = ft.has_ports and t.ports_valid
+        return cls(ft, queue, proto=0 if ft.has_ports else t.proto, src_addr=t.src_addr,
+                   dst_addr=t.dst_addr, sport=t.sport if ports else 0,
+                   dport=t.dport if ports else 0)
+
+
+def full_mask(ftype: FlowType, ports: bool = True) -> TypeMask:
+    """The mask comparing every field of `ftype` (ports only if `ports`)."""
+    ftype = FlowType(ftype)
+    bits = ftype.addr_bits
+    if ftype.has_ports:
+        pm = 0xFFFF if ports else 0
+        return TypeMask(bits, bits, pm, pm, 0)
+    return TypeMask(bits, bits, 0, 0, 0xFF)
+
+
+# --------------------------------------------------------------------------------------------
+# The hash table of the hardware (docs/rss.md section 4, "The table")
+# --------------------------------------------------------------------------------------------
+CRC32C_POLY = 0x1EDC6F41
+STEER_BANKS = 2
+STEER_WAYS = 2
+
+
+def key_crc_bitwise(key: bytes) -> int:
+    """CRC-32C of the key bits, most significant bit of byte 0 first, initial value 0, no
+    reflection and no final XOR: the bit-serial definition of docs/rss.md."""
+    crc = 0
+    for byte in key:
+        for i in range(7, -1, -1):
+            top = (crc >> 31) & 1
+            crc = (crc << 1) & 0xFFFF_FFFF
+            if top ^ ((byte >> i) & 1):
+                crc ^= CRC32C_POLY
+    return crc
+
+
+def _crc_table() -> list[int]:
+    table = []
+    for b in range(256):
+        crc = b << 24
+        for _ in range(8):
+            crc = ((crc << 1) ^ CRC32C_POLY if crc & 0x8000_0000 else crc << 1) & 0xFFFF_FFFF
+        table.append(crc)
+    return table
+
+
+_CRC_TABLE = _crc_table()
+
+
+def key_crc(key: bytes) -> int:
+    """`key_crc_bitwise`, a byte at a time (the same function; tests/model/test_rss.py)."""
+    crc = 0
+    for byte in key:
+        crc = ((crc << 8) & 0xFFFF_FFFF) ^ _CRC_TABLE[(crc >> 24) ^ byte]
+    return crc
+
+
+def buckets_of(key: bytes, buckets: int) -> tuple[int, int]:
+    """(h0, h1): the key's bucket in bank 0 and in bank 1."""
+    crc = key_crc(key)
+    return crc % buckets, (crc >> 16) % buckets
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One slot of the table: the key, the queue and the rule's location."""
+
+    key: bytes
+    queue: int
+    loc: int
+
+
+class SteerTable:
+    """The slots of the hardware table and its lookup (two banks of `buckets` buckets of
+    `STEER_WAYS` slots). `slots[bank][bucket][way]` is a `Slot` or None (invalid)."""
+
+    def __init__(self, buckets: int) -> None:
+        if buckets < 1 or buckets & (buckets - 1) or buckets > 1 << 16:
+            raise ValueError(f'buckets={buckets}: a power of two up to 65536')
+        self.buckets = buckets
+        self.slots: list[list[list[Slot | None]]] = [
+            [[None] * STEER_WAYS for _ in range(buckets)] for _ in range(STEER_BANKS)]
+
+    def write(self, bank: int, bucket: int, way: int, slot: Slot | None) -> None:
+        self.slots[bank][bucket][way] = slot
+
+    def lookup(self, key: bytes | None) -> Slot | None:
+        """The first hit among the slots of the key's two buckets, in the order bank 0 way 0,
+        bank 0 way 1, bank 1 way 0, bank 1 way 1."""
+        if key is None:
+            return None
+        h = buckets_of(key, self.buckets)
+        return next((s for bank in range(STEER_BANKS) for s in self.slots[bank][h[bank]]
+                     if s is not None and s.key == key), None)
+
+    def valid_slots(self) -> list[tuple[int, int, int, Slot]]:
+        return [(b, k, w, s) for b in range(STEER_BANKS) for k in range(self.buckets)
+                for w, s in enumerate(self.slots[b][k]) if s is not None]
 
 
 # --------------------------------------------------------------------------------------------
@@ -274,24 +470,54 @@ def rss_hash(t: FlowTuple, key: bytes, rtype: RssType) -> int:
 
 
 def classify(t: FlowTuple | None, rss_cfg: RssConfig, rules: Sequence[SteerRule | None],
-             num_queues: int) -> Classification:
+             num_queues: int, masks: Mapping[FlowType, TypeMask] = NO_MASKS) -> Classification:
     """The queue, hash and hash type of a frame with flow tuple `t` (None: no flow).
 
-    `rules[i]` is rule number i (None or disabled: not considered); the lowest-numbered
-    matching rule wins over RSS. `num_queues` is the number of RX queues.
+    `rules[i]` is the rule at location i (None: no rule); `masks` the type masks. The lowest
+    located matching rule wins over RSS (docs/rss.md sections 2-4, no hash table involved).
+    `num_queues` is the number of RX queues.
     """
-    if t is None or not t.is_ip:
-        return Classification(0, 0, RssType.NONE, False)
-    rtype = hash_type(t, rss_cfg.types)
-    h = rss_hash(t, rss_cfg.key, rtype)
-    for i, rule in enumerate(rules):
-        if rule is not None and rule.matches(t):
-            bad = rule.queue >= min(num_queues, 128)
-            return Classification(0 if bad else rule.queue, h, rtype, True, bad, i)
+    return RuleIndex(rules, masks).classify(t, rss_cfg, num_queues)
+
+
+class RuleIndex:
+    """`classify` for many frames under one rule set: the rules by key, lowest location
+    first (the same semantics, without a pass over every rule per frame)."""
+
+    def __init__(self, rules: Sequence[SteerRule | None] | Mapping[int, SteerRule],
+                 masks: Mapping[FlowType, TypeMask] = NO_MASKS) -> None:
+        items = rules.items() if isinstance(rules, Mapping) else enumerate(rules)
+        self.masks = dict(masks)
+        self.by_key: dict[bytes, tuple[int, SteerRule]] = {}
+        for loc, rule in sorted(items, key=lambda kv: kv[0], reverse=True):
+            if rule is not None:
+                self.by_key[rule.key(self.masks)] = (loc, rule)     # the lowest loc last
+
+    def classify(self, t: FlowTuple | None, rss_cfg: RssConfig, num_queues: int) -> Classification:
+        if t is None or not t.is_ip:
+            return Classification(0, 0, RssType.NONE, False)
+        rtype = hash_type(t, rss_cfg.types)
+        h = rss_hash(t, rss_cfg.key, rtype)
+        key = frame_key(t, self.masks)
+        hit = self.by_key.get(key) if key is not None else None
+        if hit is not None:
+            return steered(hit[1].queue, hit[0], h, rtype, num_queues)
+        return by_rss(t, rss_cfg, h, rtype, num_queues)
+
+
+def steered(queue: int, loc: int, h: int, rtype: RssType, num_queues: int) -> Classification:
+    """The classification of a frame a rule at `loc` sends to `queue`."""
+    bad = queue >= min(num_queues, 128)      # the completion's queue field has 7 bits
+    return Classification(0 if bad else queue, h, rtype, True, bad, loc)
+
+
+def by_rss(t: FlowTuple, rss_cfg: RssConfig, h: int, rtype: RssType,
+           num_queues: int) -> Classification:
+    """The classification of an IP frame no rule matched (section 3)."""
     if rtype is RssType.NONE:
         return Classification(0, 0, RssType.NONE, False)
     q = rss_cfg.indir[h & (len(rss_cfg.indir) - 1)]
-    bad = q >= min(num_queues, 128)      # the completion's queue field has 7 bits
+    bad = q >= min(num_queues, 128)
     return Classification(0 if bad else q, h, rtype, False, bad)
 
 
@@ -307,21 +533,23 @@ def _reg_mask(*fields: regs.Field) -> int:
 
 _CTRL_MASK = _reg_mask(regs.RSS_CTRL_IPV4, regs.RSS_CTRL_TCP_IPV4, regs.RSS_CTRL_UDP_IPV4,
                        regs.RSS_CTRL_IPV6, regs.RSS_CTRL_TCP_IPV6, regs.RSS_CTRL_UDP_IPV6)
-_STEER_MASKS = {
-    regs.STEER_CTRL: _reg_mask(regs.STEER_CTRL_ENABLE, regs.STEER_CTRL_IPVER,
-                               regs.STEER_CTRL_IPVER_MASK, regs.STEER_CTRL_PROTO,
-                               regs.STEER_CTRL_PROTO_MASK),
-    regs.STEER_QUEUE: regs.STEER_QUEUE_QUEUE.mask,
-    regs.STEER_PORTS: _reg_mask(regs.STEER_PORTS_SPORT, regs.STEER_PORTS_DPORT),
-    regs.STEER_PORT_MASK: _reg_mask(regs.STEER_PORT_MASK_SPORT_MASK,
-                                    regs.STEER_PORT_MASK_DPORT_MASK),
+_STEER_RW: dict[int, int] = {
+    regs.STEER_ENTRY_CTRL: _reg_mask(regs.STEER_ENTRY_CTRL_FTYPE, regs.STEER_ENTRY_CTRL_PROTO),
+    regs.STEER_ENTRY_ACTION: _reg_mask(regs.STEER_ENTRY_ACTION_QUEUE, regs.STEER_ENTRY_ACTION_LOC),
+    regs.STEER_ENTRY_PORTS: _reg_mask(regs.STEER_ENTRY_PORTS_SPORT, regs.STEER_ENTRY_PORTS_DPORT),
 }
-for _base, _n in ((regs.STEER_SRC_ADDR, regs.STEER_SRC_ADDR_MAX),
-                  (regs.STEER_SRC_MASK, regs.STEER_SRC_MASK_MAX),
-                  (regs.STEER_DST_ADDR, regs.STEER_DST_ADDR_MAX),
-                  (regs.STEER_DST_MASK, regs.STEER_DST_MASK_MAX)):
-    for _w in range(_n):
-        _STEER_MASKS[_base + 4 * _w] = 0xFFFF_FFFF
+for _w in range(regs.STEER_ENTRY_SRC_MAX):
+    _STEER_RW[regs.steer_entry_src_reg(_w)] = 0xFFFF_FFFF
+    _STEER_RW[regs.steer_entry_dst_reg(_w)] = 0xFFFF_FFFF
+for _t in range(regs.STEER_TYPE_MAX):
+    _STEER_RW[regs.steer_type_reg(_t, regs.STEER_TYPE_MASK)] = _reg_mask(
+        regs.STEER_TYPE_MASK_SRC_LEN, regs.STEER_TYPE_MASK_DST_LEN, regs.STEER_TYPE_MASK_PROTO_MASK)
+    _STEER_RW[regs.steer_type_reg(_t, regs.STEER_TYPE_PORT_MASK)] = _reg_mask(
+        regs.STEER_TYPE_PORT_MASK_SPORT_MASK, regs.STEER_TYPE_PORT_MASK_DPORT_MASK)
+STEER_BLOCK_BYTES = 0x100
+"""The STEER block's address window (registers above the last read 0)."""
+SLOT_WRITE, SLOT_CLEAR, SLOT_CLEAR_ALL = 1, 2, 3
+"""`STEER_SLOT_CMD.op` (the model clears every slot at once, so `STEER_STATUS.busy` reads 0)."""
 
 COUNTER_NAMES = ('RX_STEER_BAD_QUEUE', 'RX_RSS_BAD_QUEUE')
 """The counters this block owns, named as in `driver.regs`."""
@@ -336,29 +564,43 @@ def _words_to_int(words: Sequence[int]) -> int:
 
 
 class Classifier:
-    """RSS_CTRL, RSS_KEY, RSS_INDIR, STEER and their counters, as the driver sees them.
+    """RSS_CTRL, RSS_KEY, RSS_INDIR, the STEER block and their counters, as the driver sees
+    them, with the slots of the steering table (`table`).
 
-    Register behaviour (docs/registers.md): every field is RW with reset 0, bits outside the
-    fields read 0, unmapped offsets inside a rule read 0 and ignore writes; the counters are
-    read-only 32-bit counters. `classify(t)` classifies with the current register contents
-    and counts `RX_STEER_BAD_QUEUE` / `RX_RSS_BAD_QUEUE`. `num_queues` is the number of RX
-    queues (`CAPS.num_rxq`) that queue numbers are checked against.
+    Register behaviour (docs/registers.md, docs/rss.md section 5): every field is RW with reset
+    0, bits outside the fields read 0, unmapped offsets inside the blocks read 0 and ignore
+    writes; `STEER_CAPS` is read-only; `STEER_SLOT_CMD` reads 0 and a write of it writes the
+    staged entry into a slot (op 1) or clears it (op 2); the counters are read-only 32-bit
+    counters. `classify(t)` classifies with the current registers and slots, as the hardware
+    does, and counts `RX_STEER_BAD_QUEUE` / `RX_RSS_BAD_QUEUE`. `num_queues` is the number of
+    RX queues (`CAPS.num_rxq`) that queue numbers are checked against.
     """
 
-    def __init__(self, num_queues: int = 1) -> None:
+    def __init__(self, num_queues: int = 1, num_rules: int = NUM_RULES,
+                 buckets: int = STEER_BUCKETS) -> None:
         if not 1 <= num_queues <= 128:
             raise ValueError(f'num_queues={num_queues} out of range 1..128')
         self.num_queues = num_queues
+        self.num_rules = num_rules
+        self.buckets = buckets
         self._regs: dict[int, int] = {}
         self.counters: dict[str, int] = {}
-        self._cache: tuple[RssConfig, list[SteerRule]] | None = None
+        self.table = SteerTable(buckets)
+        self._cache: tuple[RssConfig, dict[FlowType, TypeMask]] | None = None
         self.reset()
 
     def reset(self) -> None:
-        """Registers and counters to their reset values (all zero)."""
+        """Registers, slots and counters to their reset values (all zero, every slot empty)."""
         self._regs = {}
         self.counters = {name: 0 for name in COUNTER_NAMES}
+        self.table = SteerTable(self.buckets)
         self._cache = None
+
+    @property
+    def caps(self) -> int:
+        return (regs.STEER_CAPS_RULES.put(self.num_rules)
+                | regs.STEER_CAPS_BUCKET_LOG2.put(self.buckets.bit_length() - 1)
+                | regs.STEER_CAPS_WAYS.put(STEER_WAYS) | regs.STEER_CAPS_BANKS.put(STEER_BANKS))
 
     # --- address decoding -------------------------------------------------------------------
     @staticmethod
@@ -371,9 +613,7 @@ class Classifier:
         if (regs.RSS_INDIR_BASE <= addr
                 < regs.RSS_INDIR_BASE + regs.RSS_INDIR_MAX * regs.RSS_INDIR_STRIDE):
             return 0xFFFF_FFFF if (addr - regs.RSS_INDIR_BASE) % regs.RSS_INDIR_STRIDE == 0 else None
-        if regs.STEER_BASE <= addr < regs.STEER_BASE + regs.STEER_MAX * regs.STEER_STRIDE:
-            return _STEER_MASKS.get((addr - regs.STEER_BASE) % regs.STEER_STRIDE)
-        return None
+        return _STEER_RW.get(addr)
 
     @staticmethod
     def handles(addr: int) -> bool:
@@ -381,7 +621,7 @@ class Classifier:
         return (addr in (regs.RX_STEER_BAD_QUEUE, regs.RX_RSS_BAD_QUEUE, regs.RSS_CTRL)
                 or regs.RSS_KEY_BASE <= addr < regs.RSS_KEY_BASE + regs.RSS_KEY_MAX * 4
                 or regs.RSS_INDIR_BASE <= addr < regs.RSS_INDIR_BASE + regs.RSS_INDIR_MAX * 4
-                or regs.STEER_BASE <= addr < regs.STEER_BASE + regs.STEER_MAX * regs.STEER_STRIDE)
+                or regs.STEER_CAPS <= addr < regs.STEER_CAPS + STEER_BLOCK_BYTES)
 
     @staticmethod
     def _check(addr: int, value: int | None = None) -> None:
@@ -399,6 +639,8 @@ class Classifier:
             return self.counters['RX_STEER_BAD_QUEUE'] & 0xFFFF_FFFF
         if addr == regs.RX_RSS_BAD_QUEUE:
             return self.counters['RX_RSS_BAD_QUEUE'] & 0xFFFF_FFFF
+        if addr == regs.STEER_CAPS:
+            return self.caps
         if self._mask_of(addr) is None:
             return 0
         return self._regs.get(addr, 0)
@@ -406,21 +648,50 @@ class Classifier:
     def mmio_write(self, addr: int, value: int) -> bool:
         """Write the register at `addr`; False (nothing done) if it is not this block's.
 
-        Read-only counters and unmapped offsets inside the block ignore the write (True)."""
+        Read-only registers and unmapped offsets inside the block ignore the write (True)."""
         self._check(addr, value)
         if not self.handles(addr):
             return False
+        if addr == regs.STEER_SLOT_CMD:
+            self._slot_cmd(value)
+            return True
         mask = self._mask_of(addr)
         if mask is not None:
             self._regs[addr] = value & mask
             self._cache = None
         return True
 
+    def _slot_cmd(self, value: int) -> None:
+        op = regs.STEER_SLOT_CMD_OP.get(value)
+        bank = regs.STEER_SLOT_CMD_BANK.get(value)
+        way = regs.STEER_SLOT_CMD_WAY.get(value)
+        bucket = regs.STEER_SLOT_CMD_BUCKET.get(value) % self.buckets
+        if op == SLOT_CLEAR_ALL:
+            self.table = SteerTable(self.buckets)
+        elif op == SLOT_CLEAR:
+            self.table.write(bank, bucket, way, None)
+        elif op == SLOT_WRITE:
+            self.table.write(bank, bucket, way, self.staged_slot())
+
+    def staged_slot(self) -> Slot:
+        """The slot the staging registers describe."""
+        ctrl = self._reg(regs.STEER_ENTRY_CTRL)
+        action = self._reg(regs.STEER_ENTRY_ACTION)
+        ports = self._reg(regs.STEER_ENTRY_PORTS)
+        src = _words_to_int([self._reg(regs.steer_entry_src_reg(w)) for w in range(4)])
+        dst = _words_to_int([self._reg(regs.steer_entry_dst_reg(w)) for w in range(4)])
+        key = (bytes([regs.STEER_ENTRY_CTRL_FTYPE.get(ctrl), regs.STEER_ENTRY_CTRL_PROTO.get(ctrl)])
+               + src.to_bytes(16, 'big') + dst.to_bytes(16, 'big')
+               + regs.STEER_ENTRY_PORTS_SPORT.get(ports).to_bytes(2, 'big')
+               + regs.STEER_ENTRY_PORTS_DPORT.get(ports).to_bytes(2, 'big'))
+        return Slot(key, regs.STEER_ENTRY_ACTION_QUEUE.get(action),
+                    regs.STEER_ENTRY_ACTION_LOC.get(action))
+
     # --- configuration views ------------------------------------------------------------------
     def _reg(self, addr: int) -> int:
         return self._regs.get(addr, 0)
 
-    def _build(self) -> tuple[RssConfig, list[SteerRule]]:
+    def _build(self) -> tuple[RssConfig, dict[FlowType, TypeMask]]:
         ctrl = self._reg(regs.RSS_CTRL)
         types = frozenset(t for t in ALL_TYPES if (ctrl >> t.ctrl_bit) & 1)
         key = b''.join(self._reg(regs.rss_key_reg(i)).to_bytes(4, 'big')
@@ -429,28 +700,16 @@ class Classifier:
         for j in range(regs.RSS_INDIR_MAX):
             word = self._reg(regs.rss_indir_reg(j))
             indir += [f.get(word) for f in _INDIR_FIELDS]
-        rules = []
-        for r in range(regs.STEER_MAX):
-            def reg(off: int, r: int = r) -> int:
-                return self._reg(regs.steer_reg(r, off))
-
-            def words(base: int) -> int:
-                return _words_to_int([reg(base + 4 * w) for w in range(4)])
-
-            ctrl_r, ports, pmask = reg(regs.STEER_CTRL), reg(regs.STEER_PORTS), reg(regs.STEER_PORT_MASK)
-            rules.append(SteerRule(
-                queue=regs.STEER_QUEUE_QUEUE.get(reg(regs.STEER_QUEUE)),
-                enable=bool(regs.STEER_CTRL_ENABLE.get(ctrl_r)),
-                ipver=regs.STEER_CTRL_IPVER.get(ctrl_r),
-                ipver_mask=regs.STEER_CTRL_IPVER_MASK.get(ctrl_r),
-                proto=regs.STEER_CTRL_PROTO.get(ctrl_r),
-                proto_mask=regs.STEER_CTRL_PROTO_MASK.get(ctrl_r),
-                src_addr=words(regs.STEER_SRC_ADDR), src_mask=words(regs.STEER_SRC_MASK),
-                dst_addr=words(regs.STEER_DST_ADDR), dst_mask=words(regs.STEER_DST_MASK),
-                sport=regs.STEER_PORTS_SPORT.get(ports), dport=regs.STEER_PORTS_DPORT.get(ports),
-                sport_mask=regs.STEER_PORT_MASK_SPORT_MASK.get(pmask),
-                dport_mask=regs.STEER_PORT_MASK_DPORT_MASK.get(pmask)))
-        return RssConfig(key, types, tuple(indir)), rules
+        masks: dict[FlowType, TypeMask] = {}
+        for t in STEER_TYPES:
+            m = self._reg(regs.steer_type_reg(t, regs.STEER_TYPE_MASK))
+            p = self._reg(regs.steer_type_reg(t, regs.STEER_TYPE_PORT_MASK))
+            masks[t] = TypeMask(regs.STEER_TYPE_MASK_SRC_LEN.get(m),
+                                regs.STEER_TYPE_MASK_DST_LEN.get(m),
+                                regs.STEER_TYPE_PORT_MASK_SPORT_MASK.get(p),
+                                regs.STEER_TYPE_PORT_MASK_DPORT_MASK.get(p),
+                                regs.STEER_TYPE_MASK_PROTO_MASK.get(m))
+        return RssConfig(key, types, tuple(indir)), masks
 
     @property
     def rss_config(self) -> RssConfig:
@@ -459,20 +718,28 @@ class Classifier:
         return self._cache[0]
 
     @property
-    def rules(self) -> list[SteerRule]:
+    def type_masks(self) -> dict[FlowType, TypeMask]:
         if self._cache is None:
             self._cache = self._build()
-        return list(self._cache[1])
+        return dict(self._cache[1])
 
     # --- classification -----------------------------------------------------------------------
     def classify(self, t: FlowTuple | None, num_queues: int | None = None) -> Classification:
-        """Classify a frame with the current registers, counting bad queue numbers.
+        """Classify a frame with the current registers and slots, counting bad queue numbers.
 
         `num_queues` overrides the number of RX queues given at construction."""
         if self._cache is None:
             self._cache = self._build()
-        c = classify(t, self._cache[0], self._cache[1],
-                     self.num_queues if num_queues is None else num_queues)
+        cfg, masks = self._cache
+        nq = self.num_queues if num_queues is None else num_queues
+        if t is None or not t.is_ip:
+            c = Classification(0, 0, RssType.NONE, False)
+        else:
+            rtype = hash_type(t, cfg.types)
+            h = rss_hash(t, cfg.key, rtype)
+            hit = self.table.lookup(frame_key(t, masks))
+            c = (steered(hit.queue, hit.loc, h, rtype, nq) if hit is not None
+                 else by_rss(t, cfg, h, rtype, nq))
         if c.bad_queue:
             self.counters['RX_STEER_BAD_QUEUE' if c.steered else 'RX_RSS_BAD_QUEUE'] += 1
         return c

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from driver import ethtool, regs
+from driver import ethtool
 from driver.errors import KernelError
 from driver.headers import AF_INET, AF_INET6, IPPROTO_TCP, HeaderError, IpAddress, PacketHeaders, TcpFlags, parse_headers
 from driver.kernel import Kernel
@@ -34,7 +34,7 @@ from driver.rx_queue import RxFrame
 from driver.skbuff import SkBuff
 from driver.socket import SOCK_STREAM, Socket
 from models.host_memory import PAGE_SIZE
-from models.rss import Classifier, RssType
+from models.rss import NUM_RULES, Classifier, RssType
 from models.rx_parser import parse_frame
 from tb.rx_env import MirrorHw
 from tb.scenario import Reader
@@ -103,9 +103,9 @@ def parse_steer(text: str) -> dict[str, Any]:
                 rule[k] = int(rule[k], 0)
             except ValueError:
                 raise ValueError(f"steer rule {text!r}: {k}={rule[k]!r} is not a number") from None
-    if "loc" in rule and not 0 <= rule["loc"] < regs.STEER_MAX:
+    if "loc" in rule and not 0 <= rule["loc"] < NUM_RULES:
         raise ValueError(f"steer rule {text!r}: loc={rule['loc']}: the NIC has rule locations "
-                         f"0..{regs.STEER_MAX - 1}")
+                         f"0..{NUM_RULES - 1}")
     spec = steer_spec(rule)
     try:   # everything but the queue, which validate() checks against the NIC's queues
         ethtool.check_spec(dataclasses.replace(spec, action=0), ethtool.MAX_QUEUES)

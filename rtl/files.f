@@ -22,6 +22,7 @@ rtl/rx/rx_dma.sv
 rtl/rss/rss_table.sv
 rtl/rss/steer_table.sv
 rtl/rss/rss_toeplitz.sv
+rtl/rss/rss_toeplitz_seq.sv
 rtl/rss/flow_steer.sv
 rtl/rss/rx_classify.sv
 rtl/tx/txq_regs.sv

@@ -208,6 +208,11 @@ def gen_markdown(top: AddrmapNode, out: Path) -> None:
         "",
     ]
 
+    def section_desc(node) -> None:
+        desc = (node.get_property("desc") or "").replace("\n", " ")
+        if desc:
+            lines.extend([desc, ""])
+
     def emit(reg: RegNode, label: str, addr: str) -> None:
         desc = (reg.get_property("desc") or reg.get_property("name") or "").replace("\n", " ")
         lines.append(f"### `{label}` ({addr})")
@@ -233,6 +238,7 @@ def gen_markdown(top: AddrmapNode, out: Path) -> None:
     base, stride, n = rxq.raw_absolute_address, rxq.array_stride, rxq.array_dimensions[0]
     lines.append(f"## RX queue registers (queue q at 0x{base:04X} + q * 0x{stride:X}, q < {n})")
     lines.append("")
+    section_desc(rxq)
     for child in rxq.children():
         if isinstance(child, RegNode):
             emit(child, f"RXQ[q].{child.inst_name}", f"+0x{child.address_offset:02X}")
@@ -255,6 +261,7 @@ def gen_markdown(top: AddrmapNode, out: Path) -> None:
             continue
         lines.append(f"## {child.inst_name} registers (element i at {where})")
         lines.append("")
+        section_desc(child)
         for reg in child.children():
             if isinstance(reg, RegfileNode):
                 for inner in reg.children():

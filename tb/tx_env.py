@@ -416,10 +416,12 @@ def match_sent(sent: list[bytes], pending: dict[int, list[bytes]]) -> None:
 
 
 # ------------------------------------------------------------------------------------------
-# The AXI rules of the DMA port and the MAC stream (and the NIC's own port contracts: TX
-# segment data never back-pressured, INCR full-width bursts, no empty W beat) are checked by
+# The AXI rules of the DMA port and the MAC stream (and the NIC's own port contracts: R of
+# TX descriptor reads never back-pressured, INCR full-width bursts, no empty W beat) are checked by
 # the SystemVerilog protocol checker bound into nic_top in every run (tb/checker/,
-# docs/verification.md); this file keeps the TX data checks.
+# docs/verification.md); this file keeps what that checker cannot see: the TX data checks
+# (completions field by field, frames on the wire byte for byte, counters) and IrqMonitor
+# (tx_irq is a one-cycle pulse: a NIC output, no AXI interface).
 # ------------------------------------------------------------------------------------------
 class IrqMonitor:
     """Counts tx_irq pulses per queue and checks each lasts one cycle."""

@@ -311,7 +311,7 @@ module desc_engine
   // reset needed: it is used only while the ring's read is in flight).
   always_ff @(posedge clk) begin
     if (issue) begin
-      lane_q[pick] <= (DB >= 16) ? LW'(pick_entry[$clog2(DB)-1:0] >> 4) : '0;
+      lane_q[pick] <= (DPB > 1) ? LW'(pick_entry >> 4) : '0;   // entry bits [log2(DB)-1:4]
       half_q[pick] <= '0;
       left_q[pick] <= KW'(pick_k);
     end

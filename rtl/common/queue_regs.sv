@@ -22,8 +22,9 @@
 // Other offsets (0x18-0x1F, 0x14 without W5 bits, the rings' unused words, 0x80-0xFF of each
 // queue) read as zero and
 // ignore writes; writes honour the bit enables. Only the first
-// NUM_Q queues exist in hardware: the others' registers hold what is written and do nothing,
-// and their HW_IDX and STATUS.busy read zero.
+// NUM_Q queues exist in hardware and have registers: the others' read zero and ignore
+// writes, as the golden model has them (models/nic_model.py), so a 1-queue NIC stores one
+// queue's registers, not MAP_Q.
 //
 // Timing: every access is answered (acked) in the cycle of its request, as the generated block
 // answers its own registers; a write takes effect at that clock edge.
@@ -82,19 +83,23 @@ module queue_regs
     if (NUM_RINGS < 1 || NUM_RINGS > 3) $fatal(1, "queue_regs: NUM_RINGS must be 1..3");
   end
 
-  logic [MAP_Q-1:0][31:0] ctrl_q, w1_q, w2_q, w5_q;
-  logic [MAP_Q-1:0]       arm_q, err_q;
+  logic [NUM_Q-1:0][31:0] ctrl_q, w1_q, w2_q, w5_q;
+  logic [NUM_Q-1:0]       arm_q, err_q;
 
   // The addressed queue and register word (words 32-63, offsets 0x80-0xFF, hold nothing).
   logic [QW-1:0] csr_q;
+  logic [HW-1:0] csr_hq;     // the queue as an index of the hardware queues
+  logic          csr_exists;
   logic [5:0]    csr_word;
-  assign csr_q    = MAP_Q > 1 ? QW'(csr_addr[AW-1:8]) : '0;
-  assign csr_word = csr_addr[7:2];
+  assign csr_q      = MAP_Q > 1 ? QW'(csr_addr[AW-1:8]) : '0;
+  assign csr_hq     = HW'(csr_q);
+  assign csr_exists = 32'(csr_q) < NUM_Q;
+  assign csr_word   = csr_addr[7:2];
 
   // ---------------------------------------------------------------- rings
-  logic [MAP_Q-1:0][63:0] rbase [NUM_RINGS];
-  logic [MAP_Q-1:0][3:0]  rlog2 [NUM_RINGS];
-  logic [MAP_Q-1:0][15:0] rsw   [NUM_RINGS];
+  logic [NUM_Q-1:0][63:0] rbase [NUM_RINGS];
+  logic [NUM_Q-1:0][3:0]  rlog2 [NUM_RINGS];
+  logic [NUM_Q-1:0][15:0] rsw   [NUM_RINGS];
   logic                   wr;
   logic [31:0]            cur_word;    // the addressed register as software reads it (below)
   logic [31:0]            wr_value;    // the addressed register after the write
@@ -103,43 +108,40 @@ module queue_regs
   assign wr_value = csr_merge(cur_word, csr_wr_data, csr_wr_biten);
 
   for (genvar r = 0; r < NUM_RINGS; r++) begin : g_ring
-    ring_regs #(.NUM_Q(MAP_Q)) u_ring (
+    ring_regs #(.NUM_Q(NUM_Q)) u_ring (
       .clk,
       .rst,
-      .wr_en        (wr && csr_word[5:3] == 3'(r + 1)),
-      .wr_q         (csr_q),
+      .wr_en        (wr && csr_exists && csr_word[5:3] == 3'(r + 1)),
+      .wr_q         (csr_hq),
       .wr_word      (csr_word[2:0]),
       .wr_value     (wr_value),
       .base         (rbase[r]),
       .log2_entries (rlog2[r]),
       .sw_idx       (rsw[r])
     );
-    assign ring_base[r]   = rbase[r][NUM_Q-1:0];
-    assign ring_log2[r]   = rlog2[r][NUM_Q-1:0];
-    assign ring_sw_idx[r] = rsw[r][NUM_Q-1:0];
+    assign ring_base[r]   = rbase[r];
+    assign ring_log2[r]   = rlog2[r];
+    assign ring_sw_idx[r] = rsw[r];
   end
 
-  // Register word `a` of queue q as software reads it.
-  function automatic logic [31:0] queue_word(input logic [QW-1:0] q, input logic [5:0] a);
+  // Register word `a` of hardware queue q as software reads it.
+  function automatic logic [31:0] queue_word(input logic [HW-1:0] q, input logic [5:0] a);
     logic [31:0] v;
-    logic        exists;     // the queue exists in hardware
     int unsigned r;
-    exists = 32'(q) < NUM_Q;
-    r      = 32'(a[5:3]) - 1;
-    v      = '0;
+    r = 32'(a[5:3]) - 1;
+    v = '0;
     if (a[5:3] == 3'd0) begin
       unique case (a[2:0])
         3'd0:    v = ctrl_q[q] & C_MASK;
         3'd1:    v = w1_q[q] & W1_MASK;
         3'd2:    v = w2_q[q] & W2_MASK;
         3'd3:    v = {31'd0, arm_q[q]};
-        3'd4:    v = {29'd0, exists ? halted[HW'(q)] : 1'b0, exists ? busy[HW'(q)] : 1'b0, err_q[q]};
+        3'd4:    v = {29'd0, halted[q], busy[q], err_q[q]};
         3'd5:    v = (w5_q[q] & W5_MASK) | (W5_RO_VALUE & W5_RO);
         default: v = '0;
       endcase
     end else if (r < NUM_RINGS) begin
-      v = ring_reg_word(rbase[r][q][63:4], rlog2[r][q], rsw[r][q],
-                        exists ? hw_idx[r][HW'(q)] : 16'd0, a[2:0]);
+      v = ring_reg_word(rbase[r][q][63:4], rlog2[r][q], rsw[r][q], hw_idx[r][q], a[2:0]);
     end
     return v;
   endfunction
@@ -147,27 +149,26 @@ module queue_regs
   // Read in its own process; the write only writes (nic_pkg, "external register tables").
   always_comb begin
     cur_word = '0;
-    if (csr_req) cur_word = queue_word(csr_q, csr_word);
+    if (csr_req && csr_exists) cur_word = queue_word(csr_hq, csr_word);
   end
 
   // ---------------------------------------------------------------- queue registers
   always_ff @(posedge clk) begin
     if (rst) begin
       ctrl_q <= '0;
-      w1_q   <= {MAP_Q{W1_RESET & W1_MASK}};
-      w2_q   <= {MAP_Q{W2_RESET & W2_MASK}};
-      w5_q   <= {MAP_Q{W5_RESET & W5_MASK}};
+      w1_q   <= {NUM_Q{W1_RESET & W1_MASK}};
+      w2_q   <= {NUM_Q{W2_RESET & W2_MASK}};
+      w5_q   <= {NUM_Q{W5_RESET & W5_MASK}};
       arm_q  <= '0;
       err_q  <= '0;
     end else if (wr || irq_fire != '0 || wr_err_set != '0) begin   // nothing moves otherwise
-      automatic logic [MAP_Q-1:0] arm_n, err_n;
-      arm_n = arm_q;
+      automatic logic [NUM_Q-1:0] arm_n, err_n;
+      arm_n = arm_q & ~irq_fire;     // hardware clear; a write below wins
       err_n = err_q;
-      arm_n[NUM_Q-1:0] = arm_n[NUM_Q-1:0] & ~irq_fire;     // hardware clear; a write below wins
-      if (wr && csr_word[5:3] == 3'd0) begin
+      if (wr && csr_exists && csr_word[5:3] == 3'd0) begin
         automatic logic [31:0] v = wr_value;
-        for (int q = 0; q < MAP_Q; q++) begin
-          if (csr_q == QW'(q)) begin
+        for (int q = 0; q < NUM_Q; q++) begin
+          if (csr_hq == HW'(q)) begin
             unique case (csr_word[2:0])
               3'd0: ctrl_q[q] <= v & C_MASK;
               3'd1: w1_q[q]   <= v & W1_MASK;
@@ -180,7 +181,7 @@ module queue_regs
           end
         end
       end
-      err_n[NUM_Q-1:0] = err_n[NUM_Q-1:0] | wr_err_set;                         // set wins
+      err_n = err_n | wr_err_set;                                               // set wins
       arm_q <= arm_n;
       err_q <= err_n;
     end
@@ -192,11 +193,11 @@ module queue_regs
   assign csr_rd_data = csr_req_is_wr ? '0 : cur_word;
 
   // ---------------------------------------------------------------- settings
-  assign ctrl    = ctrl_q[NUM_Q-1:0];
-  assign word1   = w1_q[NUM_Q-1:0];
-  assign word2   = w2_q[NUM_Q-1:0];
-  assign word5   = w5_q[NUM_Q-1:0];
-  assign irq_arm = arm_q[NUM_Q-1:0];
+  assign ctrl    = ctrl_q;
+  assign word1   = w1_q;
+  assign word2   = w2_q;
+  assign word5   = w5_q;
+  assign irq_arm = arm_q;
 
   logic unused_addr;
   assign unused_addr = ^csr_addr[1:0];   // 32-bit registers: byte bits unused

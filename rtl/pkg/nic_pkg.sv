@@ -45,6 +45,47 @@ package nic_pkg;
     logic        steered;     // a flow-steering rule chose the queue (else RSS or queue 0)
   } rx_class_t;
 
+  // ---------------------------------------------------------------- flow steering
+  // docs/rss.md section 4. Flow types (STEER_TYPE[t], the key's type byte): a frame's type is
+  // its IP version and proto (TCP 6, UDP 17, any other).
+  typedef enum logic [2:0] {
+    FT_NONE = 3'd0,
+    FT_TCP4 = 3'd1,
+    FT_UDP4 = 3'd2,
+    FT_IP4  = 3'd3,
+    FT_TCP6 = 3'd4,
+    FT_UDP6 = 3'd5,
+    FT_IP6  = 3'd6
+  } flow_type_e;
+
+  // The mask of one flow type (STEER_TYPE[t].MASK / PORT_MASK).
+  typedef struct packed {
+    logic [7:0]  src_len;       // address prefix lengths compared
+    logic [7:0]  dst_len;
+    logic [7:0]  proto_mask;    // ip4/ip6 types
+    logic [15:0] sport_mask;    // TCP/UDP types
+    logic [15:0] dport_mask;
+  } steer_mask_t;
+
+  // A key: the 38-byte string of docs/rss.md without the 5 always-zero bits of the type byte
+  // ({5'd0, steer_key_t} is the string, byte 0 most significant).
+  typedef struct packed {
+    flow_type_e   ftype;
+    logic [7:0]   proto;
+    logic [127:0] src;
+    logic [127:0] dst;
+    logic [15:0]  sport;
+    logic [15:0]  dport;
+  } steer_key_t;
+
+  // One slot of the steering table: 324 bits, nine 36-bit block RAM words.
+  typedef struct packed {
+    logic        valid;
+    steer_key_t  key;
+    logic [7:0]  rxq;       // the rule's queue
+    logic [15:0] loc;
+  } steer_slot_t;
+
   // One RX queue's settings, as the register block holds them (docs/registers.md, RXQ[q]).
   typedef struct packed {
     logic        enable;         // CTRL.enable

@@ -1,85 +1,109 @@
-// Exact-match flow steering with per-field masks (docs/rss.md section 4).
+// Flow steering: the n-tuple rule table in block RAM and its lookup, one flow per cycle
+// (docs/rss.md section 4).
 //
-// Rule r matches a flow when rule_en[r] is set, the flow is IPv4 or IPv6, and every field
-// agrees with the rule's value on the bits its mask sets: IP version (4 or 6), protocol,
-// source and destination address, source and destination port. A rule with a non-zero port
-// mask never matches a flow without valid ports (not TCP/UDP, or a fragment). The
-// lowest-numbered matching rule wins.
+// The table: 2 banks x BUCKETS buckets x 2 ways of steer_slot_t (324 bits), one memory per
+// bank and way (four simple dual-port block RAMs: the lookup reads, the slot port writes). A
+// key lives in bucket h0 = crc[IW-1:0] of bank 0 or h1 = crc[16+IW-1:16] of bank 1, crc being
+// the CRC-32C of the key string; the driver decides which (driver/steer_table.py).
 //
-// Latency 2: out_* follow in_valid/in_tuple two cycles later, one flow per cycle, no
-// backpressure. Pipeline:
-//   stage 1: NUM_RULES masked compares in parallel; the match vector is registered;
-//   stage 2: priority encoder (lowest index first) and the winning rule's queue, registered.
-// Match fields and enables are sampled in stage 1, rule_queue in stage 2 (one cycle later);
-// the driver only changes a rule while it is disabled (docs/rss.md, "Changing rules").
-// Data registers load only with their stage's valid (clock enables), so out_hit/out_rule/
-// out_queue hold their last values while out_valid is low.
-// Reset: synchronous, active high; clears the valid pipeline (data registers are not reset).
+// Latency 4 to the result, which comes out of stage 4 unregistered (rx_classify registers
+// it with its own choice). Pipeline, one flow per cycle, no backpressure:
+//   stage 1: the flow type (IP version and proto), that type's mask (type_mask[t]) applied:
+//            the key, and whether a rule can match at all (an IP frame, and valid ports if
+//            the type's port masks are not zero); registered;
+//   stage 2: the two bucket numbers from the CRC of the key (a constant XOR matrix);
+//            registered with the key;
+//   stage 3: the four slots read (block RAM, read address = the stage 2 registers); a slot
+//            written in that same cycle is marked (its read data is not to be trusted);
+//   stage 4: out_*: the slots whose valid key equals the key, unless written as they were
+//            read; the first in the order bank 0 way 0, bank 0 way 1, bank 1 way 0, bank 1
+//            way 1 wins (several slots hit only while the driver moves or replaces a rule,
+//            and then each of them is a right answer).
+// type_mask is sampled in stage 1, the slots in stage 3. Data registers load only with their
+// stage's valid; out_* other than out_valid hold no meaning while out_valid is low.
+// Slot writes (slot_wr_*): one slot, or with slot_wr_all the bucket in every bank and way,
+// written at the clock edge.
+// Memories (rtl/memories.tsv): the four slot memories are block RAM.
+// Reset: synchronous, active high; clears the valid pipeline. The slots are not reset here:
+// steer_table clears them (every bucket, one per cycle) after reset.
 module flow_steer
   import nic_pkg::*, nic_dma_pkg::*;
 #(
-  parameter int unsigned NUM_RULES = 32,
-  localparam int unsigned RULE_W   = NUM_RULES > 1 ? $clog2(NUM_RULES) : 1
+  parameter int unsigned BUCKETS = 512,
+  localparam int unsigned IW     = $clog2(BUCKETS)
 ) (
-  input  logic                         clk,
-  input  logic                         rst,
+  input  logic                  clk,
+  input  logic                  rst,
   // the flow of one frame
-  input  logic                         in_valid,
-  input  rx_tuple_t                    in_tuple,
-  // the rules (from the CSR block)
-  input  logic [NUM_RULES-1:0]         rule_en,
-  input  logic [NUM_RULES-1:0][3:0]    rule_ipver,
-  input  logic [NUM_RULES-1:0][3:0]    rule_ipver_mask,
-  input  logic [NUM_RULES-1:0][7:0]    rule_proto,
-  input  logic [NUM_RULES-1:0][7:0]    rule_proto_mask,
-  input  logic [NUM_RULES-1:0][127:0]  rule_src_addr,
-  input  logic [NUM_RULES-1:0][127:0]  rule_src_mask,
-  input  logic [NUM_RULES-1:0][127:0]  rule_dst_addr,
-  input  logic [NUM_RULES-1:0][127:0]  rule_dst_mask,
-  input  logic [NUM_RULES-1:0][15:0]   rule_sport,
-  input  logic [NUM_RULES-1:0][15:0]   rule_sport_mask,
-  input  logic [NUM_RULES-1:0][15:0]   rule_dport,
-  input  logic [NUM_RULES-1:0][15:0]   rule_dport_mask,
-  input  logic [NUM_RULES-1:0][7:0]    rule_queue,
-  // result, LATENCY cycles after in_valid
-  output logic                         out_valid,
-  output logic                         out_hit,
-  output logic [RULE_W-1:0]            out_rule,
-  output logic [7:0]                   out_queue
+  input  logic                  in_valid,
+  input  rx_tuple_t             in_tuple,
+  // configuration (steer_table)
+  input  steer_mask_t [7:0]     type_mask,
+  input  logic                  slot_wr_valid,
+  input  logic                  slot_wr_all,
+  input  logic                  slot_wr_bank,
+  input  logic                  slot_wr_way,
+  input  logic [IW-1:0]         slot_wr_bucket,
+  input  steer_slot_t           slot_wr_data,
+  // result, in stage 4 (combinational from the stage 3 registers and the slot memories)
+  output logic                  out_valid,
+  output logic                  out_hit,
+  output logic [7:0]            out_queue,
+  output logic [15:0]           out_loc
 );
+  localparam int unsigned KW = $bits(steer_key_t) + 5;    // the key string: 304 bits
+  localparam logic [31:0] POLY = 32'h1EDC6F41;            // CRC-32C
+
   initial begin
-    if (NUM_RULES < 1 || NUM_RULES > 256) $fatal(1, "flow_steer: NUM_RULES must be 1..256");
+    if (BUCKETS < 2 || BUCKETS > 65536 || (BUCKETS & (BUCKETS - 1)) != 0) begin
+      $fatal(1, "flow_steer: BUCKETS must be a power of two, 2..65536");
+    end
+    if (KW != 304) $fatal(1, "flow_steer: the key string must be 38 bytes");
   end
 
-  // ---------------------------------------------------------------- stage 1: compares
-  logic [NUM_RULES-1:0] match_q;
-  logic                 s1_valid_q;
-
-  // The match vector of one flow. Called only for a valid flow (match_q loads with
-  // in_valid), so an idle cycle costs a simulator nothing.
-  function automatic logic [NUM_RULES-1:0] match_rules(input rx_tuple_t t);
-    logic [NUM_RULES-1:0] m;
-    logic [3:0]           ipver;
-    logic                 is_ip, ports_valid;
-    is_ip       = (t.l3_type == L3_IPV4) || (t.l3_type == L3_IPV6);
-    ipver       = (t.l3_type == L3_IPV4) ? 4'd4 : (t.l3_type == L3_IPV6) ? 4'd6 : 4'd0;
-    ports_valid = ((t.l4_type == L4_TCP) || (t.l4_type == L4_UDP)) && !t.ip_frag;
-    for (int unsigned r = 0; r < NUM_RULES; r++) begin
-      logic fields_ok, ports_ok;
-      fields_ok = (((ipver      ^ rule_ipver[r])    & rule_ipver_mask[r]) == '0)
-               && (((t.proto    ^ rule_proto[r])    & rule_proto_mask[r]) == '0)
-               && (((t.src_addr ^ rule_src_addr[r]) & rule_src_mask[r])   == '0)
-               && (((t.dst_addr ^ rule_dst_addr[r]) & rule_dst_mask[r])   == '0);
-      if (ports_valid) begin
-        ports_ok = (((t.sport ^ rule_sport[r]) & rule_sport_mask[r]) == '0)
-                && (((t.dport ^ rule_dport[r]) & rule_dport_mask[r]) == '0);
-      end else begin
-        ports_ok = (rule_sport_mask[r] == '0) && (rule_dport_mask[r] == '0);
-      end
-      m[r] = rule_en[r] && is_ip && fields_ok && ports_ok;
-    end
-    return m;
+  // ---------------------------------------------------------------- stage 1: the key
+  // The first n bits of an address (IPv6: of 128, IPv4: of its 32), n above the address
+  // width acting as the width: ones shifted out of the top. (Written as a shift of a
+  // constant, not as 160 compares with constants, which synthesis would build as carry
+  // chains.)
+  function automatic logic [127:0] prefix(input logic [7:0] n, input logic v6);
+    logic [127:0] m;
+    logic [31:0]  m4;
+    m  = ~({128{1'b1}} >> n);
+    m4 = ~({32{1'b1}} >> n);
+    return v6 ? m : {96'd0, m4};
   endfunction
+
+  typedef struct packed {
+    logic       look;       // a rule can match this frame
+    steer_key_t key;
+  } lookup_t;
+
+  function automatic lookup_t make_key(input rx_tuple_t t);
+    lookup_t     o;
+    flow_type_e  ft;
+    steer_mask_t m;
+    logic        is_ip, v6, ports, ports_valid;
+    is_ip       = (t.l3_type == L3_IPV4) || (t.l3_type == L3_IPV6);
+    v6          = t.l3_type == L3_IPV6;
+    ports_valid = ((t.l4_type == L4_TCP) || (t.l4_type == L4_UDP)) && !t.ip_frag;
+    if (t.proto == 8'd6)       ft = v6 ? FT_TCP6 : FT_TCP4;
+    else if (t.proto == 8'd17) ft = v6 ? FT_UDP6 : FT_UDP4;
+    else                       ft = v6 ? FT_IP6 : FT_IP4;
+    ports = (t.proto == 8'd6) || (t.proto == 8'd17);
+    m     = type_mask[ft];
+    o.key.ftype = ft;
+    o.key.proto = ports ? 8'd0 : (t.proto & m.proto_mask);
+    o.key.src   = t.src_addr & prefix(m.src_len, v6);
+    o.key.dst   = t.dst_addr & prefix(m.dst_len, v6);
+    o.key.sport = (ports && ports_valid) ? (t.sport & m.sport_mask) : 16'd0;
+    o.key.dport = (ports && ports_valid) ? (t.dport & m.dport_mask) : 16'd0;
+    o.look      = is_ip && !(ports && !ports_valid && (m.sport_mask != '0 || m.dport_mask != '0));
+    return o;
+  endfunction
+
+  logic    s1_valid_q;
+  lookup_t s1_q;
 
   always_ff @(posedge clk) begin
     if (rst) s1_valid_q <= 1'b0;
@@ -87,24 +111,42 @@ module flow_steer
   end
 
   always_ff @(posedge clk) begin
-    if (in_valid) match_q <= match_rules(in_tuple);
+    if (in_valid) s1_q <= make_key(in_tuple);
   end
 
-  // ---------------------------------------------------------------- stage 2: priority
-  logic              hit_q;
-  logic [RULE_W-1:0] rule_q;
-  logic [7:0]        queue_q;
-  logic              s2_valid_q;
-
-  // Lowest matching index: scanned from the top, so the lowest match is assigned last.
-  function automatic logic [RULE_W-1:0] lowest_match(input logic [NUM_RULES-1:0] m);
-    logic [RULE_W-1:0] f;
-    f = '0;
-    for (int r = NUM_RULES - 1; r >= 0; r--) begin
-      if (m[r]) f = RULE_W'(r);
+  // ---------------------------------------------------------------- stage 2: bucket numbers
+  // crc = XOR over key-string bits k (bit 0 the last one fed in) of COL[k], COL[0] = POLY and
+  // COL[k+1] = COL[k] * x mod P: the bit-serial CRC of docs/rss.md, unrolled.
+  // The CRC matrix, row j (the key-string bits that feed crc bit j) in ROWS[j*KW +: KW]:
+  // evaluated at elaboration.
+  function automatic logic [32*KW-1:0] crc_rows();
+    logic [32*KW-1:0] rows;
+    logic [31:0]      col;
+    col = POLY;             // every bit of rows is assigned below
+    for (int k = 0; k < KW; k++) begin
+      for (int j = 0; j < 32; j++) rows[j * KW + k] = col[j];
+      col = col[31] ? ((col << 1) ^ POLY) : (col << 1);
     end
-    return f;
+    return rows;
   endfunction
+
+  localparam logic [32*KW-1:0] ROWS = crc_rows();
+
+  // The two bucket numbers of a key: {h1, h0} = {crc[16 +: IW], crc[0 +: IW]}.
+  function automatic logic [2*IW-1:0] key_buckets(input steer_key_t k);
+    logic [KW-1:0]   bits;
+    logic [2*IW-1:0] h;
+    bits = {5'd0, k};
+    for (int j = 0; j < IW; j++) begin
+      h[j]      = ^(bits & ROWS[j * KW +: KW]);
+      h[IW + j] = ^(bits & ROWS[(16 + j) * KW +: KW]);
+    end
+    return h;
+  endfunction
+
+  logic          s2_valid_q;
+  lookup_t       s2_q;
+  logic [IW-1:0] s2_h0_q, s2_h1_q;
 
   always_ff @(posedge clk) begin
     if (rst) s2_valid_q <= 1'b0;
@@ -113,16 +155,65 @@ module flow_steer
 
   always_ff @(posedge clk) begin
     if (s1_valid_q) begin
-      automatic logic [RULE_W-1:0] first = lowest_match(match_q);
-      hit_q   <= |match_q;
-      rule_q  <= first;
-      queue_q <= rule_queue[first];
+      s2_q               <= s1_q;
+      {s2_h1_q, s2_h0_q} <= key_buckets(s1_q.key);
     end
   end
 
-  assign out_valid = s2_valid_q;
-  assign out_hit   = hit_q;
-  assign out_rule  = rule_q;
-  assign out_queue = queue_q;
+  // ---------------------------------------------------------------- stage 3: slot reads
+  logic        s3_valid_q;
+  lookup_t     s3_q;
+  steer_slot_t [1:0][1:0] rd_q;      // [bank][way]
+  logic        [1:0][1:0] wrote_q;   // written in the cycle it was read
+
+  always_ff @(posedge clk) begin
+    if (rst) s3_valid_q <= 1'b0;
+    else     s3_valid_q <= s2_valid_q;
+  end
+
+  always_ff @(posedge clk) begin
+    if (s2_valid_q) s3_q <= s2_q;
+  end
+
+  for (genvar b = 0; b < 2; b++) begin : g_bank
+    for (genvar w = 0; w < 2; w++) begin : g_way
+      (* no_rw_check *) steer_slot_t mem [BUCKETS];
+      logic          we;
+      logic [IW-1:0] ra;
+      assign we = slot_wr_valid && (slot_wr_all || (slot_wr_bank == 1'(b) && slot_wr_way == 1'(w)));
+      assign ra = (b == 0) ? s2_h0_q : s2_h1_q;
+
+      always_ff @(posedge clk) begin
+        if (we) mem[slot_wr_bucket] <= slot_wr_data;
+      end
+
+      always_ff @(posedge clk) begin
+        if (s2_valid_q) begin
+          rd_q[b][w]    <= mem[ra];
+          wrote_q[b][w] <= we && (slot_wr_bucket == ra);
+        end
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------- stage 4: compare
+  logic [3:0] hit;
+  always_comb begin
+    for (int s = 0; s < 4; s++) begin
+      hit[s] = s3_q.look && rd_q[s / 2][s % 2].valid && !wrote_q[s / 2][s % 2]
+               && (rd_q[s / 2][s % 2].key == s3_q.key);
+    end
+    out_hit   = |hit;
+    out_queue = rd_q[1][1].rxq;
+    out_loc   = rd_q[1][1].loc;
+    for (int s = 3; s >= 0; s--) begin
+      if (hit[s]) begin
+        out_queue = rd_q[s / 2][s % 2].rxq;
+        out_loc   = rd_q[s / 2][s % 2].loc;
+      end
+    end
+  end
+
+  assign out_valid = s3_valid_q;
 
 endmodule

@@ -3,9 +3,14 @@
 // external-block port.
 //
 // The register block (peakrdl-regblock) hands every access inside RSS_BLOCK here as one
-// request with the byte address in the block. The key and table are held in the form
-// rx_classify uses; an access costs one indexed update, and a cycle without an access costs
-// nothing beyond the test of the request (in silicon and in the simulator).
+// request with the byte address in the block. The enables and the key are held in
+// flip-flops in the form rx_classify uses. The indirection table is a LUT RAM of INDIR_WORDS
+// 32-bit words read by software (a valid bit per word makes a word never written since reset
+// read zero, as the RDL reset says); every write of it is also given, merged, on the
+// indir_wr_* port to rx_classify, which keeps its own copy to look frames up in. An access
+// costs one indexed update, and a cycle without an access costs nothing beyond the test of
+// the request (in silicon and in the simulator).
+// Memories (rtl/memories.tsv): indir_mem is LUT RAM.
 //
 // Block layout (byte offsets; must match RSS_BLOCK in nic_csr.rdl, checked by
 // tests/rtl/test_csr.py through the generated driver/regs.py):
@@ -19,12 +24,14 @@
 // Timing: every access is answered (acked) in the cycle of its request, csr_rd_data with the
 // read ack, as the generated block answers its own registers; a write takes effect at that
 // clock edge.
-// Reset: synchronous, active high; RSS_CTRL, key and table to zero (the RDL reset).
+// Reset: synchronous, active high; RSS_CTRL, key and table to zero (the RDL reset): the table
+// words read zero until written (their valid bits clear), here and in rx_classify's copy.
 module rss_table
   import nic_pkg::*;
 #(
   parameter int unsigned KEY_WORDS   = 10,
-  parameter int unsigned INDIR_WORDS = 32
+  parameter int unsigned INDIR_WORDS = 32,
+  localparam int unsigned INDIR_IDX_W = INDIR_WORDS > 1 ? $clog2(INDIR_WORDS) : 1
 ) (
   input  logic                              clk,
   input  logic                              rst,
@@ -37,14 +44,16 @@ module rss_table
   output logic                              csr_rd_ack,
   output logic                              csr_wr_ack,
   output logic [31:0]                       csr_rd_data,
-  // RSS_CTRL (the hash type enables), the key (byte 0 in the top byte) and the table
-  // (entry e in element [e])
+  // RSS_CTRL (the hash type enables), the key (byte 0 in the top byte), and each table word
+  // written (word j = entries 4j+3..4j, the whole word after the bit enables), in the cycle
+  // of the write
   output logic [5:0]                        type_en,
   output logic [KEY_WORDS*32-1:0]           key,
-  output logic [4*INDIR_WORDS-1:0][7:0]     indir
+  output logic                              indir_wr_valid,
+  output logic [INDIR_IDX_W-1:0]            indir_wr_word,
+  output logic [31:0]                       indir_wr_data
 );
   localparam int unsigned KEY_IDX_W   = KEY_WORDS > 1 ? $clog2(KEY_WORDS) : 1;
-  localparam int unsigned INDIR_IDX_W = INDIR_WORDS > 1 ? $clog2(INDIR_WORDS) : 1;
   localparam logic [8:0]  KEY_OFF     = 9'h010;
   localparam logic [8:0]  INDIR_OFF   = 9'h100;
 
@@ -71,8 +80,11 @@ module rss_table
     return key[32 * (KEY_WORDS - 1 - int'(i)) +: 32];
   endfunction
 
+  logic [31:0]            indir_mem [INDIR_WORDS];
+  logic [INDIR_WORDS-1:0] indir_ok_q;      // written since reset
+
   function automatic logic [31:0] indir_word(input logic [INDIR_IDX_W-1:0] j);
-    return {indir[4 * j + 3], indir[4 * j + 2], indir[4 * j + 1], indir[4 * j]};
+    return indir_ok_q[j] ? indir_mem[j] : 32'd0;
   endfunction
 
   // The addressed register as software reads it, for reads and for the write merge, in its
@@ -88,24 +100,32 @@ module rss_table
   end
 
   // Writes: nothing but the test of the request in a cycle without one.
+  logic        wr;
+  logic [31:0] v;            // the addressed register after the write, bit enables applied
+  assign wr = csr_req && csr_req_is_wr;
+  assign v  = csr_merge(cur_word, csr_wr_data, csr_wr_biten);
+
   always_ff @(posedge clk) begin
     if (rst) begin
-      type_en <= '0;
-      key     <= '0;
-      indir   <= '0;
-    end else if (csr_req && csr_req_is_wr) begin
-      automatic logic [31:0] v = csr_merge(cur_word, csr_wr_data, csr_wr_biten);
+      type_en    <= '0;
+      key        <= '0;
+      indir_ok_q <= '0;
+    end else if (wr) begin
       if (is_ctrl) type_en <= v[5:0];
       for (int i = 0; i < KEY_WORDS; i++) begin
         if (is_key && key_i == KEY_IDX_W'(i)) key[32 * (KEY_WORDS - 1 - i) +: 32] <= v;
       end
-      for (int j = 0; j < INDIR_WORDS; j++) begin
-        if (is_indir && indir_j == INDIR_IDX_W'(j)) begin
-          {indir[4 * j + 3], indir[4 * j + 2], indir[4 * j + 1], indir[4 * j]} <= v;
-        end
-      end
+      if (is_indir) indir_ok_q[indir_j] <= 1'b1;
     end
   end
+
+  always_ff @(posedge clk) begin
+    if (wr && is_indir) indir_mem[indir_j] <= v;
+  end
+
+  assign indir_wr_valid = wr && is_indir && !rst;
+  assign indir_wr_word  = indir_j;
+  assign indir_wr_data  = v;
 
   // Answers, in the cycle of the request (as the generated block answers its own registers).
   assign csr_rd_ack  = csr_req && !csr_req_is_wr;

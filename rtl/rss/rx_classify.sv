@@ -1,74 +1,80 @@
 // RX classification: RSS (Toeplitz hash + indirection table) and flow steering, choosing the
 // RX queue of every frame (docs/rss.md).
 //
-//   in_tuple ──► hash type + hash input ──► rss_toeplitz (2 stages) ──┐
-//            └─────────────────────────────► flow_steer   (2 stages) ──┴► stage 3: table
-//                                                                          lookup, queue
-//                                                                          choice, range check
+//   in_tuple ──► hash type + hash input ──► rss_toeplitz (2 stages) ──► stage 3: table lookup,
+//            │   (up to 128-bit MACs: rss_toeplitz_seq, the addresses     RSS queue range check
+//            │    hashed over the 3 cycles before in_valid)
+//            └──► flow_steer (key, buckets, slot reads: 3 stages) ─────► stage 4: slot compare,
+//                                                                          queue choice
 // One flow per cycle, no backpressure: out_valid/out_class follow in_valid/in_tuple exactly
-// LATENCY = 3 cycles later, in order.
+// LATENCY = 4 cycles later, in order.
 //
 // Hash type (section 2): the 4-tuple type (TCP/UDP over IPv4/IPv6) when the ports are valid
 // and its enable is set, else the 2-tuple type (addresses) when enabled, else none (hash 0).
-// rss_type_en bit t-1 enables nic_pkg::rss_type_e value t. Queue (sections 3, 4): the lowest
-// matching enabled rule's queue, else rss_indir[hash mod INDIR_ENTRIES] when hashed, else 0.
-// A chosen queue >= num_queues (or >= 128) becomes queue 0 and raises out_steer_bad_queue or
-// out_rss_bad_queue for one cycle with out_valid (for RX_STEER_BAD_QUEUE / RX_RSS_BAD_QUEUE).
-// The hash and its type are reported whether or not a rule steered the frame.
+// rss_type_en bit t-1 enables nic_pkg::rss_type_e value t. Queue (sections 3, 4): the queue of
+// the slot that matches the frame's key, else the indirection table's entry hash mod
+// INDIR_ENTRIES when hashed, else 0. A chosen queue >= num_queues (or >= 128) becomes queue 0 and raises
+// out_steer_bad_queue or out_rss_bad_queue for one cycle with out_valid (for
+// RX_STEER_BAD_QUEUE / RX_RSS_BAD_QUEUE). The hash and its type are reported whether or not a
+// rule steered the frame.
 //
-// Configuration ports are sampled as the frame passes: key, enables and rule match fields in
-// stage 1, rule_queue in stage 2, rss_indir and num_queues in stage 3.
+// Configuration ports are sampled as the frame passes: key, enables and type masks in stage
+// 1, the slots and the indirection table in stage 3, num_queues in stages 3 and 4. The
+// indirection table arrives as its register writes (indir_wr_*) and is kept here as LUT RAM.
+// Memories (rtl/memories.tsv): indir_mem is LUT RAM, flow_steer's slots block RAM.
 // out_class holds no meaning while out_valid is low (it may hold an earlier frame's class).
 // Reset: synchronous, active high; clears the valid pipeline (data registers are not reset).
 module rx_classify
   import nic_pkg::*, nic_dma_pkg::*;
 #(
-  parameter int unsigned NUM_RULES     = 32,
-  parameter int unsigned INDIR_ENTRIES = 128
+  parameter int unsigned DATA_W        = 64,      // MAC width: up to 128 the hash is sequential
+  parameter int unsigned BUCKETS       = 512,     // flow_steer's buckets per bank
+  parameter int unsigned INDIR_ENTRIES = 128,
+  localparam int unsigned IW           = $clog2(BUCKETS),
+  localparam int unsigned IXW          = $clog2(INDIR_ENTRIES / 4)
 ) (
   input  logic                            clk,
   input  logic                            rst,
-  // the flow of each frame, at most one per cycle
+  // the flow of each frame, at most one per cycle (one per 4 cycles up to 128 bits)
   input  logic                            in_valid,
   input  rx_tuple_t                       in_tuple,
+  // its addresses, ADDR_LEAD = 3 cycles earlier, held until the next frame's (the parser's
+  // stage 1 registers; used up to 128 bits, where frames are at least 4 cycles apart)
+  input  logic                            addr_valid,
+  input  logic                            addr_v6,
+  input  logic [127:0]                    addr_src,
+  input  logic [127:0]                    addr_dst,
   // RSS configuration (RSS_CTRL, RSS_KEY, RSS_INDIR)
   input  logic [5:0]                      rss_type_en,
   input  logic [319:0]                    rss_key,      // key byte 0 in [319:312]
-  input  logic [INDIR_ENTRIES-1:0][7:0]   rss_indir,    // entry i in [8i+7:8i]
+  input  logic                            indir_wr_valid,  // RSS_INDIR word written (rss_table)
+  input  logic [IXW-1:0]                  indir_wr_word,   // word j: entries 4j+3..4j
+  input  logic [31:0]                     indir_wr_data,   // entry 4j+k in [8k+7:8k]
   input  logic [7:0]                      num_queues,   // RX queues that exist (1..128)
-  // flow-steering rules (STEER[r]); rule r in element [r] of each array
-  input  logic [NUM_RULES-1:0]            rule_en,
-  input  logic [NUM_RULES-1:0][3:0]       rule_ipver,
-  input  logic [NUM_RULES-1:0][3:0]       rule_ipver_mask,
-  input  logic [NUM_RULES-1:0][7:0]       rule_proto,
-  input  logic [NUM_RULES-1:0][7:0]       rule_proto_mask,
-  input  logic [NUM_RULES-1:0][127:0]     rule_src_addr,
-  input  logic [NUM_RULES-1:0][127:0]     rule_src_mask,
-  input  logic [NUM_RULES-1:0][127:0]     rule_dst_addr,
-  input  logic [NUM_RULES-1:0][127:0]     rule_dst_mask,
-  input  logic [NUM_RULES-1:0][15:0]      rule_sport,
-  input  logic [NUM_RULES-1:0][15:0]      rule_sport_mask,
-  input  logic [NUM_RULES-1:0][15:0]      rule_dport,
-  input  logic [NUM_RULES-1:0][15:0]      rule_dport_mask,
-  input  logic [NUM_RULES-1:0][7:0]       rule_queue,
+  // flow steering (steer_table): the type masks and the slot write port
+  input  steer_mask_t [7:0]               type_mask,
+  input  logic                            slot_wr_valid,
+  input  logic                            slot_wr_all,
+  input  logic                            slot_wr_bank,
+  input  logic                            slot_wr_way,
+  input  logic [IW-1:0]                   slot_wr_bucket,
+  input  steer_slot_t                     slot_wr_data,
   // result, LATENCY cycles after in_valid
   output logic                            out_valid,
   output rx_class_t                       out_class,
   output logic                            out_steer_bad_queue,
   output logic                            out_rss_bad_queue
 );
-  localparam int unsigned LATENCY   = 3;    // in_valid to out_valid, cycles
-  localparam int unsigned HASH_LAT  = 2;    // rss_toeplitz and flow_steer
+  localparam int unsigned LATENCY   = 4;    // in_valid to out_valid, cycles
+  localparam int unsigned HASH_LAT  = 2;    // rss_toeplitz
   localparam int unsigned IN_BYTES  = 36;   // longest hash input: IPv6 addresses + ports
   localparam int unsigned IDX_W     = $clog2(INDIR_ENTRIES);
-  localparam int unsigned RULE_W    = NUM_RULES > 1 ? $clog2(NUM_RULES) : 1;
 
   initial begin
-    if (NUM_RULES < 32 || NUM_RULES > 256) $fatal(1, "rx_classify: NUM_RULES must be 32..256");
-    if (INDIR_ENTRIES < 2 || INDIR_ENTRIES > 4096 || (INDIR_ENTRIES & (INDIR_ENTRIES - 1)) != 0) begin
-      $fatal(1, "rx_classify: INDIR_ENTRIES must be a power of two, 2..4096");
+    if (INDIR_ENTRIES < 8 || INDIR_ENTRIES > 4096 || (INDIR_ENTRIES & (INDIR_ENTRIES - 1)) != 0) begin
+      $fatal(1, "rx_classify: INDIR_ENTRIES must be a power of two, 8..4096");
     end
-    if (LATENCY != HASH_LAT + 1) $fatal(1, "rx_classify: LATENCY out of date");
+    if (LATENCY != HASH_LAT + 2) $fatal(1, "rx_classify: LATENCY out of date");
   end
 
   // ---------------------------------------------------------------- hash type and input
@@ -118,51 +124,68 @@ module rx_classify
   logic        hash_valid;
   logic [31:0] hash;
 
-  rss_toeplitz #(
-    .IN_BYTES  (IN_BYTES),
-    .KEY_BYTES (40)
-  ) u_toeplitz (
-    .clk,
-    .rst,
-    .in_valid  (in_valid),
-    .in_data   (hash_in),
-    .key       (rss_key),
-    .out_valid (hash_valid),
-    .out_hash  (hash)
-  );
+  // Up to 128-bit MACs a frame takes at least 4 cycles: the address part of the hash is
+  // worked out over the parser's last cycles, a quarter a cycle (rss_toeplitz_seq); wider,
+  // the whole input is hashed in two stages from the tuple.
+  localparam bit SEQ = DATA_W <= 128;
 
-  logic              steer_valid, steer_hit;
-  logic [RULE_W-1:0] steer_rule;
-  logic [7:0]        steer_queue;
+  if (SEQ) begin : g_seq_hash
+    rss_toeplitz_seq #(.STEPS(4), .ADDR_LEAD(3)) u_toeplitz (
+      .clk,
+      .rst,
+      .addr_valid,
+      .v6        (addr_v6),
+      .src       (addr_src),
+      .dst       (addr_dst),
+      .in_valid  (in_valid),
+      .in_v6     (is_v6),
+      .in_hashed (type_d != RSS_NONE),
+      .in_four   (type_d == RSS_TCP_IPV4 || type_d == RSS_UDP_IPV4 ||
+                  type_d == RSS_TCP_IPV6 || type_d == RSS_UDP_IPV6),
+      .sport     (in_tuple.sport),
+      .dport     (in_tuple.dport),
+      .key       (rss_key),
+      .out_valid (hash_valid),
+      .out_hash  (hash)
+    );
+    logic unused_in;
+    assign unused_in = ^hash_in;
+  end else begin : g_par_hash
+    rss_toeplitz #(
+      .IN_BYTES  (IN_BYTES),
+      .KEY_BYTES (40)
+    ) u_toeplitz (
+      .clk,
+      .rst,
+      .in_valid  (in_valid),
+      .in_data   (hash_in),
+      .key       (rss_key),
+      .out_valid (hash_valid),
+      .out_hash  (hash)
+    );
+    logic unused_addr;
+    assign unused_addr = ^{addr_valid, addr_v6, addr_src, addr_dst};
+  end
 
-  flow_steer #(
-    .NUM_RULES (NUM_RULES)
-  ) u_steer (
+  // Flow steering: the result comes out of its stage 4, combinationally.
+  logic        steer_valid, steer_hit;
+  logic [7:0]  steer_queue;
+  logic [15:0] steer_loc;
+
+  flow_steer #(.BUCKETS(BUCKETS)) u_steer (
     .clk,
     .rst,
     .in_valid  (in_valid),
     .in_tuple  (in_tuple),
-    .rule_en,
-    .rule_ipver,
-    .rule_ipver_mask,
-    .rule_proto,
-    .rule_proto_mask,
-    .rule_src_addr,
-    .rule_src_mask,
-    .rule_dst_addr,
-    .rule_dst_mask,
-    .rule_sport,
-    .rule_sport_mask,
-    .rule_dport,
-    .rule_dport_mask,
-    .rule_queue,
+    .type_mask,
+    .slot_wr_valid, .slot_wr_all, .slot_wr_bank, .slot_wr_way, .slot_wr_bucket, .slot_wr_data,
     .out_valid (steer_valid),
     .out_hit   (steer_hit),
-    .out_rule  (steer_rule),
-    .out_queue (steer_queue)
+    .out_queue (steer_queue),
+    .out_loc   (steer_loc)
   );
 
-  // The hash type travels beside the two stages.
+  // The hash type travels beside the two hash stages.
   rss_type_e type_s1_q, type_s2_q;
 
   always_ff @(posedge clk) begin
@@ -170,36 +193,71 @@ module rx_classify
     type_s2_q <= type_s1_q;
   end
 
-  // ---------------------------------------------------------------- stage 3: queue choice
-  logic [7:0] pick_queue;
-  logic       pick_bad;
-  rx_class_t  class_d, class_q;
-  logic       steer_bad_d, rss_bad_d, steer_bad_q, rss_bad_q, out_valid_q;
+  // ---------------------------------------------------------------- stage 3: RSS queue
+  logic        s3_valid_q, s3_rss_bad_q;
+  logic [6:0]  s3_rss_q;
+  logic [31:0] s3_hash_q;
+  rss_type_e   s3_type_q;
+
+  always_ff @(posedge clk) begin
+    if (rst) s3_valid_q <= 1'b0;
+    else     s3_valid_q <= hash_valid;
+  end
+
+  // The indirection table: a copy of rss_table's, written with it, as LUT RAM (a word that was
+  // never written since reset reads zero: its valid bit).
+  logic [31:0]                indir_mem [INDIR_ENTRIES / 4];
+  logic [INDIR_ENTRIES/4-1:0] indir_ok_q;
+
+  always_ff @(posedge clk) begin
+    if (rst)                 indir_ok_q <= '0;
+    else if (indir_wr_valid) indir_ok_q[indir_wr_word] <= 1'b1;
+  end
+
+  always_ff @(posedge clk) begin
+    if (indir_wr_valid) indir_mem[indir_wr_word] <= indir_wr_data;
+  end
+
+  function automatic logic [7:0] indir_entry(input logic [IDX_W-1:0] e);
+    logic [31:0] w;
+    w = indir_ok_q[e[IDX_W-1:2]] ? indir_mem[e[IDX_W-1:2]] : 32'd0;
+    return w[8 * e[1:0] +: 8];
+  endfunction
+
+  always_ff @(posedge clk) begin
+    if (hash_valid) begin
+      automatic logic [7:0] q   = indir_entry(hash[IDX_W-1:0]);
+      automatic logic       bad = (q >= num_queues) || q[7];
+      s3_rss_q     <= (type_s2_q == RSS_NONE || bad) ? 7'd0 : q[6:0];
+      s3_rss_bad_q <= type_s2_q != RSS_NONE && bad;
+      s3_hash_q    <= hash;
+      s3_type_q    <= type_s2_q;
+    end
+  end
+
+  // ---------------------------------------------------------------- stage 4: queue choice
+  rx_class_t class_d, class_q;
+  logic      steer_bad, steer_bad_q, rss_bad_q, out_valid_q;
 
   always_comb begin
-    if (steer_hit)                  pick_queue = steer_queue;
-    else if (type_s2_q != RSS_NONE) pick_queue = rss_indir[hash[IDX_W-1:0]];
-    else                            pick_queue = 8'd0;
-    pick_bad = (steer_hit || type_s2_q != RSS_NONE)
-               && ((pick_queue >= num_queues) || pick_queue[7]);
-
-    class_d.qid      = pick_bad ? 7'd0 : pick_queue[6:0];
-    class_d.rss_hash = hash;
-    class_d.rss_type = type_s2_q;
+    steer_bad        = (steer_queue >= num_queues) || steer_queue[7];
+    class_d.qid      = steer_hit ? (steer_bad ? 7'd0 : steer_queue[6:0]) : s3_rss_q;
+    class_d.rss_hash = s3_hash_q;
+    class_d.rss_type = s3_type_q;
     class_d.steered  = steer_hit;
-    steer_bad_d      = hash_valid && steer_hit && pick_bad;
-    rss_bad_d        = hash_valid && !steer_hit && pick_bad;
   end
 
   always_ff @(posedge clk) begin
     if (rst) out_valid_q <= 1'b0;
-    else     out_valid_q <= hash_valid;
+    else     out_valid_q <= s3_valid_q;
   end
 
   always_ff @(posedge clk) begin
-    class_q     <= class_d;
-    steer_bad_q <= steer_bad_d;
-    rss_bad_q   <= rss_bad_d;
+    if (s3_valid_q) begin
+      class_q     <= class_d;
+      steer_bad_q <= steer_hit && steer_bad;
+      rss_bad_q   <= !steer_hit && s3_rss_bad_q;
+    end
   end
 
   assign out_valid           = out_valid_q;
@@ -207,8 +265,8 @@ module rx_classify
   assign out_steer_bad_queue = out_valid_q && steer_bad_q;
   assign out_rss_bad_queue   = out_valid_q && rss_bad_q;
 
-  // steer_valid equals hash_valid (same latency); steer_rule is for a future per-rule counter.
+  // steer_valid equals s3_valid_q (same latency); steer_loc is for a future per-rule counter.
   logic unused_steer;
-  assign unused_steer = steer_valid ^ (|steer_rule);
+  assign unused_steer = steer_valid ^ (|steer_loc);
 
 endmodule

@@ -2,18 +2,23 @@
 // extension headers, TCP and UDP.
 //
 // It watches the same beats the ingress stores, keeps the first PARSE_BYTES bytes of each
-// frame in a capture window, and when the ingress keeps a frame it runs five pipeline stages,
+// frame in a capture window, and when the ingress keeps a frame it runs four pipeline stages,
 // one frame per cycle:
-//   1. L2: VLAN tags, EtherType, L3 offset
-//   2. L3: IPv4 or IPv6 fixed header, lengths, addresses, first next-header
-//   3. IPv6 extension header 1 (hop-by-hop, routing, destination options, fragment)
-//   4. IPv6 extension header 2
-//   5. L4: TCP or UDP header, ports, payload offset
+//   1. L2 and L3: VLAN tags and EtherType; the IPv4 or IPv6 fixed header (lengths, addresses,
+//      first next-header) decoded at each of the three possible L3 offsets at once, the one
+//      the tags give kept
+//   2. IPv6 extension header 1 (hop-by-hop, routing, destination options, fragment)
+//   3. IPv6 extension header 2
+//   4. L4: TCP or UDP header, ports, payload offset
 // producing an rx_meta_t (where the headers end, where the IP datagram ends, the protocol
 // types, whether a header lies) and the frame's flow tuple for RSS and flow steering.
 // The rules are docs/rx-rules.md §2. Bytes of the window past the frame's end read as zero.
 //
-// Latency: meta_valid rises 5 cycles after the frame's last beat. There is no
+// The stages after the first carry only the window bytes from W0 = 34 on (every header they
+// read starts there or later: the L4 header of the shortest IPv4 header, the extension
+// headers of IPv6 at 54 and up).
+//
+// Latency: meta_valid rises 4 cycles after the frame's last beat. There is no
 // backpressure: the ingress only keeps a frame when the metadata FIFO is sure to have room.
 // meta and tuple hold their last values while meta_valid is low.
 // Reset: synchronous, active high; clears the pipeline valid bits.
@@ -33,6 +38,12 @@ module rx_parser
   // from the ingress, with the last beat
   input  logic                frame_keep,
   input  logic [15:0]         frame_len,
+  // the frame's addresses, after stage 1: 3 cycles before its meta_valid, held until the
+  // next frame's (rx_classify hashes them while the later stages run)
+  output logic                addr_valid,
+  output logic                addr_v6,
+  output logic [127:0]        addr_src,
+  output logic [127:0]        addr_dst,
   // result
   output logic                meta_valid,
   output rx_meta_t            meta,
@@ -119,12 +130,10 @@ module rx_parser
     end
   end
 
-  // ------------------------------------------------------------------ stage 1: L2
-  logic          s1_valid_q;
-  logic [WB-1:0] s1_win_q;
-  logic [15:0]   s1_len_q;
-  logic [1:0]    s1_tags_q;
-  logic          s1_v4_q, s1_v6_q, s1_qinq_q;
+  // ------------------------------------------------------------------ stage 1: L2 and L3
+  // The window the later stages see: bytes W0 .. PARSE_BYTES-1.
+  localparam int unsigned W0  = 34;
+  localparam int unsigned NWB = WB - 8 * W0;
 
   typedef struct packed {
     logic [1:0] tags;
@@ -153,25 +162,6 @@ module rx_parser
     return o;
   endfunction
 
-  always_ff @(posedge clk) begin
-    if (rst) s1_valid_q <= 1'b0;
-    else     s1_valid_q <= beat_valid && beat_last && frame_keep;
-  end
-
-  always_ff @(posedge clk) begin
-    if (beat_valid && beat_last) begin
-      automatic logic [WB-1:0] win = with_beat(cap_q);
-      automatic l2_t           l2  = l2_decode(win);
-      s1_win_q  <= win;
-      s1_len_q  <= frame_len;
-      s1_tags_q <= l2.tags;
-      s1_qinq_q <= (l2.tags == 2'd2);
-      s1_v4_q   <= l2.v4;
-      s1_v6_q   <= l2.v6;
-    end
-  end
-
-  // ------------------------------------------------------------------ stage 2: L3
   // State carried through the extension-header stages.
   typedef struct packed {
     logic [15:0] len;
@@ -190,9 +180,9 @@ module rx_parser
     logic [127:0] dst;
   } l3_state_t;
 
-  logic          s2_valid_q;
-  logic [WB-1:0] s2_win_q;
-  l3_state_t     s2_q;
+  logic           s2_valid_q;
+  logic [NWB-1:0] s2_win_q;
+  l3_state_t      s2_q;
 
   function automatic logic [7:0] l3b(input logic [319:0] w, input int unsigned i);
     return w[i*8 +: 8];
@@ -265,30 +255,51 @@ module rx_parser
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
 
-  always_ff @(posedge clk) begin
-    if (rst) s2_valid_q <= 1'b0;
-    else     s2_valid_q <= s1_valid_q;
-  end
+  // L2 and L3 in one stage: the L3 decode runs at each of the three offsets the tags may give,
+  // beside the L2 decode, which then picks one (each copy reads fixed window bytes).
+  function automatic l3_state_t l23_decode(input logic [WB-1:0] win, input logic [15:0] len);
+    l2_t       l2;
+    l3_state_t at [3];
+    l2 = l2_decode(win);
+    for (int k = 0; k < 3; k++) begin
+      at[k] = l3_decode(win, len, 2'(k), k == 2, l2.v4, l2.v6);
+    end
+    return at[l2.tags];
+  endfunction
 
   always_ff @(posedge clk) begin
-    if (s1_valid_q) begin
-      s2_win_q <= s1_win_q;
-      s2_q     <= l3_decode(s1_win_q, s1_len_q, s1_tags_q, s1_qinq_q, s1_v4_q, s1_v6_q);
+    if (rst) s2_valid_q <= 1'b0;
+    else     s2_valid_q <= beat_valid && beat_last && frame_keep;
+  end
+
+  assign addr_valid = s2_valid_q;
+  assign addr_v6    = s2_q.l3 == L3_IPV6;
+  assign addr_src   = s2_q.src;
+  assign addr_dst   = s2_q.dst;
+
+  // Loaded for kept frames only: a dropped frame (runt, bad FCS) right behind a kept one must
+  // not overwrite the addresses rx_classify still hashes (kept frames are >= 60 bytes, so
+  // their last beats are at least 4 cycles apart up to 128 bits).
+  always_ff @(posedge clk) begin
+    if (beat_valid && beat_last && frame_keep) begin
+      automatic logic [WB-1:0] win = with_beat(cap_q);
+      s2_win_q <= win[WB-1:8*W0];
+      s2_q     <= l23_decode(win, frame_len);
     end
   end
 
-  // ------------------------------------------------------------------ stages 3, 4: IPv6 extension headers
+  // ------------------------------------------------------------------ stages 2, 3: IPv6 extension headers
   // One extension header per stage: hop-by-hop (0), routing (43) and destination options (60)
   // are 8 * (1 + length byte) long, a fragment header (44) is 8 bytes and marks a fragment.
   // A header that does not start inside the window with 8 bytes to spare, or a third one,
   // ends the walk: the frame is then "other L4" at that point (docs/rx-rules.md §2).
   /* verilator lint_off UNUSEDSIGNAL */
-  function automatic l3_state_t ext_step(input logic [WB-1:0] win, input l3_state_t st);
+  function automatic l3_state_t ext_step(input logic [NWB-1:0] win, input l3_state_t st);
     l3_state_t      o;
-    logic [WB-1:0]  sh;
+    logic [NWB-1:0] sh;
     logic [16:0]    size, end_off;
     o  = st;
-    sh = win >> {st.off[7:0], 3'b000};
+    sh = win >> {st.off[7:0] - 8'(W0), 3'b000};     // IPv6: off >= 54
     if (!st.stop && !st.err && is_ext(st.nh)) begin
       if ({1'b0, st.off} + 17'd8 > 17'(PARSE_BYTES)) begin
         o.stop = 1'b1;
@@ -309,9 +320,9 @@ module rx_parser
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
 
-  logic          s3_valid_q, s4_valid_q;
-  logic [WB-1:0] s3_win_q, s4_win_q;
-  l3_state_t     s3_q, s4_q;
+  logic           s3_valid_q, s4_valid_q;
+  logic [NWB-1:0] s3_win_q, s4_win_q;
+  l3_state_t      s3_q, s4_q;
 
   always_ff @(posedge clk) begin
     if (rst) begin
@@ -334,7 +345,7 @@ module rx_parser
     end
   end
 
-  // ------------------------------------------------------------------ stage 5: L4
+  // ------------------------------------------------------------------ stage 4: L4
   typedef struct packed {
     l4_type_e    l4_type;
     logic        err;
@@ -344,14 +355,16 @@ module rx_parser
   } l4_t;
 
   /* verilator lint_off UNUSEDSIGNAL */
-  function automatic l4_t l4_decode(input logic [WB-1:0] win, input l3_state_t st);
-    l4_t           o;
-    logic [WB-1:0] shifted;       // the window from the L4 offset on: 20 bytes are read
-    logic [159:0]  l4w;           // ports and TCP data offset are read from it
-    logic [3:0]    tcp_doff;
-    logic [16:0]   l4_off, l4_hdr_end;
-    logic          more_ext;
-    shifted  = win >> {st.off[7:0], 3'b000};
+  function automatic l4_t l4_decode(input logic [NWB-1:0] win, input l3_state_t st);
+    l4_t            o;
+    logic [NWB-1:0] shifted;      // the window from the L4 offset on: 20 bytes are read
+    logic [159:0]   l4w;          // ports and TCP data offset are read from it
+    logic [3:0]     tcp_doff;
+    logic [16:0]    l4_off, l4_hdr_end;
+    logic           more_ext;
+    // The L4 offset is W0 or more unless the IPv4 header lies (IHL < 5: a header error,
+    // whose frame is dropped); such an offset reads zeros.
+    shifted  = (st.off[7:0] < 8'(W0)) ? '0 : win >> {st.off[7:0] - 8'(W0), 3'b000};
     l4w      = shifted[159:0];
     tcp_doff = l4w[12*8 + 4 +: 4];
     l4_off   = {1'b0, st.off};

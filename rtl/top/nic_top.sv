@@ -33,6 +33,7 @@ module nic_top
   parameter int unsigned META_DEPTH  = 64,     // frames the FIFO may hold at once
   parameter int unsigned PARSE_BYTES = 128,
   parameter int unsigned DESC_CACHE  = 16,     // prefetched descriptors per ring
+  parameter int unsigned RX_DESC_BATCH = 16,   // descriptors one RX ring's prefetch read carries at most (<= DESC_CACHE)
   parameter int unsigned MAX_BURST   = 256,    // AXI burst length limit, beats
   parameter int unsigned CPL_BATCH   = 16,     // RX completions one batch holds (COALESCE.frames_max)
   parameter int unsigned CYCLES_PER_US = 250   // clock cycles per microsecond (RXQ/TXQ COALESCE.usecs)
@@ -284,7 +285,8 @@ module nic_top
 
   // RSS settings and flow-steering rules (rss_table, steer_table below; the CSR block's
   // external blocks RSS_BLOCK and STEER_BLOCK of nic_csr.rdl).
-  localparam int unsigned NUM_RULES = 32;
+  localparam int unsigned NUM_RULES = 1024;   // flow-steering rule locations (STEER_CAPS)
+  localparam int unsigned BUCKETS   = 512;    // buckets per bank of the steering table
   localparam int unsigned INDIR     = 128;
   localparam int unsigned KEY_WORDS = 10;
 
@@ -416,6 +418,9 @@ module nic_top
     .rd_data  (ff_rd_data)
   );
 
+  logic         parse_addr_valid, parse_addr_v6;
+  logic [127:0] parse_addr_src, parse_addr_dst;
+
   rx_parser #(.DATA_W(DATA_W), .PARSE_BYTES(PARSE_BYTES)) u_parser (
     .clk,
     .rst,
@@ -425,6 +430,10 @@ module nic_top
     .beat_last  (s_axis_rx_tlast),
     .frame_keep,
     .frame_len,
+    .addr_valid (parse_addr_valid),
+    .addr_v6    (parse_addr_v6),
+    .addr_src   (parse_addr_src),
+    .addr_dst   (parse_addr_dst),
     .meta_valid (meta_in_valid),
     .meta       (meta_in),
     .tuple      (tuple_in)
@@ -434,16 +443,17 @@ module nic_top
   // RSS and flow steering (rtl/rss/rx_classify.sv, docs/rss.md) choose each frame's queue.
   // The parse result waits beside it in a delay line of the classifier's latency. A frame with
   // a header error is not classified (it is dropped anyway) and keeps queue 0.
-  localparam int unsigned CLS_LAT   = 3;            // rx_classify.LATENCY
+  localparam int unsigned CLS_LAT   = 4;            // rx_classify.LATENCY
 
   logic [5:0]                  rss_type_en;
   logic [319:0]                rss_key;
-  logic [INDIR-1:0][7:0]       rss_indir;
-  logic [NUM_RULES-1:0]        rule_en;
-  logic [NUM_RULES-1:0][3:0]   rule_ipver, rule_ipver_mask;
-  logic [NUM_RULES-1:0][7:0]   rule_proto, rule_proto_mask, rule_queue;
-  logic [NUM_RULES-1:0][127:0] rule_src_addr, rule_src_mask, rule_dst_addr, rule_dst_mask;
-  logic [NUM_RULES-1:0][15:0]  rule_sport, rule_sport_mask, rule_dport, rule_dport_mask;
+  logic                        indir_wr_valid;
+  logic [$clog2(INDIR/4)-1:0]  indir_wr_word;
+  logic [31:0]                 indir_wr_data;
+  steer_mask_t [7:0]           steer_type_mask;
+  logic                        slot_wr_valid, slot_wr_all, slot_wr_bank, slot_wr_way;
+  logic [$clog2(BUCKETS)-1:0]  slot_wr_bucket;
+  steer_slot_t                 slot_wr_data;
   logic                        cls_out_valid;
   rx_class_t                   cls_out;
 
@@ -460,10 +470,10 @@ module nic_top
     .csr_rd_data   (rss_csr_rd_data),
     .type_en       (rss_type_en),
     .key           (rss_key),
-    .indir         (rss_indir)
+    .indir_wr_valid, .indir_wr_word, .indir_wr_data
   );
 
-  steer_table #(.NUM_RULES(NUM_RULES)) u_steer_table (
+  steer_table #(.NUM_RULES(NUM_RULES), .BUCKETS(BUCKETS)) u_steer_table (
     .clk,
     .rst,
     .csr_req       (hwif_out.STEER_BLOCK.req),
@@ -474,21 +484,23 @@ module nic_top
     .csr_rd_ack    (steer_rd_ack),
     .csr_wr_ack    (steer_wr_ack),
     .csr_rd_data   (steer_csr_rd_data),
-    .rule_en, .rule_ipver, .rule_ipver_mask, .rule_proto, .rule_proto_mask,
-    .rule_src_addr, .rule_src_mask, .rule_dst_addr, .rule_dst_mask,
-    .rule_sport, .rule_sport_mask, .rule_dport, .rule_dport_mask, .rule_queue
+    .type_mask     (steer_type_mask),
+    .slot_wr_valid, .slot_wr_all, .slot_wr_bank, .slot_wr_way, .slot_wr_bucket, .slot_wr_data
   );
 
-  rx_classify #(.NUM_RULES(NUM_RULES), .INDIR_ENTRIES(INDIR)) u_classify (
+  rx_classify #(.DATA_W(DATA_W), .BUCKETS(BUCKETS), .INDIR_ENTRIES(INDIR)) u_classify (
     .clk,
     .rst,
     .in_valid   (meta_in_valid && !meta_in.hdr_err),
     .in_tuple   (tuple_in),
-    .rss_type_en, .rss_key, .rss_indir,
+    .addr_valid (parse_addr_valid),
+    .addr_v6    (parse_addr_v6),
+    .addr_src   (parse_addr_src),
+    .addr_dst   (parse_addr_dst),
+    .rss_type_en, .rss_key, .indir_wr_valid, .indir_wr_word, .indir_wr_data,
     .num_queues (8'(NUM_RXQ)),
-    .rule_en, .rule_ipver, .rule_ipver_mask, .rule_proto, .rule_proto_mask,
-    .rule_src_addr, .rule_src_mask, .rule_dst_addr, .rule_dst_mask,
-    .rule_sport, .rule_sport_mask, .rule_dport, .rule_dport_mask, .rule_queue,
+    .type_mask  (steer_type_mask),
+    .slot_wr_valid, .slot_wr_all, .slot_wr_bank, .slot_wr_way, .slot_wr_bucket, .slot_wr_data,
     .out_valid           (cls_out_valid),
     .out_class           (cls_out),
     .out_steer_bad_queue (ev_steer_bad_queue),
@@ -543,7 +555,8 @@ module nic_top
   logic [NUM_RXQ-1:0][CW-1:0]  pay_cached;
 
   rx_desc_engine #(
-    .NUM_RXQ(NUM_RXQ), .DMA_DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .CACHE_DEPTH(DESC_CACHE)
+    .NUM_RXQ(NUM_RXQ), .DMA_DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .CACHE_DEPTH(DESC_CACHE),
+    .MAX_BATCH(RX_DESC_BATCH)
   ) u_desc (
     .clk,
     .rst,
@@ -568,6 +581,15 @@ module nic_top
     .rd_err        (ev_rd_err),
     .desc_err      (ev_desc_err)
   );
+  // Read address arbitration: round robin over every reader (the RX descriptor engine, the
+  // TX descriptor engine, TX segment reads); ARID names an RX ring, a TX queue or TX data.
+  logic           ar_gnt_valid;
+  logic [AIW-1:0] ar_gnt;
+  logic [NAR-1:0]             ar_req;
+  logic [NAR-1:0][ADDR_W-1:0] ar_addr;
+  logic [NAR-1:0][7:0]        ar_len;
+  logic [NAR-1:0][ID_W-1:0]   ar_id;
+
   logic rx_desc_rid, tx_desc_rid;     // the R beat's ID is an RX ring's, a TX queue's
   assign rx_desc_rid = 32'(m_axi_rid) < NRD;
   assign tx_desc_rid = (32'(m_axi_rid) >= TX_DESC_ID) && (32'(m_axi_rid) < TX_DESC_ID + NUM_TXQ);
@@ -577,15 +599,6 @@ module nic_top
   assign ar_len[0]   = rxd_arlen;
   assign ar_id[0]    = rxd_arid;
   assign rxd_arready = m_axi_arready && ar_gnt_valid && (ar_gnt == AIW'(0));
-
-  // Read address arbitration: round robin over every reader (the RX descriptor engine, the
-  // TX descriptor engine, TX segment reads); ARID names an RX ring, a TX queue or TX data.
-  logic           ar_gnt_valid;
-  logic [AIW-1:0] ar_gnt;
-  logic [NAR-1:0]             ar_req;
-  logic [NAR-1:0][ADDR_W-1:0] ar_addr;
-  logic [NAR-1:0][7:0]        ar_len;
-  logic [NAR-1:0][ID_W-1:0]   ar_id;
 
   // TX readers: the descriptor engine (every TX queue's ring) and the segment reads.
   logic              txf_arvalid, txf_arready, txf_rvalid;
@@ -636,6 +649,17 @@ module nic_top
   end
 
   // ---------------------------------------------------------------- DMA
+  // The shared write port (axi_wr_mux below).
+  // Writer 0: rx_dma (IDs 0..7), writer 1: TX completions (IDs 8 + t).
+  logic [1:0][ID_W-1:0]         w_awid;
+  logic [1:0][ADDR_W-1:0]       w_awaddr;
+  logic [1:0][7:0]              w_awlen;
+  logic [1:0][2:0]              w_awsize;
+  logic [1:0][1:0]              w_awburst;
+  logic [1:0]                   w_awvalid, w_awready, w_wlast, w_wvalid, w_wready, w_bvalid, w_bready;
+  logic [1:0][DMA_DATA_W-1:0]   w_wdata;
+  logic [1:0][DMA_BYTES-1:0]    w_wstrb;
+
   rx_dma #(
     .DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .NUM_RXQ(NUM_RXQ), .PARSE_BYTES(PARSE_BYTES),
     .CACHE_DEPTH(DESC_CACHE), .MAX_BURST(MAX_BURST), .CPL_BATCH(CPL_BATCH),
@@ -703,15 +727,6 @@ module nic_top
   );
 
   // ---------------------------------------------------------------- write port
-  // Writer 0: rx_dma (IDs 0..7), writer 1: TX completions (IDs 8 + t).
-  logic [1:0][ID_W-1:0]         w_awid;
-  logic [1:0][ADDR_W-1:0]       w_awaddr;
-  logic [1:0][7:0]              w_awlen;
-  logic [1:0][2:0]              w_awsize;
-  logic [1:0][1:0]              w_awburst;
-  logic [1:0]                   w_awvalid, w_awready, w_wlast, w_wvalid, w_wready, w_bvalid, w_bready;
-  logic [1:0][DMA_DATA_W-1:0]   w_wdata;
-  logic [1:0][DMA_BYTES-1:0]    w_wstrb;
 
   axi_wr_mux #(.DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .S1_ID_MIN(8)) u_wr_mux (
     .clk,

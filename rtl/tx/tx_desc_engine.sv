@@ -12,7 +12,9 @@
 // than a ring ahead of what was consumed. Among the rings that want one, a round-robin pick,
 // made while the engine's AR register is free, issues one burst (ARID = ID_BASE + ring) of up
 // to MAX_BATCH consecutive entries (never past the ring's end or a 4 KiB boundary, never
-// more than the cache has room for, so R beats are always taken at once).
+// more than the cache has room for, so R beats are always taken at once). A read that leaves
+// posted entries behind ends at a DMA beat boundary, so no R beat carries ring entries twice
+// (at 1024 bits a 64-byte frame costs its ring entries' bytes / 128 beats, not more).
 //
 // Cache: per queue SLOTS entries in DPB banks (DPB = entries per DMA beat, the bank of cache
 // position p is p mod DPB), one write and one read port each. Entry i of a ring goes to
@@ -155,11 +157,12 @@ module tx_desc_engine
 
   // Entries to fetch next: at most MAX_BATCH, what software posted, what is left before the
   // ring wraps and before the next 4 KiB boundary, what the cache has room for, and never
-  // more than one ring ahead of what was consumed, whatever SW_IDX says.
+  // more than one ring ahead of what was consumed, whatever SW_IDX says; cut back to a beat
+  // boundary when posted entries are left behind.
   function automatic logic [15:0] batch_size(input logic [15:0] sw, input logic [15:0] fidx,
                                              input logic [15:0] hw, input logic [3:0] log2,
                                              input logic [11:0] addr_lo, input logic [15:0] room);
-    logic [15:0] mask, pending, in_ring, to_4k, ahead, ring_room, k;
+    logic [15:0] mask, pending, in_ring, to_4k, ahead, ring_room, k, tail;
     mask      = (16'd1 << log2) - 16'd1;
     pending   = sw - fidx;
     in_ring   = (mask + 16'd1) - (fidx & mask);
@@ -172,6 +175,12 @@ module tx_desc_engine
     if (in_ring < k)   k = in_ring;
     if (to_4k < k)     k = to_4k;
     if (room < k)      k = room;
+    // When more entries are posted than this read takes, it ends at a beat boundary (whole R
+    // beats: a read ending mid-beat would fetch that beat's row again with the next read).
+    if (DPB > 1 && k < pending) begin
+      tail = ((({4'd0, addr_lo} & 16'(DB - 1)) >> 4) + k) & 16'(DPB - 1);
+      if (k > tail) k = k - tail;
+    end
     return k;
   endfunction
 

@@ -30,11 +30,12 @@ from tb.fast import shared
 from tb.fast.build import C_SOURCE, HARNESS, NODE, PUBLIC_VLT, generate
 from tb.fast.shared import RegionSpec, SharedBlock
 from tb.nic_tb import DEV_BASE, DEV_SIZE, HOST_BASE, HOST_SIZE
-from tb.sim import (BUILD_ROOT, SIM_BUILD_ARGS, TIMING_BUILD_ARGS, WAIVERS, rtl_file_list,
+from tb.sim import (BUILD_ROOT, SIM_BUILD_ARGS, TIMING_BUILD_ARGS, WAIVERS, checker_off, rtl_file_list,
                     setup_verilator_env, sim_cxx, with_checker)
 
 N_HDR = 1024
 N_PAY = 1024
+CHECKER_MARK = "protocol_checker"   # next to the binary: "on" or "off" (NO_AXI_CHECKER), written by build
 
 
 class _Recorder:
@@ -79,7 +80,21 @@ def build(data_w: int, extra_args: list[str] | None = None, opt_fast: str | None
         rc = subprocess.run(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT).returncode
     if rc:
         raise RuntimeError(f"standalone build failed, see {log}:\n" + "\n".join(log.read_text().splitlines()[-30:]))
+    (out / CHECKER_MARK).write_text("off\n" if checker_off(extra_args or [], {}) else "on\n")
     return out / "Vstandalone"
+
+
+def checker_lines(binary: Path, stdout: str) -> tuple[list[str], str | None]:
+    """The protocol checker's violation lines in a standalone run's output and its summary line
+    (None when the build has the checker and it printed none: not bound). The standalone
+    simulator has no cocotb to fail a test: `run` raises on either."""
+    lines = [ln for ln in stdout.splitlines() if ln.startswith("nic_checker: ")]
+    broken = [ln for ln in lines if ln.startswith(("nic_checker: VIOLATION", "nic_checker: waves:"))]
+    summary = next((ln for ln in lines if " cycles checked: " in ln), None)
+    mark = binary.parent / CHECKER_MARK
+    if summary is None and mark.is_file() and mark.read_text().strip() == "off":
+        summary = "protocol checker left out (NO_AXI_CHECKER)"
+    return broken, summary
 
 
 def make_image(path: Path, data_w: int, frames: list[bytes], n_frames: int, *,
@@ -149,8 +164,15 @@ def run(binary: Path, image: Path, timeout_s: float = 3600, env: dict[str, str] 
                           cwd=binary.parent)
     wall = time.monotonic() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    broken, checker_summary = checker_lines(binary, proc.stdout)
+    if broken:   # the checker's own lines first: rule, who, cycle, time, IDs, the waves command
+        raise RuntimeError("standalone run stopped by the protocol checker:\n" + "\n".join(broken[:6])
+                           + f"\n(exit code {proc.returncode}; output tail:)\n{proc.stdout[-1000:]}")
     if proc.returncode:
         raise RuntimeError(f"standalone run failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    if checker_summary is None:
+        raise RuntimeError(f"standalone run: the protocol checker bound into nic_top printed no summary "
+                           f"(was it compiled in? {binary.parent / CHECKER_MARK} missing or 'on'):\n{proc.stdout[-1000:]}")
     import mmap
 
     import numpy as np
@@ -168,7 +190,7 @@ def run(binary: Path, image: Path, timeout_s: float = 3600, env: dict[str, str] 
     return {"path": "verilator_only", "frames": frames, "cycles": cycles, "wall_s": secs,
             "cpu_s": cpu, "cycles_per_s": cycles / secs, "frames_per_s": frames / secs,
             "cycles_per_cpu_s": cycles / cpu if cpu > 0 else None,
-            "bad_completions": int(h[shared.H_SA_BAD]),
+            "bad_completions": int(h[shared.H_SA_BAD]), "protocol_checker": checker_summary,
             "process_wall_s": wall, "process_cpu_s": (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)}
 
 

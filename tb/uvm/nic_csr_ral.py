@@ -445,8 +445,8 @@ class nic_csr__rx_counter_t_desc_19103d3c(uvm_reg):
         self.count.configure(self, 32, 0, "RO", True, 0x0, True, True, False)
 
 
-# Reg - nic_csr::rxq_t::CTRL
-class nic_csr__rxq_t__CTRL(uvm_reg):
+# Reg - nic_csr::rxq_t_desc_ffc3360e::CTRL
+class nic_csr__rxq_t_desc_ffc3360e__CTRL(uvm_reg):
 
     def __init__(self, name: str = "CTRL"):
         super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
@@ -460,8 +460,8 @@ class nic_csr__rxq_t__CTRL(uvm_reg):
         self.pay_mpb.configure(self, 1, 2, "RW", False, 0x0, True, True, False)
 
 
-# Reg - nic_csr::rxq_t::HDS_THRESH
-class nic_csr__rxq_t__HDS_THRESH(uvm_reg):
+# Reg - nic_csr::rxq_t_desc_ffc3360e::HDS_THRESH
+class nic_csr__rxq_t_desc_ffc3360e__HDS_THRESH(uvm_reg):
 
     def __init__(self, name: str = "HDS_THRESH"):
         super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
@@ -471,8 +471,8 @@ class nic_csr__rxq_t__HDS_THRESH(uvm_reg):
         self.bytes.configure(self, 16, 0, "RW", False, 0x0, True, True, False)
 
 
-# Reg - nic_csr::rxq_t::BUF_SIZE
-class nic_csr__rxq_t__BUF_SIZE(uvm_reg):
+# Reg - nic_csr::rxq_t_desc_ffc3360e::BUF_SIZE
+class nic_csr__rxq_t_desc_ffc3360e__BUF_SIZE(uvm_reg):
 
     def __init__(self, name: str = "BUF_SIZE"):
         super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
@@ -486,8 +486,8 @@ class nic_csr__rxq_t__BUF_SIZE(uvm_reg):
         self.pay_stride_log2.configure(self, 4, 20, "RW", False, 0x6, True, True, False)
 
 
-# Reg - nic_csr::rxq_t::IRQ
-class nic_csr__rxq_t__IRQ(uvm_reg):
+# Reg - nic_csr::rxq_t_desc_ffc3360e::IRQ
+class nic_csr__rxq_t_desc_ffc3360e__IRQ(uvm_reg):
 
     def __init__(self, name: str = "IRQ"):
         super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
@@ -497,8 +497,8 @@ class nic_csr__rxq_t__IRQ(uvm_reg):
         self.arm.configure(self, 1, 0, "RW", True, 0x0, True, True, False)
 
 
-# Reg - nic_csr::rxq_t::STATUS
-class nic_csr__rxq_t__STATUS(uvm_reg):
+# Reg - nic_csr::rxq_t_desc_ffc3360e::STATUS
+class nic_csr__rxq_t_desc_ffc3360e__STATUS(uvm_reg):
 
     def __init__(self, name: str = "STATUS"):
         super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
@@ -510,8 +510,8 @@ class nic_csr__rxq_t__STATUS(uvm_reg):
         self.busy.configure(self, 1, 1, "RO", True, 0x0, False, True, False)
 
 
-# Reg - nic_csr::rxq_t::COALESCE
-class nic_csr__rxq_t__COALESCE(uvm_reg):
+# Reg - nic_csr::rxq_t_desc_ffc3360e::COALESCE
+class nic_csr__rxq_t_desc_ffc3360e__COALESCE(uvm_reg):
 
     def __init__(self, name: str = "COALESCE"):
         super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
@@ -620,17 +620,17 @@ class nic_csr__ring_t(uvm_reg_block):
         self.HW_IDX.build()
         self.get_default_map().add_reg(self.HW_IDX, 0x10, "RO")
 
-# Regfile - nic_csr::rxq_t
-class nic_csr__rxq_t(uvm_reg_block):
+# Regfile - nic_csr::rxq_t_desc_ffc3360e
+class nic_csr__rxq_t_desc_ffc3360e(uvm_reg_block):
 
-    def __init__(self, name: str = "nic_csr__rxq_t"):
+    def __init__(self, name: str = "nic_csr__rxq_t_desc_ffc3360e"):
         super().__init__(name)
-        self.CTRL = nic_csr__rxq_t__CTRL("CTRL")
-        self.HDS_THRESH = nic_csr__rxq_t__HDS_THRESH("HDS_THRESH")
-        self.BUF_SIZE = nic_csr__rxq_t__BUF_SIZE("BUF_SIZE")
-        self.IRQ = nic_csr__rxq_t__IRQ("IRQ")
-        self.STATUS = nic_csr__rxq_t__STATUS("STATUS")
-        self.COALESCE = nic_csr__rxq_t__COALESCE("COALESCE")
+        self.CTRL = nic_csr__rxq_t_desc_ffc3360e__CTRL("CTRL")
+        self.HDS_THRESH = nic_csr__rxq_t_desc_ffc3360e__HDS_THRESH("HDS_THRESH")
+        self.BUF_SIZE = nic_csr__rxq_t_desc_ffc3360e__BUF_SIZE("BUF_SIZE")
+        self.IRQ = nic_csr__rxq_t_desc_ffc3360e__IRQ("IRQ")
+        self.STATUS = nic_csr__rxq_t_desc_ffc3360e__STATUS("STATUS")
+        self.COALESCE = nic_csr__rxq_t_desc_ffc3360e__COALESCE("COALESCE")
         self.HDR_RING = nic_csr__ring_t("HDR_RING")
         self.PAY_RING = nic_csr__ring_t("PAY_RING")
         self.CQ = nic_csr__ring_t("CQ")
@@ -638,32 +638,32 @@ class nic_csr__rxq_t(uvm_reg_block):
     def build(self) -> None:
         reg_map = self.create_map("reg_map", 0, 4, uvm_endianness_e.UVM_NO_ENDIAN)
         self.set_default_map(reg_map)
-        self.CTRL = nic_csr__rxq_t__CTRL("CTRL")
+        self.CTRL = nic_csr__rxq_t_desc_ffc3360e__CTRL("CTRL")
         self.CTRL.configure(self, None, "")
 
         self.CTRL.build()
         self.get_default_map().add_reg(self.CTRL, 0x0, "RW")
-        self.HDS_THRESH = nic_csr__rxq_t__HDS_THRESH("HDS_THRESH")
+        self.HDS_THRESH = nic_csr__rxq_t_desc_ffc3360e__HDS_THRESH("HDS_THRESH")
         self.HDS_THRESH.configure(self, None, "")
 
         self.HDS_THRESH.build()
         self.get_default_map().add_reg(self.HDS_THRESH, 0x4, "RW")
-        self.BUF_SIZE = nic_csr__rxq_t__BUF_SIZE("BUF_SIZE")
+        self.BUF_SIZE = nic_csr__rxq_t_desc_ffc3360e__BUF_SIZE("BUF_SIZE")
         self.BUF_SIZE.configure(self, None, "")
 
         self.BUF_SIZE.build()
         self.get_default_map().add_reg(self.BUF_SIZE, 0x8, "RW")
-        self.IRQ = nic_csr__rxq_t__IRQ("IRQ")
+        self.IRQ = nic_csr__rxq_t_desc_ffc3360e__IRQ("IRQ")
         self.IRQ.configure(self, None, "")
 
         self.IRQ.build()
         self.get_default_map().add_reg(self.IRQ, 0xc, "RW")
-        self.STATUS = nic_csr__rxq_t__STATUS("STATUS")
+        self.STATUS = nic_csr__rxq_t_desc_ffc3360e__STATUS("STATUS")
         self.STATUS.configure(self, None, "")
 
         self.STATUS.build()
         self.get_default_map().add_reg(self.STATUS, 0x10, "RW")
-        self.COALESCE = nic_csr__rxq_t__COALESCE("COALESCE")
+        self.COALESCE = nic_csr__rxq_t_desc_ffc3360e__COALESCE("COALESCE")
         self.COALESCE.configure(self, None, "")
 
         self.COALESCE.build()
@@ -683,7 +683,7 @@ class nic_csr__RXQ_BLOCK(uvm_reg_block):
 
     def __init__(self, name: str = "nic_csr__RXQ_BLOCK"):
         super().__init__(name)
-        self.RXQ = create_object_array(nic_csr__rxq_t, "RXQ", [8])
+        self.RXQ = create_object_array(nic_csr__rxq_t_desc_ffc3360e, "RXQ", [8])
 
     def build(self) -> None:
         reg_map = self.create_map("reg_map", 0, 4, uvm_endianness_e.UVM_NO_ENDIAN)
@@ -770,8 +770,8 @@ class nic_csr__RSS_BLOCK(uvm_reg_block):
             reg.build()
             self.get_default_map().add_reg(reg, 0x100 + i * 4, "RW")
 
-# Reg - nic_csr::txq_t::CTRL
-class nic_csr__txq_t__CTRL(uvm_reg):
+# Reg - nic_csr::txq_t_desc_b423b711::CTRL
+class nic_csr__txq_t_desc_b423b711__CTRL(uvm_reg):
 
     def __init__(self, name: str = "CTRL"):
         super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
@@ -783,8 +783,8 @@ class nic_csr__txq_t__CTRL(uvm_reg):
         self.inline_en.configure(self, 1, 1, "RW", False, 0x0, True, True, False)
 
 
-# Reg - nic_csr::txq_t::IRQ
-class nic_csr__txq_t__IRQ(uvm_reg):
+# Reg - nic_csr::txq_t_desc_b423b711::IRQ
+class nic_csr__txq_t_desc_b423b711__IRQ(uvm_reg):
 
     def __init__(self, name: str = "IRQ"):
         super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
@@ -794,8 +794,8 @@ class nic_csr__txq_t__IRQ(uvm_reg):
         self.arm.configure(self, 1, 0, "RW", True, 0x0, True, True, False)
 
 
-# Reg - nic_csr::txq_t::STATUS
-class nic_csr__txq_t__STATUS(uvm_reg):
+# Reg - nic_csr::txq_t_desc_b423b711::STATUS
+class nic_csr__txq_t_desc_b423b711__STATUS(uvm_reg):
 
     def __init__(self, name: str = "STATUS"):
         super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
@@ -809,8 +809,8 @@ class nic_csr__txq_t__STATUS(uvm_reg):
         self.halted.configure(self, 1, 2, "RO", True, 0x0, False, True, False)
 
 
-# Reg - nic_csr::txq_t::COALESCE
-class nic_csr__txq_t__COALESCE(uvm_reg):
+# Reg - nic_csr::txq_t_desc_b423b711::COALESCE
+class nic_csr__txq_t_desc_b423b711__COALESCE(uvm_reg):
 
     def __init__(self, name: str = "COALESCE"):
         super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
@@ -824,37 +824,37 @@ class nic_csr__txq_t__COALESCE(uvm_reg):
         self.frames_max.configure(self, 8, 24, "RO", True, 0x0, False, True, False)
 
 
-# Regfile - nic_csr::txq_t
-class nic_csr__txq_t(uvm_reg_block):
+# Regfile - nic_csr::txq_t_desc_b423b711
+class nic_csr__txq_t_desc_b423b711(uvm_reg_block):
 
-    def __init__(self, name: str = "nic_csr__txq_t"):
+    def __init__(self, name: str = "nic_csr__txq_t_desc_b423b711"):
         super().__init__(name)
-        self.CTRL = nic_csr__txq_t__CTRL("CTRL")
-        self.IRQ = nic_csr__txq_t__IRQ("IRQ")
-        self.STATUS = nic_csr__txq_t__STATUS("STATUS")
-        self.COALESCE = nic_csr__txq_t__COALESCE("COALESCE")
+        self.CTRL = nic_csr__txq_t_desc_b423b711__CTRL("CTRL")
+        self.IRQ = nic_csr__txq_t_desc_b423b711__IRQ("IRQ")
+        self.STATUS = nic_csr__txq_t_desc_b423b711__STATUS("STATUS")
+        self.COALESCE = nic_csr__txq_t_desc_b423b711__COALESCE("COALESCE")
         self.DESC_RING = nic_csr__ring_t("DESC_RING")
         self.CQ = nic_csr__ring_t("CQ")
 
     def build(self) -> None:
         reg_map = self.create_map("reg_map", 0, 4, uvm_endianness_e.UVM_NO_ENDIAN)
         self.set_default_map(reg_map)
-        self.CTRL = nic_csr__txq_t__CTRL("CTRL")
+        self.CTRL = nic_csr__txq_t_desc_b423b711__CTRL("CTRL")
         self.CTRL.configure(self, None, "")
 
         self.CTRL.build()
         self.get_default_map().add_reg(self.CTRL, 0x0, "RW")
-        self.IRQ = nic_csr__txq_t__IRQ("IRQ")
+        self.IRQ = nic_csr__txq_t_desc_b423b711__IRQ("IRQ")
         self.IRQ.configure(self, None, "")
 
         self.IRQ.build()
         self.get_default_map().add_reg(self.IRQ, 0xc, "RW")
-        self.STATUS = nic_csr__txq_t__STATUS("STATUS")
+        self.STATUS = nic_csr__txq_t_desc_b423b711__STATUS("STATUS")
         self.STATUS.configure(self, None, "")
 
         self.STATUS.build()
         self.get_default_map().add_reg(self.STATUS, 0x10, "RW")
-        self.COALESCE = nic_csr__txq_t__COALESCE("COALESCE")
+        self.COALESCE = nic_csr__txq_t_desc_b423b711__COALESCE("COALESCE")
         self.COALESCE.configure(self, None, "")
 
         self.COALESCE.build()
@@ -871,7 +871,7 @@ class nic_csr__TXQ_BLOCK(uvm_reg_block):
 
     def __init__(self, name: str = "nic_csr__TXQ_BLOCK"):
         super().__init__(name)
-        self.TXQ = create_object_array(nic_csr__txq_t, "TXQ", [8])
+        self.TXQ = create_object_array(nic_csr__txq_t_desc_b423b711, "TXQ", [8])
 
     def build(self) -> None:
         reg_map = self.create_map("reg_map", 0, 4, uvm_endianness_e.UVM_NO_ENDIAN)
@@ -881,51 +881,51 @@ class nic_csr__TXQ_BLOCK(uvm_reg_block):
             block.build()
             self.get_default_map().add_submap(block.get_default_map(), 0x0 + i * 0x100)
 
-# Reg - nic_csr::steer_rule_t::CTRL
-class nic_csr__steer_rule_t__CTRL(uvm_reg):
+# Reg - nic_csr::STEER_BLOCK::STEER_CAPS
+class nic_csr__STEER_BLOCK__STEER_CAPS(uvm_reg):
 
-    def __init__(self, name: str = "CTRL"):
+    def __init__(self, name: str = "STEER_CAPS"):
         super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
-        self.enable = uvm_reg_field("enable")
-        self.ipver = uvm_reg_field("ipver")
-        self.ipver_mask = uvm_reg_field("ipver_mask")
-        self.proto = uvm_reg_field("proto")
+        self.rules = uvm_reg_field("rules")
+        self.bucket_log2 = uvm_reg_field("bucket_log2")
+        self.ways = uvm_reg_field("ways")
+        self.banks = uvm_reg_field("banks")
+
+    def build(self) -> None:
+        self.rules.configure(self, 16, 0, "RO", True, 0x0, True, True, False)
+        self.bucket_log2.configure(self, 8, 16, "RO", True, 0x0, True, True, False)
+        self.ways.configure(self, 4, 24, "RO", True, 0x0, True, True, False)
+        self.banks.configure(self, 4, 28, "RO", True, 0x0, True, True, False)
+
+
+# Reg - nic_csr::STEER_BLOCK::STEER_STATUS
+class nic_csr__STEER_BLOCK__STEER_STATUS(uvm_reg):
+
+    def __init__(self, name: str = "STEER_STATUS"):
+        super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
+        self.busy = uvm_reg_field("busy")
+
+    def build(self) -> None:
+        self.busy.configure(self, 1, 0, "RO", True, 0x0, True, True, False)
+
+
+# Reg - nic_csr::steer_type_t_desc_b163f422::MASK
+class nic_csr__steer_type_t_desc_b163f422__MASK(uvm_reg):
+
+    def __init__(self, name: str = "MASK"):
+        super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
+        self.src_len = uvm_reg_field("src_len")
+        self.dst_len = uvm_reg_field("dst_len")
         self.proto_mask = uvm_reg_field("proto_mask")
 
     def build(self) -> None:
-        self.enable.configure(self, 1, 0, "RW", False, 0x0, True, True, False)
-        self.ipver.configure(self, 4, 8, "RW", False, 0x0, True, True, False)
-        self.ipver_mask.configure(self, 4, 12, "RW", False, 0x0, True, True, False)
-        self.proto.configure(self, 8, 16, "RW", False, 0x0, True, True, False)
-        self.proto_mask.configure(self, 8, 24, "RW", False, 0x0, True, True, False)
+        self.src_len.configure(self, 8, 0, "RW", False, 0x0, True, True, False)
+        self.dst_len.configure(self, 8, 8, "RW", False, 0x0, True, True, False)
+        self.proto_mask.configure(self, 8, 16, "RW", False, 0x0, True, True, False)
 
 
-# Reg - nic_csr::steer_rule_t::QUEUE
-class nic_csr__steer_rule_t__QUEUE(uvm_reg):
-
-    def __init__(self, name: str = "QUEUE"):
-        super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
-        self.queue = uvm_reg_field("queue")
-
-    def build(self) -> None:
-        self.queue.configure(self, 8, 0, "RW", False, 0x0, True, True, False)
-
-
-# Reg - nic_csr::steer_rule_t::PORTS
-class nic_csr__steer_rule_t__PORTS(uvm_reg):
-
-    def __init__(self, name: str = "PORTS"):
-        super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
-        self.sport = uvm_reg_field("sport")
-        self.dport = uvm_reg_field("dport")
-
-    def build(self) -> None:
-        self.sport.configure(self, 16, 0, "RW", False, 0x0, True, True, False)
-        self.dport.configure(self, 16, 16, "RW", False, 0x0, True, True, False)
-
-
-# Reg - nic_csr::steer_rule_t::PORT_MASK
-class nic_csr__steer_rule_t__PORT_MASK(uvm_reg):
+# Reg - nic_csr::steer_type_t_desc_b163f422::PORT_MASK
+class nic_csr__steer_type_t_desc_b163f422__PORT_MASK(uvm_reg):
 
     def __init__(self, name: str = "PORT_MASK"):
         super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
@@ -937,122 +937,168 @@ class nic_csr__steer_rule_t__PORT_MASK(uvm_reg):
         self.dport_mask.configure(self, 16, 16, "RW", False, 0x0, True, True, False)
 
 
-# Reg - nic_csr::steer_rule_t::steer_word_t_desc_b2646220
-class nic_csr__steer_rule_t__steer_word_t_desc_b2646220(uvm_reg):
+# Regfile - nic_csr::steer_type_t_desc_b163f422
+class nic_csr__steer_type_t_desc_b163f422(uvm_reg_block):
 
-    def __init__(self, name: str = "SRC_ADDR"):
-        super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
-        self.word = uvm_reg_field("word")
-
-    def build(self) -> None:
-        self.word.configure(self, 32, 0, "RW", False, 0x0, True, True, False)
-
-
-# Reg - nic_csr::steer_rule_t::steer_word_t_desc_e53058ea
-class nic_csr__steer_rule_t__steer_word_t_desc_e53058ea(uvm_reg):
-
-    def __init__(self, name: str = "SRC_MASK"):
-        super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
-        self.word = uvm_reg_field("word")
-
-    def build(self) -> None:
-        self.word.configure(self, 32, 0, "RW", False, 0x0, True, True, False)
-
-
-# Reg - nic_csr::steer_rule_t::steer_word_t_desc_d9eb91e3
-class nic_csr__steer_rule_t__steer_word_t_desc_d9eb91e3(uvm_reg):
-
-    def __init__(self, name: str = "DST_ADDR"):
-        super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
-        self.word = uvm_reg_field("word")
-
-    def build(self) -> None:
-        self.word.configure(self, 32, 0, "RW", False, 0x0, True, True, False)
-
-
-# Reg - nic_csr::steer_rule_t::steer_word_t_desc_357bfc48
-class nic_csr__steer_rule_t__steer_word_t_desc_357bfc48(uvm_reg):
-
-    def __init__(self, name: str = "DST_MASK"):
-        super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
-        self.word = uvm_reg_field("word")
-
-    def build(self) -> None:
-        self.word.configure(self, 32, 0, "RW", False, 0x0, True, True, False)
-
-
-# Regfile - nic_csr::steer_rule_t
-class nic_csr__steer_rule_t(uvm_reg_block):
-
-    def __init__(self, name: str = "nic_csr__steer_rule_t"):
+    def __init__(self, name: str = "nic_csr__steer_type_t_desc_b163f422"):
         super().__init__(name)
-        self.CTRL = nic_csr__steer_rule_t__CTRL("CTRL")
-        self.QUEUE = nic_csr__steer_rule_t__QUEUE("QUEUE")
-        self.PORTS = nic_csr__steer_rule_t__PORTS("PORTS")
-        self.PORT_MASK = nic_csr__steer_rule_t__PORT_MASK("PORT_MASK")
-        self.SRC_ADDR = create_object_array(nic_csr__steer_rule_t__steer_word_t_desc_b2646220, "SRC_ADDR", [4])
-        self.SRC_MASK = create_object_array(nic_csr__steer_rule_t__steer_word_t_desc_e53058ea, "SRC_MASK", [4])
-        self.DST_ADDR = create_object_array(nic_csr__steer_rule_t__steer_word_t_desc_d9eb91e3, "DST_ADDR", [4])
-        self.DST_MASK = create_object_array(nic_csr__steer_rule_t__steer_word_t_desc_357bfc48, "DST_MASK", [4])
+        self.MASK = nic_csr__steer_type_t_desc_b163f422__MASK("MASK")
+        self.PORT_MASK = nic_csr__steer_type_t_desc_b163f422__PORT_MASK("PORT_MASK")
 
     def build(self) -> None:
         reg_map = self.create_map("reg_map", 0, 4, uvm_endianness_e.UVM_NO_ENDIAN)
         self.set_default_map(reg_map)
-        self.CTRL = nic_csr__steer_rule_t__CTRL("CTRL")
-        self.CTRL.configure(self, None, "")
+        self.MASK = nic_csr__steer_type_t_desc_b163f422__MASK("MASK")
+        self.MASK.configure(self, None, "")
 
-        self.CTRL.build()
-        self.get_default_map().add_reg(self.CTRL, 0x0, "RW")
-        self.QUEUE = nic_csr__steer_rule_t__QUEUE("QUEUE")
-        self.QUEUE.configure(self, None, "")
-
-        self.QUEUE.build()
-        self.get_default_map().add_reg(self.QUEUE, 0x4, "RW")
-        self.PORTS = nic_csr__steer_rule_t__PORTS("PORTS")
-        self.PORTS.configure(self, None, "")
-
-        self.PORTS.build()
-        self.get_default_map().add_reg(self.PORTS, 0x8, "RW")
-        self.PORT_MASK = nic_csr__steer_rule_t__PORT_MASK("PORT_MASK")
+        self.MASK.build()
+        self.get_default_map().add_reg(self.MASK, 0x0, "RW")
+        self.PORT_MASK = nic_csr__steer_type_t_desc_b163f422__PORT_MASK("PORT_MASK")
         self.PORT_MASK.configure(self, None, "")
 
         self.PORT_MASK.build()
-        self.get_default_map().add_reg(self.PORT_MASK, 0xc, "RW")
-        for i, reg in enumerate(self.SRC_ADDR.flatten()):
-            reg.configure(self)
-            
-            reg.build()
-            self.get_default_map().add_reg(reg, 0x10 + i * 4, "RW")
-        for i, reg in enumerate(self.SRC_MASK.flatten()):
-            reg.configure(self)
-            
-            reg.build()
-            self.get_default_map().add_reg(reg, 0x20 + i * 4, "RW")
-        for i, reg in enumerate(self.DST_ADDR.flatten()):
-            reg.configure(self)
-            
-            reg.build()
-            self.get_default_map().add_reg(reg, 0x30 + i * 4, "RW")
-        for i, reg in enumerate(self.DST_MASK.flatten()):
-            reg.configure(self)
-            
-            reg.build()
-            self.get_default_map().add_reg(reg, 0x40 + i * 4, "RW")
+        self.get_default_map().add_reg(self.PORT_MASK, 0x4, "RW")
+
+# Reg - nic_csr::STEER_BLOCK::STEER_ENTRY_CTRL
+class nic_csr__STEER_BLOCK__STEER_ENTRY_CTRL(uvm_reg):
+
+    def __init__(self, name: str = "STEER_ENTRY_CTRL"):
+        super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
+        self.ftype = uvm_reg_field("ftype")
+        self.proto = uvm_reg_field("proto")
+
+    def build(self) -> None:
+        self.ftype.configure(self, 3, 0, "RW", False, 0x0, True, True, False)
+        self.proto.configure(self, 8, 8, "RW", False, 0x0, True, True, False)
+
+
+# Reg - nic_csr::STEER_BLOCK::STEER_ENTRY_ACTION
+class nic_csr__STEER_BLOCK__STEER_ENTRY_ACTION(uvm_reg):
+
+    def __init__(self, name: str = "STEER_ENTRY_ACTION"):
+        super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
+        self.queue = uvm_reg_field("queue")
+        self.loc = uvm_reg_field("loc")
+
+    def build(self) -> None:
+        self.queue.configure(self, 8, 0, "RW", False, 0x0, True, True, False)
+        self.loc.configure(self, 16, 16, "RW", False, 0x0, True, True, False)
+
+
+# Reg - nic_csr::STEER_BLOCK::STEER_ENTRY_PORTS
+class nic_csr__STEER_BLOCK__STEER_ENTRY_PORTS(uvm_reg):
+
+    def __init__(self, name: str = "STEER_ENTRY_PORTS"):
+        super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
+        self.sport = uvm_reg_field("sport")
+        self.dport = uvm_reg_field("dport")
+
+    def build(self) -> None:
+        self.sport.configure(self, 16, 0, "RW", False, 0x0, True, True, False)
+        self.dport.configure(self, 16, 16, "RW", False, 0x0, True, True, False)
+
+
+# Reg - nic_csr::steer_word_t_desc_d7c8d0f5
+class nic_csr__steer_word_t_desc_d7c8d0f5(uvm_reg):
+
+    def __init__(self, name: str = "STEER_ENTRY_SRC"):
+        super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
+        self.word = uvm_reg_field("word")
+
+    def build(self) -> None:
+        self.word.configure(self, 32, 0, "RW", False, 0x0, True, True, False)
+
+
+# Reg - nic_csr::steer_word_t_desc_2e52124e
+class nic_csr__steer_word_t_desc_2e52124e(uvm_reg):
+
+    def __init__(self, name: str = "STEER_ENTRY_DST"):
+        super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
+        self.word = uvm_reg_field("word")
+
+    def build(self) -> None:
+        self.word.configure(self, 32, 0, "RW", False, 0x0, True, True, False)
+
+
+# Reg - nic_csr::STEER_BLOCK::STEER_SLOT_CMD
+class nic_csr__STEER_BLOCK__STEER_SLOT_CMD(uvm_reg):
+
+    def __init__(self, name: str = "STEER_SLOT_CMD"):
+        super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
+        self.bucket = uvm_reg_field("bucket")
+        self.bank = uvm_reg_field("bank")
+        self.way = uvm_reg_field("way")
+        self.op = uvm_reg_field("op")
+
+    def build(self) -> None:
+        self.bucket.configure(self, 16, 0, "WO", False, 0x0, True, True, False)
+        self.bank.configure(self, 1, 16, "WO", False, 0x0, True, True, False)
+        self.way.configure(self, 1, 17, "WO", False, 0x0, True, True, False)
+        self.op.configure(self, 2, 30, "WO", False, 0x0, True, True, False)
+
 
 # Regfile - nic_csr::STEER_BLOCK
 class nic_csr__STEER_BLOCK(uvm_reg_block):
 
     def __init__(self, name: str = "nic_csr__STEER_BLOCK"):
         super().__init__(name)
-        self.STEER = create_object_array(nic_csr__steer_rule_t, "STEER", [32])
+        self.STEER_CAPS = nic_csr__STEER_BLOCK__STEER_CAPS("STEER_CAPS")
+        self.STEER_STATUS = nic_csr__STEER_BLOCK__STEER_STATUS("STEER_STATUS")
+        self.STEER_TYPE = create_object_array(nic_csr__steer_type_t_desc_b163f422, "STEER_TYPE", [8])
+        self.STEER_ENTRY_CTRL = nic_csr__STEER_BLOCK__STEER_ENTRY_CTRL("STEER_ENTRY_CTRL")
+        self.STEER_ENTRY_ACTION = nic_csr__STEER_BLOCK__STEER_ENTRY_ACTION("STEER_ENTRY_ACTION")
+        self.STEER_ENTRY_PORTS = nic_csr__STEER_BLOCK__STEER_ENTRY_PORTS("STEER_ENTRY_PORTS")
+        self.STEER_ENTRY_SRC = create_object_array(nic_csr__steer_word_t_desc_d7c8d0f5, "STEER_ENTRY_SRC", [4])
+        self.STEER_ENTRY_DST = create_object_array(nic_csr__steer_word_t_desc_2e52124e, "STEER_ENTRY_DST", [4])
+        self.STEER_SLOT_CMD = nic_csr__STEER_BLOCK__STEER_SLOT_CMD("STEER_SLOT_CMD")
 
     def build(self) -> None:
         reg_map = self.create_map("reg_map", 0, 4, uvm_endianness_e.UVM_NO_ENDIAN)
         self.set_default_map(reg_map)
-        for i, block in enumerate(self.STEER.flatten()):
+        self.STEER_CAPS = nic_csr__STEER_BLOCK__STEER_CAPS("STEER_CAPS")
+        self.STEER_CAPS.configure(self, None, "")
+
+        self.STEER_CAPS.build()
+        self.get_default_map().add_reg(self.STEER_CAPS, 0x0, "RO")
+        self.STEER_STATUS = nic_csr__STEER_BLOCK__STEER_STATUS("STEER_STATUS")
+        self.STEER_STATUS.configure(self, None, "")
+
+        self.STEER_STATUS.build()
+        self.get_default_map().add_reg(self.STEER_STATUS, 0x4, "RO")
+        for i, block in enumerate(self.STEER_TYPE.flatten()):
             block.configure(self)
             block.build()
-            self.get_default_map().add_submap(block.get_default_map(), 0x0 + i * 0x80)
+            self.get_default_map().add_submap(block.get_default_map(), 0x40 + i * 0x8)
+        self.STEER_ENTRY_CTRL = nic_csr__STEER_BLOCK__STEER_ENTRY_CTRL("STEER_ENTRY_CTRL")
+        self.STEER_ENTRY_CTRL.configure(self, None, "")
+
+        self.STEER_ENTRY_CTRL.build()
+        self.get_default_map().add_reg(self.STEER_ENTRY_CTRL, 0x80, "RW")
+        self.STEER_ENTRY_ACTION = nic_csr__STEER_BLOCK__STEER_ENTRY_ACTION("STEER_ENTRY_ACTION")
+        self.STEER_ENTRY_ACTION.configure(self, None, "")
+
+        self.STEER_ENTRY_ACTION.build()
+        self.get_default_map().add_reg(self.STEER_ENTRY_ACTION, 0x84, "RW")
+        self.STEER_ENTRY_PORTS = nic_csr__STEER_BLOCK__STEER_ENTRY_PORTS("STEER_ENTRY_PORTS")
+        self.STEER_ENTRY_PORTS.configure(self, None, "")
+
+        self.STEER_ENTRY_PORTS.build()
+        self.get_default_map().add_reg(self.STEER_ENTRY_PORTS, 0x88, "RW")
+        for i, reg in enumerate(self.STEER_ENTRY_SRC.flatten()):
+            reg.configure(self)
+            
+            reg.build()
+            self.get_default_map().add_reg(reg, 0x90 + i * 4, "RW")
+        for i, reg in enumerate(self.STEER_ENTRY_DST.flatten()):
+            reg.configure(self)
+            
+            reg.build()
+            self.get_default_map().add_reg(reg, 0xa0 + i * 4, "RW")
+        self.STEER_SLOT_CMD = nic_csr__STEER_BLOCK__STEER_SLOT_CMD("STEER_SLOT_CMD")
+        self.STEER_SLOT_CMD.configure(self, None, "")
+
+        self.STEER_SLOT_CMD.build()
+        self.get_default_map().add_reg(self.STEER_SLOT_CMD, 0xc0, "RW")
 
 # Addrmap - nic_csr
 class nic_csr(uvm_reg_block):

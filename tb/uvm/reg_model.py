@@ -185,6 +185,22 @@ class RegAccessSeq(_RegSeq):
             self.expect(f"no register @0x{a:04x}", await self.rd(a), 0, 0xFFFF_FFFF)
 
 
+def split_absent_queues(regs: list[RegInfo], num_rxq: int, num_txq: int
+                        ) -> tuple[list[RegInfo], list[int]]:
+    """The registers of the queues that exist, and the addresses of those of the queues that
+    do not (RXQ[q] for q >= CAPS.num_rxq, TXQ[t] for t >= TX_CAPS.num_txq: they read 0 and
+    ignore writes, the RDL's RXQ/TXQ descriptions), which the access test treats as holes."""
+    from driver import regs as r
+
+    def absent(addr: int) -> bool:
+        for base, stride, n, have in ((r.RXQ_BASE, r.RXQ_STRIDE, r.RXQ_MAX, num_rxq),
+                                      (r.TXQ_BASE, r.TXQ_STRIDE, r.TXQ_MAX, num_txq)):
+            if base + have * stride <= addr < base + n * stride:
+                return True
+        return False
+    return [g for g in regs if not absent(g.addr)], [g.addr for g in regs if absent(g.addr)]
+
+
 def holes(regs: list[RegInfo], limit: int = 64) -> list[int]:
     """Up to `limit` word addresses without a register, spread over the map (inside each
     block's span and between blocks)."""

@@ -189,3 +189,21 @@ def test_sim_memory_summary() -> None:
     assert summarize([dict(s, VmRSS=100 * mib) for s in samples])["within_target"]
     with pytest.raises(ValueError, match="two samples"):
         summarize(samples[:2], warmup=10_000)
+
+
+def test_standalone_checker_lines(tmp_path) -> None:
+    """tb/fast/standalone.checker_lines: the protocol checker's violation and waves lines are
+    picked out of the standalone simulator's output; no summary from a build with the checker
+    is an error for `run` (None), from a NO_AXI_CHECKER build it is expected."""
+    from tb.fast.standalone import CHECKER_MARK, checker_lines
+    binary = tmp_path / "Vstandalone"
+    out = ("- V e r i l a t i o n -\n"
+           "nic_checker: VIOLATION AXI4_W_LAST broken by the NIC (DMA master m_axi) at cycle 810 (3240 ns): ...\n"
+           "nic_checker: waves: nicsim waves x.fst --group dma --start 3040 --end 3340\n"
+           "nic_checker: nic_fast_top.u_nic.u_protocol_checker: 900 cycles checked: m_axi 1 AR; 1 violations\n")
+    (tmp_path / CHECKER_MARK).write_text("on\n")
+    broken, summary = checker_lines(binary, out)
+    assert [b.split()[2] for b in broken] == ["AXI4_W_LAST", "nicsim"] and "900 cycles checked" in summary
+    assert checker_lines(binary, "frames done\n") == ([], None)
+    (tmp_path / CHECKER_MARK).write_text("off\n")
+    assert checker_lines(binary, "frames done\n")[1] == "protocol checker left out (NO_AXI_CHECKER)"

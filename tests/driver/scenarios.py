@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Callable, Coroutine
 
+from driver import regs
 from driver.devmem import QueueId, QueueType
 from driver.ethtool import CoalesceAttr, parse_coalesce_args
 from driver.errors import ETOOSMALL, KernelError
@@ -101,10 +102,12 @@ async def mpb_shared_niov(env: DriverEnv) -> None:
 
 
 async def coalesce_settings(env: DriverEnv) -> None:
-    """`ethtool -c/-C` for RX as the kernel answers it (net/ethtool/coalesce.c): unsupported
-    attributes EINVAL and nothing changed, range checks EINVAL, a reply that omits unsupported
-    zero values; then a devmem stream with rx-usecs 2 and rx-frames 8 (multi-packet buffers
-    on) is delivered exactly."""
+    """`ethtool -c/-C` for RX and TX as the kernel answers it (net/ethtool/coalesce.c):
+    unsupported attributes EINVAL and nothing changed, range checks EINVAL, a reply that omits
+    unsupported zero values, tx-usecs/tx-frames in every TXQ.COALESCE (per queue with
+    --per-queue); then a devmem stream with rx-usecs 2 and rx-frames 8 (multi-packet buffers
+    on), its ACKs sent with TX completions in batches (tx-usecs 2, tx-frames 8 and 4), is
+    delivered exactly."""
     rig = await Rig.create(env, rx_pending=64, mtu=1500)
     nd = rig.netdev
     c = nd.get_coalesce()
@@ -125,6 +128,27 @@ async def coalesce_settings(env: DriverEnv) -> None:
     await nd.set_coalesce(parse_coalesce_args('rx-usecs 2 rx-frames 8'))
     c = nd.get_coalesce()
     assert (c.rx_coalesce_usecs, c.rx_max_coalesced_frames) == (2, 8)
+    # TX completion moderation (docs/tx.md): tx-usecs / tx-frames program TXQ[t].COALESCE.
+    assert (c.tx_coalesce_usecs, c.tx_max_coalesced_frames) == (0, 1), 'TX reset: off'
+    assert {CoalesceAttr.TX_USECS, CoalesceAttr.TX_MAX_FRAMES} <= nd.coalesce_reply().keys()
+    txc = regs.txq_reg(0, regs.TXQ_COALESCE)
+    assert nd.tx_frames_max == regs.TXQ_COALESCE_FRAMES_MAX.get(await nd.hw.read32(txc)) == 8
+    await aexpect_errno(errno.EINVAL, nd.set_coalesce({'tx-frames': nd.tx_frames_max + 1}))
+    await aexpect_errno(errno.EINVAL, nd.set_coalesce(parse_coalesce_args('tx-usecs 0 tx-frames 0')))
+    await aexpect_errno(errno.EINVAL, nd.set_per_queue_coalesce(1 << nd.num_tx_queues,
+                                                                {'tx-frames': 4}))
+    assert nd.get_coalesce() == c, 'a refused request changes nothing'
+    await nd.set_coalesce(parse_coalesce_args('tx-usecs 2 tx-frames 8'))
+    c = nd.get_coalesce()
+    assert (c.rx_coalesce_usecs, c.rx_max_coalesced_frames) == (2, 8), 'tx-* leave RX alone'
+    assert (c.tx_coalesce_usecs, c.tx_max_coalesced_frames) == (2, 8)
+    for t in range(nd.num_tx_queues):
+        v = await nd.hw.read32(regs.txq_reg(t, regs.TXQ_COALESCE))
+        assert (regs.TXQ_COALESCE_USECS.get(v), regs.TXQ_COALESCE_FRAMES.get(v)) == (2, 8), t
+    if nd.num_tx_queues > 1:
+        await nd.set_per_queue_coalesce(0b10, {'tx-frames': 4})
+        assert nd.get_coalesce(1).tx_max_coalesced_frames == 4
+        assert nd.get_coalesce(0).tx_max_coalesced_frames == 8
     await nd.set_priv_flags({'rx-mpb': True})
     assert nd.get_coalesce() == c, 'a queue restart keeps the settings'
     await aexpect_errno(errno.EINVAL, nd.set_priv_flags({'rx-striding': True}))

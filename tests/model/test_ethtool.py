@@ -14,12 +14,12 @@ import functools
 import random
 
 import pytest
-from scapy.all import IP, TCP, UDP, Ether, IPv6, Raw
+from scapy.all import ICMP, IP, TCP, UDP, Ether, IPv6, Raw
 
 from driver import ethtool, regs
 from driver.errors import KernelError
 from driver.ethtool import NtupleSpec, NtupleRules
-from models.rss import Classifier, RssType, tuple_from_frame
+from models.rss import Classifier, FlowType, RssType, TypeMask, tuple_from_frame
 from models.toeplitz import MS_VERIFICATION_KEY
 
 MAC = dict(dst='02:00:00:00:00:01', src='02:00:00:00:00:02')
@@ -185,22 +185,63 @@ def test_rule_steers_and_delete_returns_flow_to_rss():
     assert rules.list() == []
 
 
-def test_precedence_is_the_location():
+def test_same_key_lowest_location_wins():
+    """Two rules with the same key: the lower location wins; deleting it hands the flow to
+    the other; deleting that returns it to RSS."""
     hw = _rss_setup()
     rules = NtupleRules(hw, num_queues=8)
-    broad = run(rules.add(NtupleSpec('ip4', action=3, dst_ip='10.0.0.0', dst_ip_mask='255.255.255.0',
-                                     loc=5)))
-    narrow = run(rules.add(NtupleSpec('tcp4', action=7, dst_ip='10.0.0.9', dst_port=80, loc=9)))
     f = frame4(dst='10.0.0.9', dport=80)
-    assert hw.cls.classify_frame(f).queue == 3                       # loc 5 beats loc 9
-    run(rules.delete(broad))
+    rss = hw.cls.classify_frame(f)
+    spec = dict(dst_ip='10.0.0.9', dst_port=80)
+    assert run(rules.add(NtupleSpec('tcp4', action=7, loc=9, **spec))) == 9
+    assert run(rules.add(NtupleSpec('tcp4', action=3, loc=5, **spec))) == 5
+    assert hw.cls.classify_frame(f).queue == 3                          # loc 5 beats loc 9
+    assert len(hw.cls.table.valid_slots()) == 1                         # only the winner
+    run(rules.delete(5))
     assert hw.cls.classify_frame(f).queue == 7
-    first = run(rules.add(NtupleSpec('tcp4', action=4, dst_port=80)))   # lowest free: 0
+    first = run(rules.add(NtupleSpec('tcp4', action=4, **spec)))       # lowest free: 0
     assert first == 0 and hw.cls.classify_frame(f).queue == 4
-    assert [r.rule_id for r in rules.list()] == [0, narrow]
-    # Replacing a rule in place.
-    run(rules.add(NtupleSpec('tcp4', action=5, dst_port=80, loc=0)))
+    assert [r.rule_id for r in rules.list()] == [0, 9]
+    run(rules.add(NtupleSpec('tcp4', action=5, loc=0, **spec)))          # replace in place
     assert hw.cls.classify_frame(f).queue == 5 and len(rules) == 2
+    run(rules.delete(0))
+    run(rules.delete(9))
+    assert hw.cls.classify_frame(f) == rss and hw.cls.table.valid_slots() == []
+
+
+def test_one_mask_per_flow_type():
+    """Every rule of a flow type uses the type's mask: another mask is EINVAL while a rule
+    of the type is installed, and becomes the type's mask once none is."""
+    hw = _rss_setup()
+    rules = NtupleRules(hw, num_queues=8)
+    a = run(rules.add(NtupleSpec('tcp4', action=1, dst_port=80)))
+    run(rules.add(NtupleSpec('tcp4', action=2, dst_port=81)))          # same mask: fine
+    run(rules.add(NtupleSpec('udp4', action=3, src_ip='10.0.0.1')))    # another type: fine
+    before = len(hw.writes)
+    err = expect_errno(errno.EINVAL, rules.add(NtupleSpec('tcp4', action=1, src_ip='10.0.0.1')))
+    assert 'one mask per flow type' in str(err) and len(hw.writes) == before
+    expect_errno(errno.EINVAL, rules.add(NtupleSpec('tcp4', action=1, dst_port=80,
+                                                    dst_port_mask=0xFF00)))
+    run(rules.delete(a))
+    run(rules.delete(1))
+    rid = run(rules.add(NtupleSpec('tcp4', action=6, src_ip='10.0.0.1')))
+    assert hw.cls.classify_frame(frame4(src='10.0.0.1', dport=9999)).queue == 6
+    assert hw.cls.type_masks[FlowType.TCP4] == TypeMask(src_len=32)
+    # Replacing the only rule of a type may change the mask too.
+    run(rules.add(NtupleSpec('tcp4', action=5, dst_port=443, loc=rid)))
+    assert hw.cls.classify_frame(frame4(src='10.9.9.9', dport=443)).queue == 5
+    assert not hw.cls.classify_frame(frame4(src='10.0.0.1', dport=9999)).steered
+
+
+def test_address_masks_are_prefixes():
+    hw = _rss_setup()
+    rules = NtupleRules(hw, num_queues=8)
+    err = expect_errno(errno.EINVAL, rules.add(NtupleSpec('tcp4', action=1, src_ip='10.0.0.0',
+                                                          src_ip_mask='255.0.255.0')))
+    assert 'prefix' in str(err)
+    run(rules.add(NtupleSpec('tcp4', action=1, src_ip='10.1.0.0', src_ip_mask='255.255.0.0')))
+    assert hw.cls.classify_frame(frame4(src='10.1.200.3')).queue == 1
+    assert not hw.cls.classify_frame(frame4(src='10.2.0.3')).steered
 
 
 def test_ipv6_rule_and_masks():
@@ -211,22 +252,28 @@ def test_ipv6_rule_and_masks():
     assert hw.cls.classify_frame(frame6(src='fd00:1::77', dport=443)).queue == 2
     assert not hw.cls.classify_frame(frame6(src='fd00:2::77', dport=443)).steered
     assert not hw.cls.classify_frame(frame4(dport=443)).steered              # IPv4: no
-    r = hw.cls.rules[0]
-    assert (r.ipver, r.ipver_mask, r.proto, r.proto_mask) == (6, 0xF, 6, 0xFF)
-    assert r.src_mask == 0xFFFFFFFF << 96 and r.dport_mask == 0xFFFF and r.sport_mask == 0
+    assert hw.cls.type_masks[FlowType.TCP6] == TypeMask(src_len=32, dport_mask=0xFFFF)
 
 
 def test_ip4_rule_with_l4proto():
+    """ip4 l4proto 17 is a udp4 rule without ports; a plain ip4 rule matches the protocols
+    that are neither TCP nor UDP (docs/rss.md section 4)."""
     hw = _rss_setup()
     rules = NtupleRules(hw, num_queues=8)
     run(rules.add(NtupleSpec('ip4', action=5, l4_proto=17)))
     assert hw.cls.classify_frame(frame4(proto='udp')).queue == 5
     assert not hw.cls.classify_frame(frame4(proto='tcp')).steered
+    run(rules.add(NtupleSpec('ip4', action=4, dst_ip='10.0.0.2')))
+    icmp = bytes(Ether(**MAC) / IP(src='10.0.0.1', dst='10.0.0.2') / ICMP()).ljust(60, b'\0')
+    assert hw.cls.classify_frame(icmp).queue == 4
+    assert not hw.cls.classify_frame(frame4(proto='tcp')).steered           # TCP is tcp4
+    # ip4 with l4proto 1 compares the protocol: another mask than the installed ip4 rule's.
+    expect_errno(errno.EINVAL, rules.add(NtupleSpec('ip4', action=3, dst_ip='10.0.0.2', l4_proto=1)))
 
 
 def test_errors():
     hw = _rss_setup(4)
-    rules = NtupleRules(hw, num_queues=4)
+    rules = NtupleRules(hw, num_queues=4, num_rules=32)
     before = len(hw.writes)
     bad = [
         NtupleSpec('tcp4', action=4),                                 # queue out of range
@@ -253,51 +300,101 @@ def test_errors():
     # Channels: rules use queue 3, so shrinking to 3 queues is refused, to 4 allowed.
     expect_errno(errno.EINVAL, lambda: rules.check_channels(3))
     rules.check_channels(4)
+    # More locations than the NIC has (STEER_CAPS.rules).
+    expect_errno(errno.EINVAL, NtupleRules(hw, 4, num_rules=2000).add(
+        NtupleSpec('udp4', action=0, dst_port=1)))
 
 
-def test_clear_disables_leftover_rules():
+def test_every_location_and_enospc():
+    """All 1024 locations in use with structured keys (consecutive ports, consecutive
+    addresses) and random ones; each rule's flow goes to its queue; one more is ENOSPC."""
     hw = _rss_setup()
-    hw.cls.mmio_write(regs.steer_reg(9, regs.STEER_QUEUE), 3)
-    hw.cls.mmio_write(regs.steer_reg(9, regs.STEER_CTRL), 1)          # wildcard left by someone
+    rules = NtupleRules(hw, num_queues=8)
+    rng = random.Random(11)
+    flows = ([('udp4', {'dst_port': p}) for p in range(400)]
+             + [('tcp6', {'src_ip': f'fd00::{i:x}'}) for i in range(400)]
+             + [('tcp4', {'src_ip': f'10.{rng.randrange(256)}.{rng.randrange(256)}.{i % 200 + 1}',
+                          'dst_port': rng.randrange(65536)}) for i in range(224)])
+    for loc, (ft, kw) in enumerate(flows):
+        assert run(rules.add(NtupleSpec(ft, action=loc % 8, **kw))) == loc
+    expect_errno(errno.ENOSPC, rules.add(NtupleSpec('udp4', action=0, dst_port=9999)))
+    assert len(hw.cls.table.valid_slots()) == 1024
+    for loc in rng.sample(range(1024), 100):
+        ft, kw = flows[loc]
+        if ft == 'udp4':
+            f = frame4(proto='udp', dport=kw['dport'] if 'dport' in kw else kw['dst_port'])
+        elif ft == 'tcp6':
+            f = frame6(src=kw['src_ip'])
+        else:
+            f = frame4(src=kw['src_ip'], dport=kw['dst_port'])
+        c = hw.cls.classify_frame(f)
+        assert (c.steered, c.queue, c.rule) == (True, loc % 8, loc), (loc, c)
+
+
+def test_clear_empties_leftover_slots():
+    hw = _rss_setup()
+    first = NtupleRules(hw, num_queues=8)
+    run(first.add(NtupleSpec('tcp4', action=3, dst_port=5201)))      # left by an earlier driver
     assert hw.cls.classify_frame(frame4()).steered
     run(NtupleRules(hw, num_queues=8).clear())
-    assert not hw.cls.classify_frame(frame4()).steered
+    assert not hw.cls.classify_frame(frame4()).steered and hw.cls.table.valid_slots() == []
 
 
 def test_rule_updates_are_never_seen_half_written():
     """After every single register write of add/replace/delete, each probe flow is classified
-    as without the rule, with the old rule or with the complete new one (docs/rss.md 4)."""
+    as before or as after the operation (docs/rss.md section 4)."""
     rng = random.Random(7)
     hw = _rss_setup()
     rules = NtupleRules(hw, num_queues=8)
     probes = [tuple_from_frame(frame4(src=f'10.0.{a}.{b}', dst='10.1.0.1', sport=s, dport=d))
               for a in range(2) for b in (1, 2) for s in (1000, 2000) for d in (80, 443)]
-    specs = [NtupleSpec('tcp4', action=rng.randrange(8),
-                        src_ip=f'10.0.{rng.randrange(2)}.{rng.choice([1, 2])}',
-                        src_ip_mask=rng.choice(['255.255.255.255', '255.255.254.0']),
-                        dst_port=rng.choice([80, 443]), src_port=rng.choice([None, 1000]), loc=3)
-             for _ in range(12)]
 
-    def outcomes(rule_lists):
-        cfg = hw.cls.rss_config
-        from models.rss import classify
-        return [{classify(t, cfg, rl, 8) for rl in rule_lists} for t in probes]
-
-    for spec in specs:
-        old = list(hw.cls.rules)
-        without = [r if i != 3 else None for i, r in enumerate(old)]
+    def op(coro_fn):
+        before = [hw.cls.classify(t) for t in probes]
         seen_during = []
         hw.on_write = lambda a, v: seen_during.append([hw.cls.classify(t) for t in probes])
-        run(rules.add(spec))
+        run(coro_fn())
         hw.on_write = None
-        new = list(hw.cls.rules)
-        allowed = outcomes([old, without, new])
+        after = [hw.cls.classify(t) for t in probes]
         for snapshot in seen_during:
             for i, c in enumerate(snapshot):
-                assert c in allowed[i], f'probe {i} classified {c} mid-update'
-        assert [hw.cls.classify(t) for t in probes] == [next(iter(outcomes([new])[i]))
-                                                        for i in range(len(probes))]
-    seen_during = []
-    hw.on_write = lambda a, v: seen_during.append(True)
-    run(rules.delete(3))
-    assert len(seen_during) == 1            # a delete is one write: enable off
+                assert c in (before[i], after[i]), f'probe {i} classified {c} mid-update'
+        return seen_during
+
+    for i in range(16):
+        spec = NtupleSpec('tcp4', action=rng.randrange(8), src_ip=f'10.0.{rng.randrange(2)}.{rng.choice([1, 2])}',
+                          dst_port=rng.choice([80, 443]), loc=rng.choice([3, 3, 1, 6]))
+        op(lambda: rules.add(spec))
+    for loc in [r.rule_id for r in rules.list()]:
+        writes = op(lambda: rules.delete(loc))
+        assert writes, 'a delete writes the NIC'
+
+
+def test_moves_never_lose_a_rule():
+    """A small table (8 buckets: 32 slots) filled to 30 keys: the driver moves keys to make room;
+    after every register write each installed rule's flow still goes to its queue."""
+    hw = _rss_setup()
+    hw.cls = Classifier(8, buckets=8)
+    run(ethtool.set_rxfh(hw, key=MS_VERIFICATION_KEY))
+    rules = NtupleRules(hw, num_queues=8)
+    installed: dict[int, tuple[object, int]] = {}
+    moves = 0
+
+    def check(addr, value):
+        for loc, (t, q) in installed.items():
+            c = hw.cls.classify(t)
+            assert (c.steered, c.queue) == (True, q), f'rule {loc} lost mid-update: {c}'
+
+    for i in range(30):
+        t = tuple_from_frame(frame4(proto='udp', dport=3000 + i))
+        hw.on_write = check
+        n0 = len(hw.writes)
+        try:
+            loc = run(rules.add(NtupleSpec('udp4', action=i % 8, dst_port=3000 + i)))
+        except KernelError as exc:
+            assert exc.errno == errno.ENOSPC
+            continue
+        hw.on_write = None
+        moves += (sum(1 for a, v in hw.writes[n0:] if a == regs.STEER_SLOT_CMD) - 1) // 2
+        installed[loc] = (t, i % 8)
+    assert moves > 0 and len(installed) >= 26, (moves, len(installed))

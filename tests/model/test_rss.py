@@ -19,8 +19,10 @@ from scapy.all import (ARP, ICMP, IP, TCP, UDP, Dot1AD, Dot1Q, Ether, IPOption_N
 
 from driver import regs
 from models.formats import L3Type, L4Type
-from models.rss import (ALL_TYPES, Classification, Classifier, FlowTuple, RssConfig, RssType,
-                        SteerRule, classify, hash_type, tuple_from_frame)
+from models.rss import (ALL_TYPES, STEER_TYPES, Classification, Classifier, FlowTuple, FlowType,
+                        RssConfig, RssType, RuleIndex, Slot, SteerRule, SteerTable, TypeMask,
+                        buckets_of, classify, flow_type, frame_key, full_mask, hash_type, key_crc,
+                        key_crc_bitwise, make_key, tuple_from_frame)
 from models.toeplitz import MS_VERIFICATION_KEY, toeplitz_hash
 
 MAC = dict(dst='02:00:00:00:00:01', src='02:00:00:00:00:02')
@@ -124,7 +126,7 @@ def test_tuple_none_for_non_ip_and_header_errors():
     bad = bytearray(pad60(Ether(**MAC) / IP(src='1.1.1.1', dst='2.2.2.2') / UDP()))
     bad[14] = 0x43                      # IHL 3 < 5: header error, dropped
     assert tuple_from_frame(bytes(bad)) is None
-    assert classify(None, RssConfig(types=ALL_TYPES), [SteerRule(queue=3)], 8) == \
+    assert classify(None, RssConfig(types=ALL_TYPES), [SteerRule(ft, 3) for ft in STEER_TYPES], 8) == \
         Classification(0, 0, RssType.NONE, False)
 
 
@@ -210,7 +212,7 @@ def test_fragments_of_a_flow_share_a_queue():
 
 def test_non_ip_gets_no_hash():
     cfg = RssConfig(bytes(range(40)), ALL_TYPES, [5] * 128)
-    c = classify(tuple_from_frame(pad60(Ether(**MAC) / ARP())), cfg, [SteerRule(queue=2)], 8)
+    c = classify(tuple_from_frame(pad60(Ether(**MAC) / ARP())), cfg, [SteerRule(ft, 2) for ft in STEER_TYPES], 8)
     assert c == Classification(0, 0, RssType.NONE, False)
 
 
@@ -252,76 +254,180 @@ def test_indirection_entry_out_of_range_goes_to_queue_0():
 T4 = FlowTuple(L3Type.IPV4, L4Type.TCP, False, 6, ip_int('10.0.0.1'), ip_int('10.0.0.2'), 40000, 5201)
 T6 = FlowTuple(L3Type.IPV6, L4Type.UDP, False, 17, ip_int('fd00::1'), ip_int('fd00::2'), 1000, 2000)
 CFG = RssConfig(bytes(range(1, 41)), ALL_TYPES, RssConfig.equal(2))
+FULL = {t: full_mask(t) for t in STEER_TYPES}
+
+
+def test_flow_types():
+    """docs/rss.md section 4: IP version and proto; fragments keep their protocol's type."""
+    assert flow_type(T4) is FlowType.TCP4 and flow_type(T6) is FlowType.UDP6
+    frag = FlowTuple(L3Type.IPV4, L4Type.NONE, True, 6, 1, 2)
+    assert flow_type(frag) is FlowType.TCP4 and not frag.ports_valid
+    assert flow_type(FlowTuple(L3Type.IPV6, L4Type.OTHER, False, 58, 1, 2)) is FlowType.IP6
+    assert flow_type(FlowTuple(L3Type.IPV4, L4Type.OTHER, False, 1, 1, 2)) is FlowType.IP4
+    assert flow_type(FlowTuple(L3Type.NONE)) is FlowType.NONE and flow_type(None) is FlowType.NONE
+
+
+def test_key_layout():
+    """The 38-byte key: type, proto, src, dst (16 bytes each, IPv4 in the last four), ports,
+    each under the type's mask."""
+    masks = {**FULL, FlowType.TCP4: TypeMask(24, 32, 0, 0xFFFF, 0xFF)}
+    key = frame_key(T4, masks)
+    want = (bytes([1, 0]) + bytes(12) + socket.inet_aton('10.0.0.0') + bytes(12)
+            + socket.inet_aton('10.0.0.2') + struct.pack('>HH', 0, 5201))
+    assert key == want and len(key) == 38
+    k6 = frame_key(FlowTuple(L3Type.IPV6, L4Type.OTHER, False, 58, ip_int('fd00::1'), ip_int('fd01::2')),
+                   {**FULL, FlowType.IP6: TypeMask(16, 0, 0xFFFF, 0xFFFF, 0xF0)})
+    assert k6 == bytes([6, 0x30]) + socket.inet_pton(socket.AF_INET6, 'fd00::') + bytes(16) + bytes(4)
+
+
+def poly_mod_crc(data: bytes) -> int:
+    """CRC with initial value 0, no reflection, no final XOR, from its definition as
+    polynomials over GF(2): the remainder of M(x) * x^32 divided by P(x) = x^32 + 0x1EDC6F41."""
+    m = int.from_bytes(data, 'big') << 32
+    p = (1 << 32) | 0x1EDC6F41
+    for shift in range(m.bit_length() - 33, -1, -1):
+        if m >> (shift + 32) & 1:
+            m ^= p << shift
+    return m
+
+
+def test_crc_and_buckets():
+    """The model's bit-serial CRC (docs/rss.md) is the polynomial remainder, and its
+    byte-wise table agrees with it; the buckets are the CRC's bits [IW-1:0] and [16+IW-1:16]."""
+    rng = random.Random(3)
+    for k in [b'123456789', bytes(38), b'\x80' + bytes(37)] + [rng.randbytes(38) for _ in range(200)]:
+        assert key_crc_bitwise(k) == poly_mod_crc(k) == key_crc(k)
+        h0, h1 = buckets_of(k, 512)
+        assert (h0, h1) == (key_crc(k) & 511, (key_crc(k) >> 16) & 511)
 
 
 def test_rule_beats_rss_and_keeps_the_hash():
-    rss_only = classify(T4, CFG, [], 8)
-    c = classify(T4, CFG, [None, SteerRule.exact(T4, queue=6)], 8)
+    rss_only = classify(T4, CFG, [], 8, FULL)
+    c = classify(T4, CFG, [None, SteerRule.exact(T4, queue=6)], 8, FULL)
     assert (c.queue, c.steered, c.rule) == (6, True, 1)
     assert (c.rss_hash, c.rss_type) == (rss_only.rss_hash, rss_only.rss_type)
 
 
-def test_lowest_numbered_matching_rule_wins():
-    broad = SteerRule(queue=3, ipver=4, ipver_mask=0xF)                     # every IPv4 frame
-    exact = SteerRule.exact(T4, queue=5)
-    assert classify(T4, CFG, [exact, broad], 8).queue == 5
-    assert classify(T4, CFG, [broad, exact], 8).queue == 3
-    disabled = SteerRule(**{**exact.__dict__, 'enable': False})
-    assert classify(T4, CFG, [disabled, broad], 8).queue == 3
+def test_same_key_lowest_location_wins():
+    a, b = SteerRule.exact(T4, queue=5), SteerRule.exact(T4, queue=3)
+    assert classify(T4, CFG, [a, b], 8, FULL).queue == 5
+    assert classify(T4, CFG, [b, a], 8, FULL).queue == 3
+    assert classify(T4, CFG, [None, a], 8, FULL).rule == 1
     # Removing every rule returns the flow to RSS.
-    assert classify(T4, CFG, [disabled, None], 8) == classify(T4, CFG, [], 8)
+    assert classify(T4, CFG, [None, None], 8, FULL) == classify(T4, CFG, [], 8, FULL)
 
 
 def test_masks():
-    subnet = SteerRule(queue=7, src_addr=ip_int('10.0.0.0'), src_mask=0xFFFFFF00)
-    assert subnet.matches(T4)
-    assert not subnet.matches(FlowTuple(**{**T4.__dict__, 'src_addr': ip_int('10.0.1.1')}))
-    port = SteerRule(queue=7, dport=5200, dport_mask=0xFFFE)               # 5200 or 5201
-    assert port.matches(T4)
-    assert not port.matches(FlowTuple(**{**T4.__dict__, 'dport': 5202}))
-    assert SteerRule(queue=1).matches(T4) and SteerRule(queue=1).matches(T6)
-    v6 = SteerRule(queue=1, ipver=6, ipver_mask=0xF)
-    assert v6.matches(T6) and not v6.matches(T4)
-    udp = SteerRule(queue=1, proto=17, proto_mask=0xFF)
-    assert udp.matches(T6) and not udp.matches(T4)
-    hi = SteerRule(queue=1, dst_addr=ip_int('fd00::'), dst_mask=ALL_ONES_128 ^ ((1 << 64) - 1))
-    assert hi.matches(T6) and not hi.matches(T4)
+    subnet = SteerRule(FlowType.TCP4, 7, src_addr=ip_int('10.0.0.0'))
+    m = {FlowType.TCP4: TypeMask(src_len=24)}
+    assert subnet.matches(T4, m)
+    assert not subnet.matches(FlowTuple(**{**T4.__dict__, 'src_addr': ip_int('10.0.1.1')}), m)
+    port = SteerRule(FlowType.TCP4, 7, dport=5200)
+    pm = {FlowType.TCP4: TypeMask(dport_mask=0xFFFE)}                   # 5200 or 5201
+    assert port.matches(T4, pm)
+    assert not port.matches(FlowTuple(**{**T4.__dict__, 'dport': 5202}), pm)
+    # A rule of all-zero masks matches every frame of its type and of no other type.
+    anyt = SteerRule(FlowType.TCP4, 1)
+    assert anyt.matches(T4, {}) and not anyt.matches(T6, {})
+    assert not anyt.matches(FlowTuple(**{**T4.__dict__, 'proto': 17, 'l4_type': L4Type.UDP}), {})
+    hi = SteerRule(FlowType.UDP6, 1, dst_addr=ip_int('fd00::'))
+    assert hi.matches(T6, {FlowType.UDP6: TypeMask(dst_len=64)})
+    assert not hi.matches(T6, {FlowType.UDP6: TypeMask(dst_len=128)})
+    # ip4/ip6: other protocols, proto under proto_mask; prefix lengths above the address clamp.
+    icmp = FlowTuple(L3Type.IPV4, L4Type.OTHER, False, 1, ip_int('10.0.0.1'), ip_int('10.0.0.2'))
+    r = SteerRule(FlowType.IP4, 2, proto=1, src_addr=ip_int('10.0.0.1'))
+    assert r.matches(icmp, {FlowType.IP4: TypeMask(src_len=200, proto_mask=0xFF)})
+    assert not r.matches(T4, {FlowType.IP4: TypeMask()})                # TCP is not ip4
+    with pytest.raises(ValueError):
+        SteerRule(FlowType.IP4, 1, sport=1)                                 # no ports in ip4
+    with pytest.raises(ValueError):
+        SteerRule(FlowType.TCP4, 1, proto=6)                                # the type is it
 
 
-def test_port_rules_never_match_frames_without_ports():
+def test_port_masks_never_match_frames_without_ports():
     frag = FlowTuple(L3Type.IPV4, L4Type.NONE, True, 6, T4.src_addr, T4.dst_addr, 40000, 5201)
     other = FlowTuple(L3Type.IPV4, L4Type.OTHER, False, 6, T4.src_addr, T4.dst_addr, 40000, 5201)
-    with_ports = SteerRule.exact(T4, queue=2)
-    no_ports = SteerRule.exact(T4, queue=2, with_ports=False)
-    assert with_ports.matches(T4) and no_ports.matches(T4)
-    assert not with_ports.matches(frag) and no_ports.matches(frag)
-    assert not with_ports.matches(other) and no_ports.matches(other)
-    zero_port_rule = SteerRule(queue=2, sport=0, sport_mask=0xFFFF)
-    assert not zero_port_rule.matches(FlowTuple(**{**frag.__dict__, 'sport': 0}))
+    with_ports = {FlowType.TCP4: full_mask(FlowType.TCP4)}
+    no_ports = {FlowType.TCP4: full_mask(FlowType.TCP4, ports=False)}
+    rule = SteerRule.exact(T4, queue=2)
+    addr_rule = SteerRule(FlowType.TCP4, 2, src_addr=T4.src_addr, dst_addr=T4.dst_addr)
+    assert rule.matches(T4, with_ports) and addr_rule.matches(T4, no_ports)
+    assert frame_key(frag, with_ports) is None and frame_key(other, with_ports) is None
+    assert addr_rule.matches(frag, no_ports) and addr_rule.matches(other, no_ports)
+    zero = SteerRule(FlowType.TCP4, 2)
+    assert not zero.matches(FlowTuple(**{**frag.__dict__, 'sport': 0, 'dport': 0}),
+                            {FlowType.TCP4: TypeMask(sport_mask=0xFFFF)})
 
 
 def test_rule_queue_out_of_range():
-    c = classify(T4, CFG, [SteerRule.exact(T4, queue=8), SteerRule(queue=1)], 8)
+    c = classify(T4, CFG, [SteerRule.exact(T4, queue=8), SteerRule.exact(T4, queue=1)], 8, FULL)
     assert (c.queue, c.steered, c.bad_queue, c.rule) == (0, True, True, 0)
+
+
+def test_rule_index_is_classify():
+    rng = random.Random(9)
+    rules = [SteerRule.exact(T4, 1), None, SteerRule(FlowType.TCP4, 2), SteerRule.exact(T6, 3)]
+    idx = RuleIndex(rules, FULL)
+    for t in (T4, T6, FlowTuple(**{**T4.__dict__, 'sport': 1})):
+        assert idx.classify(t, CFG, 8) == classify(t, CFG, rules, 8, FULL)
+    del rng
+
+
+# --- the table ---------------------------------------------------------------------------------
+
+def test_table_lookup_order_and_buckets():
+    """A key is found only in its bucket h0 of bank 0 or h1 of bank 1; among several hits the
+    first in slot order answers."""
+    t = SteerTable(8)
+    k = frame_key(T4, FULL)
+    h0, h1 = buckets_of(k, 8)
+    t.write(1, h1, 1, Slot(k, 4, 9))
+    assert t.lookup(k) == Slot(k, 4, 9)
+    t.write(0, h0, 1, Slot(k, 5, 2))
+    assert t.lookup(k).queue == 5                      # bank 0 before bank 1
+    t.write(0, (h0 + 1) % 8, 0, Slot(k, 6, 0))         # a wrong bucket: never looked at
+    t.write(0, h0, 1, None)
+    assert t.lookup(k).queue == 4 and t.lookup(None) is None
+
+
+def _program(c: Classifier, bank: int, bucket: int, way: int, key: bytes, queue: int, loc: int) -> None:
+    c.mmio_write(regs.STEER_ENTRY_CTRL, key[0] | (key[1] << 8))
+    c.mmio_write(regs.STEER_ENTRY_ACTION, queue | (loc << 16))
+    c.mmio_write(regs.STEER_ENTRY_PORTS, int.from_bytes(key[34:36], 'big')
+                 | (int.from_bytes(key[36:38], 'big') << 16))
+    src, dst = int.from_bytes(key[2:18], 'big'), int.from_bytes(key[18:34], 'big')
+    for w in range(4):
+        c.mmio_write(regs.steer_entry_src_reg(w), (src >> (32 * w)) & 0xFFFF_FFFF)
+        c.mmio_write(regs.steer_entry_dst_reg(w), (dst >> (32 * w)) & 0xFFFF_FFFF)
+    c.mmio_write(regs.STEER_SLOT_CMD, bucket | (bank << 16) | (way << 17) | (1 << 30))
 
 
 # --- the register view ------------------------------------------------------------------------
 
 def test_classifier_registers_reset_and_masks():
     c = Classifier(num_queues=4)
+    steer = [regs.steer_type_reg(t, off) for t in range(8) for off in (0, 4)] + [
+        regs.STEER_ENTRY_CTRL, regs.STEER_ENTRY_ACTION, regs.STEER_ENTRY_PORTS, regs.STEER_SLOT_CMD,
+        regs.STEER_STATUS] + [regs.steer_entry_src_reg(w) for w in range(4)]
     addrs = ([regs.RSS_CTRL] + [regs.rss_key_reg(i) for i in range(10)]
-             + [regs.rss_indir_reg(j) for j in range(32)]
-             + [regs.steer_reg(r, off) for r in (0, 31) for off in range(0, 0x80, 4)])
+             + [regs.rss_indir_reg(j) for j in range(32)] + steer)
     for a in addrs:
         assert c.handles(a) and c.mmio_read(a) == 0
+    caps = c.mmio_read(regs.STEER_CAPS)
+    assert (regs.STEER_CAPS_RULES.get(caps), regs.STEER_CAPS_BUCKET_LOG2.get(caps),
+            regs.STEER_CAPS_WAYS.get(caps), regs.STEER_CAPS_BANKS.get(caps)) == (1024, 9, 2, 2)
     c.mmio_write(regs.RSS_CTRL, 0xFFFF_FFFF)
     assert c.mmio_read(regs.RSS_CTRL) == 0x3F
-    c.mmio_write(regs.steer_reg(3, regs.STEER_CTRL), 0xFFFF_FFFF)
-    assert c.mmio_read(regs.steer_reg(3, regs.STEER_CTRL)) == 0xFFFF_FF01
-    c.mmio_write(regs.steer_reg(3, regs.STEER_QUEUE), 0x1FF)
-    assert c.mmio_read(regs.steer_reg(3, regs.STEER_QUEUE)) == 0xFF
-    c.mmio_write(regs.steer_reg(3, 0x50), 0x1234)                # unmapped offset in a rule
-    assert c.mmio_read(regs.steer_reg(3, 0x50)) == 0
+    c.mmio_write(regs.steer_type_reg(3, regs.STEER_TYPE_MASK), 0xFFFF_FFFF)
+    assert c.mmio_read(regs.steer_type_reg(3, regs.STEER_TYPE_MASK)) == 0x00FF_FFFF
+    c.mmio_write(regs.STEER_ENTRY_CTRL, 0xFFFF_FFFF)
+    assert c.mmio_read(regs.STEER_ENTRY_CTRL) == 0xFF07
+    c.mmio_write(regs.STEER_SLOT_CMD, 0)                          # write-only, reads 0
+    assert c.mmio_read(regs.STEER_SLOT_CMD) == 0
+    c.mmio_write(regs.STEER_CAPS, 0)                              # read-only
+    assert c.mmio_read(regs.STEER_CAPS) == caps
+    c.mmio_write(regs.STEER_CAPS + 0xF0, 0x1234)                  # unmapped offset in the block
+    assert c.mmio_read(regs.STEER_CAPS + 0xF0) == 0
     c.mmio_write(regs.RX_STEER_BAD_QUEUE, 5)                     # counters are read-only
     assert c.mmio_read(regs.RX_STEER_BAD_QUEUE) == 0
     assert not c.handles(regs.RX_FRAMES) and not c.handles(regs.rxq_reg(0, 0))
@@ -329,14 +435,14 @@ def test_classifier_registers_reset_and_masks():
     assert c.mmio_read(regs.RX_FRAMES) is None and c.mmio_read(regs.rxq_reg(1, 0)) is None
     assert c.mmio_write(regs.rxq_reg(1, 0), 1) is False
     assert c.mmio_write(regs.RSS_CTRL, 1) is True
-    assert not c.handles(regs.STEER_BASE + regs.STEER_MAX * regs.STEER_STRIDE)
+    assert not c.handles(regs.STEER_CAPS + 0x100)
     with pytest.raises(ValueError):
         c.mmio_read(regs.RSS_CTRL + 2)
 
 
-def test_classifier_key_indir_and_rule_layout():
+def test_classifier_key_indir_and_slot_layout():
     """docs/rss.md section 5: key big-endian per register, table little-endian per register,
-    address words least significant first."""
+    address words least significant first, a slot written whole by STEER_SLOT_CMD."""
     c = Classifier(num_queues=8)
     for i in range(10):
         c.mmio_write(regs.rss_key_reg(i), int.from_bytes(MS_VERIFICATION_KEY[4 * i:4 * i + 4], 'big'))
@@ -347,20 +453,26 @@ def test_classifier_key_indir_and_rule_layout():
     assert cfg.types == {RssType.TCP_IPV4}
     assert cfg.indir[:8] == (0, 0, 0, 0, 1, 2, 3, 4)
 
-    r = 17
-    c.mmio_write(regs.steer_reg(r, regs.STEER_SRC_ADDR + 0), 0x0A000001)   # 10.0.0.1
-    c.mmio_write(regs.steer_reg(r, regs.STEER_SRC_MASK + 0), 0xFFFFFFFF)
-    c.mmio_write(regs.steer_reg(r, regs.STEER_DST_ADDR + 12), 0xFD000000)  # fd00::
-    c.mmio_write(regs.steer_reg(r, regs.STEER_DST_MASK + 12), 0xFFFF0000)
-    c.mmio_write(regs.steer_reg(r, regs.STEER_PORTS), (5201 << 16) | 40000)
-    c.mmio_write(regs.steer_reg(r, regs.STEER_PORT_MASK), 0xFFFF0000)
-    c.mmio_write(regs.steer_reg(r, regs.STEER_QUEUE), 6)
-    c.mmio_write(regs.steer_reg(r, regs.STEER_CTRL), (0xFF << 24) | (6 << 16) | (0xF << 12) | (4 << 8) | 1)
-    assert c.rules[r] == SteerRule(queue=6, enable=True, ipver=4, ipver_mask=0xF, proto=6,
-                                   proto_mask=0xFF, src_addr=0x0A000001, src_mask=0xFFFFFFFF,
-                                   dst_addr=0xFD00 << 112, dst_mask=0xFFFF << 112,
-                                   sport=40000, sport_mask=0, dport=5201, dport_mask=0xFFFF)
-    assert all(not rule.enable for i, rule in enumerate(c.rules) if i != r)
+    c.mmio_write(regs.steer_type_reg(1, regs.STEER_TYPE_MASK), 32 | (32 << 8))
+    c.mmio_write(regs.steer_type_reg(1, regs.STEER_TYPE_PORT_MASK), 0xFFFF_0000)   # dport only
+    assert c.type_masks[FlowType.TCP4] == TypeMask(32, 32, 0, 0xFFFF, 0)
+    c.mmio_write(regs.steer_entry_src_reg(0), 0x0A000001)                         # 10.0.0.1
+    c.mmio_write(regs.steer_entry_dst_reg(0), 0x0A000002)
+    c.mmio_write(regs.STEER_ENTRY_PORTS, 5201 << 16)
+    c.mmio_write(regs.STEER_ENTRY_CTRL, 1)
+    c.mmio_write(regs.STEER_ENTRY_ACTION, 6 | (17 << 16))
+    assert c.staged_slot() == Slot(frame_key(T4, c.type_masks), 6, 17)
+    h0, _ = buckets_of(frame_key(T4, c.type_masks), 512)
+    c.mmio_write(regs.STEER_SLOT_CMD, h0 | (1 << 17) | (1 << 30))                 # bank 0 way 1
+    assert c.table.slots[0][h0][1] == Slot(frame_key(T4, c.type_masks), 6, 17)
+    got = c.classify(T4)
+    assert (got.queue, got.steered, got.rule) == (6, True, 17)
+    c.mmio_write(regs.STEER_SLOT_CMD, h0 | (1 << 17) | (2 << 30))                 # clear it
+    assert not c.classify(T4).steered
+    _program(c, 0, h0, 0, frame_key(T4, c.type_masks), 5, 3)
+    assert c.classify(T4).queue == 5
+    c.mmio_write(regs.STEER_SLOT_CMD, 3 << 30)                                    # clear all
+    assert not c.classify(T4).steered and c.table.valid_slots() == []
 
 
 def test_classifier_classifies_and_counts():
@@ -374,12 +486,14 @@ def test_classifier_classifies_and_counts():
     got = c.classify_frame(f)
     assert (got.queue, got.rss_hash, got.bad_queue) == (0, 0x51CCC178, True)
     assert c.mmio_read(regs.RX_RSS_BAD_QUEUE) == 1 and c.mmio_read(regs.RX_STEER_BAD_QUEUE) == 0
-    # A wildcard rule to a bad queue, then to a good one.
-    c.mmio_write(regs.steer_reg(0, regs.STEER_QUEUE), 200)
-    c.mmio_write(regs.steer_reg(0, regs.STEER_CTRL), 1)
+    # A tcp4 rule of all-zero masks (every TCP/IPv4 frame) to a bad queue, then a good one.
+    key = make_key(FlowType.TCP4, 0, 0, 0, 0, 0)
+    h0, _ = buckets_of(key, 512)
+    _program(c, 0, h0, 0, key, 200, 0)
     got = c.classify_frame(f)
     assert (got.queue, got.steered, got.bad_queue) == (0, True, True)
     assert c.mmio_read(regs.RX_STEER_BAD_QUEUE) == 1
-    c.mmio_write(regs.steer_reg(0, regs.STEER_QUEUE), 3)
+    _program(c, 0, h0, 1, key, 3, 0)                                              # way 1
+    c.mmio_write(regs.STEER_SLOT_CMD, h0 | (2 << 30))                             # clear way 0
     assert (c.classify_frame(f).queue, c.mmio_read(regs.RX_STEER_BAD_QUEUE)) == (3, 1)
     assert c.classify_frame(pad60(Ether(**MAC) / ARP())) == Classification(0, 0, RssType.NONE, False)

@@ -23,13 +23,14 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge
 
 from models.formats import L3Type, L4Type
-from models.rss import ALL_TYPES, FlowTuple, RssConfig, RssType, SteerRule, classify
-from models.rss import tuple_from_frame
+from driver.steer_table import SlotOp, SteerSlots
+from models.rss import (ALL_TYPES, NO_MASKS, STEER_TYPES, FlowTuple, FlowType, RssConfig, RssType,
+                        RuleIndex, SteerRule, TypeMask, full_mask, tuple_from_frame)
 from tb.sim import pytest_test_name, run_rtl_test
 
 SOURCES = ["rtl/formats/generated/nic_dma_pkg.sv", "rtl/pkg/nic_pkg.sv", "rtl/rss/rss_toeplitz.sv",
-           "rtl/rss/flow_steer.sv", "rtl/rss/rx_classify.sv"]
-EXPECTED_LATENCY = 3          # docs/rss.md section 6
+           "rtl/rss/rss_toeplitz_seq.sv", "rtl/rss/flow_steer.sv", "rtl/rss/rx_classify.sv"]
+EXPECTED_LATENCY = 4          # docs/rss.md section 6
 MS_KEY = bytes.fromhex('6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b477cb2da38030f20c'
                        '6a42b73bbeac01fa')
 ALL_ONES_128 = (1 << 128) - 1
@@ -38,6 +39,25 @@ ALL_ONES_128 = (1 << 128) - 1
 TUPLE_FIELDS = [("l3_type", 2), ("l4_type", 2), ("ip_frag", 1), ("proto", 8), ("src_addr", 128),
                 ("dst_addr", 128), ("sport", 16), ("dport", 16)]
 CLASS_FIELDS = [("qid", 7), ("rss_hash", 32), ("rss_type", 4), ("steered", 1)]
+# steer_mask_t and steer_slot_t (rtl/pkg/nic_pkg.sv), most significant field first.
+MASK_FIELDS = [("src_len", 8), ("dst_len", 8), ("proto_mask", 8), ("sport_mask", 16),
+               ("dport_mask", 16)]
+
+
+def pack_mask(m: TypeMask) -> int:
+    v = 0
+    for name, width in MASK_FIELDS:
+        v = (v << width) | getattr(m, name)
+    return v
+
+
+def pack_slot(op: SlotOp) -> int:
+    """steer_slot_t: valid, key (the 38-byte string less the type byte's 5 zero bits), queue, loc."""
+    if op.entry is None:
+        return 0
+    key = int.from_bytes(op.entry.key, "big")
+    assert key >> 299 == 0
+    return (((1 << 299 | key) << 8 | op.entry.queue) << 16) | op.entry.loc
 
 
 def pack_tuple(t: FlowTuple) -> int:
@@ -103,32 +123,36 @@ def random_tuple(rng: random.Random, pool: list[FlowTuple]) -> FlowTuple:
                      rng.getrandbits(16), rng.getrandbits(16))
 
 
-def random_mask(rng: random.Random, width: int) -> int:
-    r = rng.random()
-    if r < 0.35:
-        return (1 << width) - 1
-    if r < 0.65:
-        return 0
-    if r < 0.85:        # a prefix
-        n = rng.randrange(width + 1)
-        return ((1 << n) - 1) << (width - n)
-    return rng.getrandbits(width)
+def random_type_mask(rng: random.Random, ft: FlowType) -> TypeMask:
+    """A mask for flow type `ft`: full, none, prefixes, partial port masks."""
+    bits = ft.addr_bits
+
+    def plen() -> int:
+        return rng.choice([bits, bits, 0, rng.randrange(bits + 1), rng.randrange(256)])
+
+    if ft.has_ports:
+        def pm() -> int:
+            return rng.choice([0xFFFF, 0xFFFF, 0, 0xFF00, rng.getrandbits(16)])
+        return TypeMask(plen(), plen(), pm(), pm(), rng.getrandbits(8))   # proto_mask ignored
+    return TypeMask(plen(), plen(), 0, 0, rng.choice([0xFF, 0xFF, 0, rng.getrandbits(8)]))
 
 
 def random_rule(rng: random.Random, pool: list[FlowTuple], queue_limit: int) -> SteerRule:
+    """A rule built from a pool flow (so that frames match it), sometimes of another flow
+    type than the flow's, sometimes with one field changed."""
     base = rng.choice(pool)
-    abits = 128 if base.l3_type is L3Type.IPV6 else 32
-    amask = random_mask(rng, abits)
-    return SteerRule(
-        queue=rng.randrange(queue_limit),
-        enable=rng.random() < 0.6,
-        ipver=base.ip_version if rng.random() < 0.9 else rng.getrandbits(4),
-        ipver_mask=rng.choice([0xF, 0xF, 0, rng.getrandbits(4)]),
-        proto=base.proto, proto_mask=random_mask(rng, 8),
-        src_addr=base.src_addr, src_mask=amask if rng.random() < 0.8 else random_mask(rng, 128),
-        dst_addr=base.dst_addr, dst_mask=random_mask(rng, abits),
-        sport=base.sport, sport_mask=random_mask(rng, 16) if rng.random() < 0.5 else 0,
-        dport=base.dport, dport_mask=random_mask(rng, 16))
+    r = SteerRule.exact(base, rng.randrange(queue_limit))
+    if rng.random() < 0.3:
+        f = dict(r.__dict__)
+        bits = r.ftype.addr_bits
+        which = rng.choice(["src_addr", "dst_addr"] + (["sport", "dport"] if r.ftype.has_ports
+                                                       else ["proto"]))
+        width = {"src_addr": bits, "dst_addr": bits, "sport": 16, "dport": 16, "proto": 8}[which]
+        f[which] ^= 1 << rng.randrange(width)
+        if which == "proto" and f["proto"] in (6, 17):
+            f["proto"] ^= 0x80
+        r = SteerRule(**f)
+    return r
 
 
 def tuples_from_frames(rng: random.Random, n: int) -> list[FlowTuple]:
@@ -170,62 +194,169 @@ def tuples_from_frames(rng: random.Random, n: int) -> list[FlowTuple]:
 # Driving the DUT
 # --------------------------------------------------------------------------------------------
 class ClassifyTb:
+    """Drives rx_classify: configuration ports, the slot write port (the slots placed by the
+    driver's own placement, driver/steer_table.py) and one tuple per cycle."""
+
     def __init__(self, dut) -> None:
         self.dut = dut
-        self.num_rules = int(dut.NUM_RULES.value)
+        self.buckets = int(dut.BUCKETS.value)
         self.indir_entries = int(dut.INDIR_ENTRIES.value)
         self.latency = int(dut.LATENCY.value)         # the localparam the lead integrates with
-        self.cfg = RssConfig()
-        self.rules: list[SteerRule] = []
+        # Up to 128-bit MACs the addresses come 3 cycles ahead and frames 4 cycles apart.
+        self.seq = int(dut.DATA_W.value) <= 128
+        self.lead, self.spacing = (3, 4) if self.seq else (0, 1)
+        self.cfg = RssConfig(indir=(0,) * self.indir_entries)   # the table after reset
+        self.masks: dict[FlowType, TypeMask] = dict(NO_MASKS)
+        self.rules: dict[int, SteerRule] = {}
+        self.slots = SteerSlots(self.buckets)
         self.num_queues = 1
         self.stats = collections.Counter()
+        self.ops: collections.deque = collections.deque()     # slot ops to drive, one a cycle
+        self.cycle = 0
+        # Rule-set versions: (first cycle its change's ops were driven, rules); a tuple
+        # classified while a change is being written may see the old or the new version.
+        self.versions: list[tuple[int, int, RuleIndex]] = [(-10**9, -10**9, RuleIndex({}))]
 
     async def start(self) -> None:
-        cocotb.start_soon(Clock(self.dut.clk, 4, unit="ns").start())
-        self.dut.in_valid.value = 0
-        self.dut.in_tuple.value = 0
-        self.dut.rst.value = 1
-        await ClockCycles(self.dut.clk, 3)
-        self.dut.rst.value = 0
-        await RisingEdge(self.dut.clk)
+        d = self.dut
+        cocotb.start_soon(Clock(d.clk, 4, unit="ns").start())
+        d.in_valid.value = 0
+        d.in_tuple.value = 0
+        d.addr_valid.value = 0
+        d.indir_wr_valid.value = 0
+        d.slot_wr_valid.value = 0
+        d.slot_wr_all.value = 0
+        d.type_mask.value = 0
+        d.rst.value = 1
+        await ClockCycles(d.clk, 3)
+        d.rst.value = 0
+        # Every slot empty (the memories have no reset): one bucket of every bank/way a cycle.
+        for b in range(self.buckets):
+            await FallingEdge(d.clk)
+            d.slot_wr_valid.value = 1
+            d.slot_wr_all.value = 1
+            d.slot_wr_bucket.value = b
+            d.slot_wr_data.value = 0
+        await FallingEdge(d.clk)
+        d.slot_wr_valid.value = 0
+        d.slot_wr_all.value = 0
+        await RisingEdge(d.clk)
 
-    def configure(self, cfg: RssConfig, rules: list[SteerRule], num_queues: int) -> None:
-        """Drive the configuration ports (call only with the pipeline empty)."""
-        assert len(cfg.indir) == self.indir_entries and len(rules) == self.num_rules
+    async def configure(self, cfg: RssConfig, num_queues: int,
+                        masks: dict[FlowType, TypeMask] | None = None) -> None:
+        """Drive the configuration (call with the pipeline empty and no rule of a type whose
+        mask changes): ports, and the indirection table as its register writes, a word a
+        cycle, as rss_table gives them."""
+        assert len(cfg.indir) == self.indir_entries
         d = self.dut
         d.rss_type_en.value = sum(1 << t.ctrl_bit for t in cfg.types)
         d.rss_key.value = int.from_bytes(cfg.key, "big")
-        d.rss_indir.value = sum(q << (8 * i) for i, q in enumerate(cfg.indir))
         d.num_queues.value = num_queues
+        if masks is not None:
+            for t, m in masks.items():
+                assert m == self.masks[t] or not any(r.ftype == t for r in self.rules.values())
+            self.masks = {**self.masks, **masks}
+            d.type_mask.value = sum(pack_mask(self.masks[t]) << (56 * int(t)) for t in STEER_TYPES)
+        if cfg.indir != self.cfg.indir:
+            for j in range(self.indir_entries // 4):
+                await FallingEdge(d.clk)
+                self.cycle += 1
+                d.indir_wr_valid.value = 1
+                d.indir_wr_word.value = j
+                d.indir_wr_data.value = sum(cfg.indir[4 * j + k] << (8 * k) for k in range(4))
+            await FallingEdge(d.clk)
+            self.cycle += 1
+            d.indir_wr_valid.value = 0
+        self.cfg, self.num_queues = cfg, num_queues
 
-        def arr(name: str, width: int, value=lambda r, n: getattr(r, n)) -> None:
-            getattr(d, f"rule_{name}").value = sum(int(value(r, name)) << (width * i)
-                                                   for i, r in enumerate(rules))
-        arr("en", 1, lambda r, n: r.enable)
-        for name, width in (("ipver", 4), ("ipver_mask", 4), ("proto", 8), ("proto_mask", 8),
-                            ("src_addr", 128), ("src_mask", 128), ("dst_addr", 128),
-                            ("dst_mask", 128), ("sport", 16), ("sport_mask", 16),
-                            ("dport", 16), ("dport_mask", 16), ("queue", 8)):
-            arr(name, width)
-        self.cfg, self.rules, self.num_queues = cfg, rules, num_queues
+    # --- rules ----------------------------------------------------------------------------
+    def add(self, loc: int, rule: SteerRule) -> None:
+        """Queue the slot writes of adding `rule` at `loc` (driven by `run` or `drain`)."""
+        self._change(self.slots.add(loc, rule.key(self.masks), rule.queue),
+                     {**self.rules, loc: rule})
 
+    def delete(self, loc: int) -> None:
+        rules = dict(self.rules)
+        del rules[loc]
+        self._change(self.slots.delete(loc), rules)
+
+    def _change(self, ops: list[SlotOp], rules: dict[int, SteerRule]) -> None:
+        self.ops.append(("version", rules))
+        self.ops.extend(ops)
+        self.ops.append(("done", None))
+        self.rules = rules
+
+    def _drive_op(self) -> None:
+        """At a falling edge: the next queued slot write on the port, if any."""
+        d = self.dut
+        d.slot_wr_valid.value = 0
+        while self.ops:
+            op = self.ops.popleft()
+            if isinstance(op, tuple):
+                kind, rules = op
+                if kind == "version":
+                    self.versions.append((self.cycle, 10**9, RuleIndex(rules, self.masks)))
+                else:
+                    start, _, r = self.versions[-1]
+                    self.versions[-1] = (start, self.cycle, r)
+                continue
+            d.slot_wr_valid.value = 1
+            d.slot_wr_all.value = 0
+            d.slot_wr_bank.value = op.bank
+            d.slot_wr_way.value = op.way
+            d.slot_wr_bucket.value = op.bucket
+            d.slot_wr_data.value = pack_slot(op)
+            self.stats["slot_writes" if op.entry is not None else "slot_clears"] += 1
+            return
+
+    async def drain(self) -> None:
+        """Drive every queued slot write (no traffic)."""
+        while self.ops:
+            await FallingEdge(self.dut.clk)
+            self.cycle += 1
+            self._drive_op()
+        await FallingEdge(self.dut.clk)
+        self.cycle += 1
+        self.dut.slot_wr_valid.value = 0
+
+    def allowed(self, c: int, t: FlowTuple) -> list:
+        """The classifications a tuple driven in cycle `c` may get: those of every rule-set
+        version in force at some point of its stages (cycles c .. c+latency)."""
+        out = []
+        n = len(self.versions)
+        for i in range(n - 1, -1, -1):
+            start, _, index = self.versions[i]
+            # version i is in force from when its change starts being written until the next
+            # change has been written completely
+            end = self.versions[i + 1][1] if i + 1 < n else 10**9
+            if start <= c + self.latency and end >= c:
+                out.append(index.classify(t, self.cfg, self.num_queues))
+            if end < c:
+                break
+        return out
+
+    # --- traffic ---------------------------------------------------------------------------
     async def run(self, tuples: list[FlowTuple], rng: random.Random, gap_prob: float = 0.0,
-                  expect_hash: list[int] | None = None) -> list[dict[str, int]]:
-        """Send `tuples` (back to back unless gap_prob > 0) and check every output cycle.
+                  expect_hash: list[int] | None = None, churn=None) -> list[dict[str, int]]:
+        """Send `tuples` (back to back unless gap_prob > 0: every cycle at 512 bits, every
+        4th with the addresses 3 cycles ahead up to 128 bits) and check every output cycle.
 
         At each falling edge the outputs (registered at the last rising edge) are compared
-        with what went in exactly `latency` cycles earlier, then the next input is driven.
-        Returns the DUT's results in input order.
+        with what went in exactly `latency` cycles earlier, then the next input and the next
+        queued slot write are driven. `churn(tb, rng)`, if given, is called every cycle and
+        may queue rule changes. Returns the DUT's results in input order.
         """
         d = self.dut
         history: collections.deque = collections.deque([None] * self.latency)
+        staged: collections.deque = collections.deque()     # (cycle of in_valid, entry)
         pending = list(tuples)
         n_in = n_out = 0
         idx = 0
+        next_start = self.cycle
         results = []
-        while pending or any(h is not None for h in history):
+        while pending or staged or any(h is not None for h in history) or self.ops:
             await FallingEdge(d.clk)
-            # Check what the DUT produced for the input of `latency` cycles ago.
+            self.cycle += 1
             exp = history.popleft()
             valid = int(d.out_valid.value)
             if exp is None:
@@ -234,37 +365,57 @@ class ClassifyTb:
                 assert valid == 1, f"out_valid low {self.latency} cycles after input {exp[0]}"
                 results.append(self._check(exp))
                 n_out += 1
-            # Drive the next input.
-            if pending and (gap_prob == 0.0 or rng.random() >= gap_prob):
+            if churn is not None and pending:
+                churn(self, rng)
+            self._drive_op()
+            d.addr_valid.value = 0
+            if pending and self.cycle >= next_start and (gap_prob == 0.0 or rng.random() >= gap_prob):
                 t = pending.pop(0)
-                want = classify(t, self.cfg, self.rules, self.num_queues)
-                d.in_tuple.value = pack_tuple(t)
-                d.in_valid.value = 1
-                history.append((idx, t, want, None if expect_hash is None else expect_hash[idx]))
+                # The addresses now (held until the next frame's), the tuple `lead` cycles on.
+                d.addr_valid.value = 1
+                d.addr_v6.value = int(t.l3_type is L3Type.IPV6)
+                d.addr_src.value = t.src_addr
+                d.addr_dst.value = t.dst_addr
+                staged.append((self.cycle + self.lead,
+                               (idx, t, self.cycle + self.lead,
+                                None if expect_hash is None else expect_hash[idx])))
                 idx += 1
+                next_start = self.cycle + self.spacing
+            if staged and staged[0][0] == self.cycle:
+                _, entry = staged.popleft()
+                d.in_tuple.value = pack_tuple(entry[1])
+                d.in_valid.value = 1
+                history.append(entry)
                 n_in += 1
             else:
                 d.in_valid.value = 0
                 d.in_tuple.value = rng.getrandbits(301)     # garbage while idle
                 history.append(None)
+        d.slot_wr_valid.value = 0
         assert n_in == n_out == len(tuples)
         return results
 
     def _check(self, exp) -> dict[str, int]:
-        idx, t, want, published = exp
+        idx, t, cycle, published = exp
         d = self.dut
         got = unpack_class(int(d.out_class.value))
-        expected = dict(qid=want.queue, rss_hash=want.rss_hash, rss_type=int(want.rss_type),
-                        steered=int(want.steered))
-        assert got == expected, (
-            f"input {idx} {t}: RTL {got} != model {expected} "
-            f"(rule {want.rule}, bad_queue {want.bad_queue}, num_queues {self.num_queues})")
-        steer_bad, rss_bad = int(d.out_steer_bad_queue.value), int(d.out_rss_bad_queue.value)
-        assert (steer_bad, rss_bad) == (int(want.bad_queue and want.steered),
-                                        int(want.bad_queue and not want.steered)), \
-            f"input {idx}: bad-queue strobes {(steer_bad, rss_bad)} for {want}"
+        bad = (int(d.out_steer_bad_queue.value), int(d.out_rss_bad_queue.value))
+        options = self.allowed(cycle, t)
+        for want in options:
+            expected = dict(qid=want.queue, rss_hash=want.rss_hash, rss_type=int(want.rss_type),
+                            steered=int(want.steered))
+            if got == expected and bad == (int(want.bad_queue and want.steered),
+                                           int(want.bad_queue and not want.steered)):
+                break
+        else:
+            raise AssertionError(
+                f"input {idx} {t}: RTL {got} bad-queue strobes {bad}, model "
+                f"{[(w.queue, w.steered, w.rule, w.bad_queue) for w in options]} "
+                f"(num_queues {self.num_queues})")
         if published is not None:
             assert got["rss_hash"] == published, f"input {idx}: hash {got['rss_hash']:#x} != published {published:#x}"
+        if len(options) > 1:
+            self.stats["during_change"] += 1
         self.stats["steered" if want.steered else ("rss" if want.rss_type else "none")] += 1
         self.stats[f"type{int(want.rss_type)}"] += 1
         if want.bad_queue:
@@ -276,13 +427,12 @@ class ClassifyTb:
 
 def random_config(tb: ClassifyTb, rng: random.Random, pool: list[FlowTuple]):
     num_queues = rng.choice([1, 2, 4, 7, 8, 16, 64, 128])
-    limit = min(num_queues + 2, 256)
     indir = [rng.randrange(num_queues) if rng.random() < 0.95 else rng.randrange(256)
              for _ in range(tb.indir_entries)]
     types = {t for t in ALL_TYPES if rng.random() < 0.7}
     cfg = RssConfig(rng.randbytes(40), types, indir)
-    rules = [random_rule(rng, pool, limit) for _ in range(tb.num_rules)]
-    return cfg, rules, num_queues
+    masks = {t: random_type_mask(rng, t) for t in STEER_TYPES}
+    return cfg, masks, num_queues
 
 
 def random_pool(rng: random.Random, n: int = 8) -> list[FlowTuple]:
@@ -322,31 +472,40 @@ async def run_published_vectors(dut) -> None:
                        FlowTuple(l3, L4Type.OTHER, False, 1, s, d, sp, dp)]
             hashes += [h4, h4, h2, h2]
     indir = list(range(tb.indir_entries))
-    tb.configure(RssConfig(MS_KEY, ALL_TYPES, [i % 128 for i in indir]),
-                 [SteerRule(queue=0, enable=False)] * tb.num_rules, 128)
+    await tb.configure(RssConfig(MS_KEY, ALL_TYPES, [i % 128 for i in indir]), 128)
     await tb.run(tuples, random.Random(cocotb.RANDOM_SEED), expect_hash=hashes)
+
+
+async def clear_rules(tb: ClassifyTb) -> None:
+    for loc in sorted(tb.rules):
+        tb.delete(loc)
+    await tb.drain()
 
 
 @cocotb.test()
 async def run_random_classify(dut) -> None:
-    """Random configurations and flows, back to back; some phases with idle gaps."""
+    """Random configurations, type masks, rules and flows, back to back; some phases with
+    idle gaps, some without rules, some without RSS."""
     rng = random.Random(cocotb.RANDOM_SEED)
     tb = ClassifyTb(dut)
     await tb.start()
-    for phase in range(32):
+    for phase in range(24):
         pool = random_pool(rng)
-        cfg, rules, nq = random_config(tb, rng, pool)
-        if phase % 8 == 1:
-            rules = [SteerRule(**{**r.__dict__, "enable": False}) for r in rules]     # RSS only
+        cfg, masks, nq = random_config(tb, rng, pool)
         if phase % 8 == 2:
             cfg = RssConfig(cfg.key, ALL_TYPES, cfg.indir)
         if phase % 8 == 3:
             cfg = RssConfig(cfg.key, set(), cfg.indir)                                  # no RSS
-        tuples = [random_tuple(rng, pool) for _ in range(500)]
+        await clear_rules(tb)
+        await tb.configure(cfg, nq, masks)
+        if phase % 8 != 1:                                                              # RSS only
+            for _ in range(rng.randrange(1, 40)):
+                tb.add(rng.randrange(64), random_rule(rng, pool, min(nq + 2, 256)))
+            await tb.drain()
+        tuples = [random_tuple(rng, pool) for _ in range(400)]
         if phase % 4 == 0:
             tuples += tuples_from_frames(rng, 40)
             rng.shuffle(tuples)
-        tb.configure(cfg, rules, nq)
         await tb.run(tuples, rng, gap_prob=0.3 if phase % 3 == 2 else 0.0)
     dut._log.info("classified: %s", dict(tb.stats))
     # The random run must have exercised every outcome, or it proves little.
@@ -355,34 +514,132 @@ async def run_random_classify(dut) -> None:
         assert tb.stats[what] > 0, f"no {what} outcome in the random run: {dict(tb.stats)}"
 
 
+def flows_for_table(rng: random.Random, n: int) -> list[FlowTuple]:
+    """n distinct flows: random 5-tuples of every flow type, and runs of consecutive ports
+    and addresses (structured keys a linear hash must still spread)."""
+    out: list[FlowTuple] = []
+    base4 = FlowTuple(L3Type.IPV4, L4Type.TCP, False, 6, 0x0A000001, 0x0A000002, 40000, 0)
+    base6 = FlowTuple(L3Type.IPV6, L4Type.UDP, False, 17, 0xFD00 << 112, (0xFD00 << 112) | 2, 0, 4791)
+    for i in range(n // 4):
+        out.append(FlowTuple(**{**base4.__dict__, "dport": i}))                  # ports 0..
+        out.append(FlowTuple(**{**base6.__dict__, "sport": 1000 + i}))
+    seen = set(out)
+    while len(out) < n:
+        t = random_tuple(rng, [])
+        if t.is_ip and t not in seen:
+            seen.add(t)
+            out.append(t)
+    return out[:n]
+
+
+@cocotb.test()
+async def run_full_table_and_churn(dut) -> None:
+    """The table full (rules in 3/4 of the slots, so that keys move, random and structured keys, every
+    flow type) against the rules as ethtool defines them; then rules deleted, added and
+    replaced while tuples stream back to back: each tuple gets the old or the new answer of
+    the change being written, and the exact answer otherwise."""
+    rng = random.Random(cocotb.RANDOM_SEED + 2)
+    tb = ClassifyTb(dut)
+    await tb.start()
+    num_rules = tb.buckets * 3            # three quarters of the slots: keys must move
+    nq = 8
+    masks = {t: full_mask(t) for t in STEER_TYPES}
+    masks[FlowType.IP4] = TypeMask(24, 32, 0, 0, 0xFF)                 # a /24 source prefix
+    await tb.configure(RssConfig(rng.randbytes(40), ALL_TYPES, [rng.randrange(nq) for _ in range(tb.indir_entries)]),
+                 nq, masks)
+    flows = flows_for_table(rng, num_rules)
+    locs = list(range(num_rules))
+    rng.shuffle(locs)
+    for loc, f in zip(locs, flows):
+        tb.add(loc, SteerRule.exact(f, rng.randrange(nq + 1)))         # some bad queues
+    await tb.drain()
+    assert len(tb.slots.slots) == num_rules
+    moves = tb.stats["slot_writes"] - num_rules
+    dut._log.info("%d rules in %d slots, %d moves", num_rules, 4 * tb.buckets, moves)
+    assert moves > 0, "a table 3/4 full should have needed cuckoo moves"
+    probe = [rng.choice(flows) for _ in range(1000)] + [random_tuple(rng, flows) for _ in range(300)]
+    rng.shuffle(probe)
+    await tb.run(probe, rng)
+    assert tb.stats["steered"] >= 800, dict(tb.stats)
+
+    # Churn: deletes, adds (new keys, keys of existing rules at lower and higher locations:
+    # the winner changes), replacements at a location.
+    taken = set(flows)
+    spare = [f for f in flows_for_table(random.Random(rng.random()), 4000) if f not in taken]
+
+    def churn(tb: ClassifyTb, rng: random.Random) -> None:
+        if tb.ops or rng.random() < 0.7:
+            return
+        r = rng.random()
+        used = sorted(tb.rules)
+        if r < 0.35 and used:
+            tb.delete(rng.choice(used))
+            tb.stats["churn_delete"] += 1
+        elif r < 0.6 and used:
+            same = tb.rules[rng.choice(used)]                    # a second rule, same key
+            free = [loc for loc in range(num_rules) if loc not in tb.rules]
+            if free:
+                tb.add(rng.choice(free), SteerRule(**{**same.__dict__, "queue": rng.randrange(nq)}))
+                tb.stats["churn_same_key"] += 1
+        elif len(tb.rules) < num_rules:
+            free = [loc for loc in range(num_rules) if loc not in tb.rules]
+            tb.add(rng.choice(free), SteerRule.exact(spare.pop(), rng.randrange(nq)))
+            tb.stats["churn_add"] += 1
+        else:
+            tb.add(rng.choice(used), SteerRule.exact(spare.pop(), rng.randrange(nq)))
+            tb.stats["churn_replace"] += 1
+
+    keys = list(flows)
+    for _ in range(3):
+        probe = [rng.choice(keys) for _ in range(800)] + [rng.choice(spare) for _ in range(200)]
+        rng.shuffle(probe)
+        await tb.run(probe, rng, churn=churn)
+    dut._log.info("full table and churn: %s", dict(tb.stats))
+    for what in ("churn_delete", "churn_same_key", "churn_add", "during_change", "bad_queue"):
+        assert tb.stats[what] > 0, f"no {what} in the churn run: {dict(tb.stats)}"
+
+
 @cocotb.test()
 async def run_precedence_and_removal(dut) -> None:
-    """Steering beats RSS, the lowest-numbered matching rule wins, removing a rule returns
-    its flow to the next rule and then to RSS (reasoned outcomes, not only the model's)."""
+    """Steering beats RSS; of two rules with the same key the lowest location wins; removing
+    it returns the flow to the other rule and then to RSS; a mask of zeros matches every frame
+    of the type and no other (reasoned outcomes, not only the model's)."""
     rng = random.Random(cocotb.RANDOM_SEED + 1)
     tb = ClassifyTb(dut)
     await tb.start()
     flow = FlowTuple(L3Type.IPV4, L4Type.TCP, False, 6, 0x0A000001, 0x0A000002, 40000, 5201)
+    udp = FlowTuple(L3Type.IPV4, L4Type.UDP, False, 17, 0x0A000001, 0x0A000002, 40000, 5201)
     cfg = RssConfig(rng.randbytes(40), ALL_TYPES, [3] * tb.indir_entries)
-    off = SteerRule(queue=0, enable=False)
-    low = tb.num_rules // 2
-    for rules, want_q, want_steered in (
-            ({}, 3, 0),                                                           # RSS
-            ({tb.num_rules - 1: SteerRule.exact(flow, 5)}, 5, 1),                 # last rule
-            ({tb.num_rules - 1: SteerRule.exact(flow, 5), low: SteerRule(queue=6)}, 6, 1),
-            ({tb.num_rules - 1: SteerRule.exact(flow, 5), low: SteerRule(queue=9)}, 0, 1),
-            ({tb.num_rules - 1: SteerRule.exact(flow, 5)}, 5, 1),                 # low removed
-            ({}, 3, 0)):                                                          # all removed
-        tb.configure(cfg, [rules.get(i, off) for i in range(tb.num_rules)], 8)
+    await tb.configure(cfg, 8, {FlowType.TCP4: full_mask(FlowType.TCP4)})
+    steps = [(lambda: None, 3, 0),                                               # RSS
+             (lambda: tb.add(9, SteerRule.exact(flow, 5)), 5, 1),                # one rule
+             (lambda: tb.add(4, SteerRule.exact(flow, 6)), 6, 1),                # lower wins
+             (lambda: tb.add(4, SteerRule.exact(flow, 9)), 0, 1),                # bad queue
+             (lambda: tb.delete(4), 5, 1),                                       # back to 9
+             (lambda: tb.delete(9), 3, 0)]                                       # RSS again
+    for change, want_q, want_steered in steps:
+        change()
+        await tb.drain()
         for got in await tb.run([flow] * 4, rng):
-            assert (got["qid"], got["steered"]) == (want_q, want_steered), (rules, got)
+            assert (got["qid"], got["steered"]) == (want_q, want_steered), (tb.rules, got)
+    await tb.configure(cfg, 8, {FlowType.TCP4: TypeMask()})                           # masks of zeros
+    tb.add(0, SteerRule(FlowType.TCP4, 7))
+    await tb.drain()
+    other = FlowTuple(L3Type.IPV4, L4Type.TCP, False, 6, 0xC0A80001, 0x01020304, 1, 2)
+    got = await tb.run([flow, other, udp], rng)
+    assert [(g["qid"], g["steered"]) for g in got] == [(7, 1), (7, 1), (3, 0)], got
 
 
 # --------------------------------------------------------------------------------------------
 # pytest entry point
 # --------------------------------------------------------------------------------------------
 @pytest.mark.rtl
-@pytest.mark.parametrize("num_rules,indir_entries", [(32, 128), (48, 256)])
-def test_rx_classify(num_rules: int, indir_entries: int) -> None:
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("data_w,buckets,indir_entries", [(64, 512, 128), (512, 512, 128),
+                                                          (512, 64, 256)])
+def test_rx_classify(data_w: int, buckets: int, indir_entries: int) -> None:
+    """At 64 bits the hash is sequential (addresses 3 cycles ahead, a frame per 4 cycles), at
+    512 bits parallel (a frame per cycle)."""
     run_rtl_test("rx_classify", SOURCES, "tests.rtl.test_rx_classify",
-                 {"NUM_RULES": num_rules, "INDIR_ENTRIES": indir_entries}, pytest_test_name())
+                 {"DATA_W": data_w, "BUCKETS": buckets, "INDIR_ENTRIES": indir_entries},
+                 pytest_test_name())

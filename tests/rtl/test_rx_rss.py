@@ -105,8 +105,8 @@ async def run_equal_spread(dut) -> None:
 @cocotb.test()
 async def run_steering(dut) -> None:
     """A rule pins a flow to the last queue ahead of RSS; rule churn while other flows run
-    does not disturb them; deleting the rule returns the flow to RSS; a full table is
-    refused with ENOSPC."""
+    does not disturb them; deleting the rule returns the flow to RSS; rules the NIC cannot
+    take are refused with EINVAL."""
     tb = NicTb(dut, cocotb.RANDOM_SEED, TrafficProfile.rough())
     await tb.reset()
     nq = int(dut.NUM_RXQ.value)
@@ -144,18 +144,105 @@ async def run_steering(dut) -> None:
     await env.run([build(devmem, pattern(64, start=100 + i)) for i in range(4)])
     assert env.queues[nq - 1][1].checked == 8
 
-    # A full table.
-    ids = [await rules.add(ethtool.NtupleSpec("tcp4", action=0, dst_port=10000 + i)) for i in range(32)]
-    with pytest.raises(KernelError) as exc:
-        await rules.add(ethtool.NtupleSpec("tcp4", action=0, dst_port=20000))
-    assert exc.value.name == "ENOSPC"
-    with pytest.raises(KernelError) as exc:
-        await rules.add(ethtool.NtupleSpec("tcp4", action=nq, dst_port=20001))
-    assert exc.value.name == "EINVAL"
-    for r in ids:
-        await rules.delete(r)
+    # Limits (EINVAL): a queue that does not exist, a mask other than the one the installed
+    # tcp4 rule uses (dst-ip and dst-port), a location past the table.
+    await rules.add(ethtool.NtupleSpec("tcp4", action=0, dst_ip="10.1.0.2", dst_port=1))
+    for bad in (ethtool.NtupleSpec("tcp4", action=nq, dst_ip="10.1.0.3", dst_port=2),
+                ethtool.NtupleSpec("tcp4", action=0, dst_port=3),                 # other mask
+                ethtool.NtupleSpec("tcp4", action=0, dst_ip="10.1.0.4", dst_port=4, loc=1 << 16)):
+        with pytest.raises(KernelError) as exc:
+            await rules.add(bad)
+        assert exc.value.name == "EINVAL"
+    await rules.clear()
     total = sum(env.delivered_per_queue) + sum(sum(sb.dropped.values()) for _, sb in env.queues)
     assert total == sum(sb.sent for _, sb in env.queues)
+
+
+def table_flows(n: int, rng: random.Random) -> list[tuple[str, Flow]]:
+    """n distinct flows and the flow type of their rule: TCP/IPv4 5-tuples, UDP/IPv6
+    destination ports in a run, TCP/IPv4 with consecutive source addresses."""
+    out = []
+    for i in range(n):
+        k = i % 3
+        if k == 0:
+            out.append(("tcp4", Flow(src=f"10.{rng.randrange(256)}.{rng.randrange(256)}.{i % 250 + 1}",
+                                     dst="10.200.0.1", sport=rng.randrange(1024, 65536), dport=443)))
+        elif k == 1:
+            out.append(("udp6", Flow(ipv6=True, proto="udp", src="fd00::1", dst="fd00::2",
+                                     sport=4791, dport=20000 + i)))
+        else:
+            out.append(("tcp4", Flow(src=f"172.16.{i // 250}.{i % 250 + 1}", dst="10.200.0.1",
+                                     sport=30000, dport=443)))
+    seen, uniq = set(), []
+    for ft, f in out:
+        if (ft, f) not in seen:
+            seen.add((ft, f))
+            uniq.append((ft, f))
+    return uniq
+
+
+def table_spec(ft: str, f: Flow, queue: int, loc: int | None = None) -> ethtool.NtupleSpec:
+    if ft == "udp6":
+        return ethtool.NtupleSpec("udp6", action=queue, dst_port=f.dport, loc=loc)
+    return ethtool.NtupleSpec("tcp4", action=queue, src_ip=f.src, dst_ip=f.dst, src_port=f.sport,
+                              dst_port=f.dport, loc=loc)
+
+
+@cocotb.test()
+async def run_full_table(dut) -> None:
+    """Every location of the steering table in use (STEER_CAPS.rules, 1024), rules of two
+    flow types with structured and random keys: frames of a sample of the rules and of flows
+    no rule matches land where the model says (its copy of the table, filled by the same
+    driver calls); a further rule gets ENOSPC. Then rules are deleted, added and replaced
+    while traffic of other rules runs, and frames are checked again."""
+    tb = NicTb(dut, cocotb.RANDOM_SEED, TrafficProfile.rough())
+    await tb.reset()
+    nq = int(dut.NUM_RXQ.value)
+    env = await MultiQueueEnv.create(tb, nq, QCFG)
+    rng = random.Random(cocotb.RANDOM_SEED + 7)
+    await ethtool.set_rxfh(env.hw, key=rng.randbytes(40), indir=[rng.randrange(nq) for _ in range(128)])
+    await ethtool.set_rx_flow_hash(env.hw, ALL_TYPES)
+    rules = ethtool.NtupleRules(env.hw, nq)
+    await rules.clear()
+    caps = await tb.read32(regs.STEER_CAPS)
+    num = regs.STEER_CAPS_RULES.get(caps)
+    assert num == 1024, f"STEER_CAPS.rules {num}"
+    flows = table_flows(num + 64, rng)
+    table, spare = flows[:num], flows[num:]
+    queue_of = {}
+    for loc, (ft, f) in enumerate(table):
+        queue_of[loc] = rng.randrange(nq)
+        assert await rules.add(table_spec(ft, f, queue_of[loc])) == loc
+    assert len(rules) == num
+    with pytest.raises(KernelError) as exc:
+        await rules.add(table_spec(*spare[0], 0))
+    assert exc.value.name == "ENOSPC"
+    sample = rng.sample(range(num), 150)
+    misses = [Flow(src=f"192.0.2.{i + 1}", dst="10.200.0.1", sport=1000 + i, dport=443) for i in range(30)]
+    frames = [build(table[loc][1], pattern(40, start=loc)) for loc in sample]
+    # What ethtool says (rule `loc` sends its flow to its queue), before the RTL is asked:
+    # the model's copy of the table must agree, and the scoreboards hold the RTL to the model.
+    for loc, fr in zip(sample, frames):
+        c = env.hw.classifier.classify_frame(fr)
+        assert (c.steered, c.rule, c.queue) == (True, loc, queue_of[loc]), (loc, c)
+    await env.run(frames + [build(f, pattern(40)) for f in misses])
+
+    # Churn on rules whose flows are not in the traffic of this phase.
+    quiet = rng.sample([loc for loc in range(num) if loc not in sample], 80)
+    busy = rng.sample(sample, 60)
+
+    async def churn() -> None:
+        for i, loc in enumerate(quiet):
+            await rules.delete(loc)
+            ft, f = spare[i % len(spare)] if i % 2 else table[loc]
+            await rules.add(table_spec(ft, f, rng.randrange(nq), loc=loc))
+    churner = cocotb.start_soon(churn())
+    await env.run([build(table[loc][1], pattern(30, start=loc)) for loc in busy])
+    await churner
+    await env.run([build(table[loc][1], pattern(30, start=loc)) for loc in rng.sample(sample, 40)])
+    total = sum(env.delivered_per_queue) + sum(sum(sb.dropped.values()) for _, sb in env.queues)
+    assert total == sum(sb.sent for _, sb in env.queues)
+    assert await tb.read32(regs.RX_STEER_BAD_QUEUE) == 0
 
 
 @pytest.mark.rtl

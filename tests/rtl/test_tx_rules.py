@@ -513,7 +513,7 @@ class CqWriteMonitor:
 
 @cocotb.test()
 async def run_tx_coal(dut) -> None:
-    """Completion moderation, TXQ.COAL (docs/tx.md, "Completion moderation"): with frames = 8
+    """Completion moderation, TXQ.COALESCE (docs/tx.md, "Completion moderation"): with frames = 8
     a train of frames gets its completions in batches (fewer write bursts than completions,
     none of more than 8 completions, none past the ring's end; contents and order as without
     moderation); a frame alone is not held (rule 4); with the MAC stopped and the next frame

@@ -330,9 +330,9 @@ module nic_csr (
         decoded_reg_strb.TXQ_BLOCK = cpuif_req_masked & (cpuif_addr >= 16'h3000) & (cpuif_addr <= 16'h3000 + 16'h7ff);
         is_external |= cpuif_req_masked & (cpuif_addr >= 16'h3000) & (cpuif_addr <= 16'h3000 + 16'h7ff);
         is_valid_rw |= cpuif_req_masked & (cpuif_addr >= 16'h3000) & (cpuif_addr <= 16'h3000 + 16'h7ff);
-        decoded_reg_strb.STEER_BLOCK = cpuif_req_masked & (cpuif_addr >= 16'h4000) & (cpuif_addr <= 16'h4000 + 16'hfff);
-        is_external |= cpuif_req_masked & (cpuif_addr >= 16'h4000) & (cpuif_addr <= 16'h4000 + 16'hfff);
-        is_valid_rw |= cpuif_req_masked & (cpuif_addr >= 16'h4000) & (cpuif_addr <= 16'h4000 + 16'hfff);
+        decoded_reg_strb.STEER_BLOCK = cpuif_req_masked & (cpuif_addr >= 16'h4000) & (cpuif_addr <= 16'h4000 + 16'hc3);
+        is_external |= cpuif_req_masked & (cpuif_addr >= 16'h4000) & (cpuif_addr <= 16'h4000 + 16'hc3);
+        is_valid_rw |= cpuif_req_masked & (cpuif_addr >= 16'h4000) & (cpuif_addr <= 16'h4000 + 16'hc3);
         decoded_err = '0;
         decoded_req_is_external = is_external;
     end
@@ -1619,7 +1619,7 @@ module nic_csr (
     assign hwif_out.TXQ_BLOCK.wr_biten = decoded_wr_biten;
     // External region: nic_csr.STEER_BLOCK
     assign hwif_out.STEER_BLOCK.req = decoded_reg_strb.STEER_BLOCK;
-    assign hwif_out.STEER_BLOCK.addr = decoded_addr[11:0];
+    assign hwif_out.STEER_BLOCK.addr = decoded_addr[7:0];
     assign hwif_out.STEER_BLOCK.req_is_wr = decoded_req_is_wr;
     assign hwif_out.STEER_BLOCK.wr_data = decoded_wr_data;
     assign hwif_out.STEER_BLOCK.wr_biten = decoded_wr_biten;
@@ -1799,7 +1799,7 @@ module nic_csr (
         if((rd_mux_addr >= 16'h3000) && (rd_mux_addr <= 16'h3000 + 16'h7ff)) begin
             readback_data_var = hwif_in.TXQ_BLOCK.rd_data;
         end
-        if((rd_mux_addr >= 16'h4000) && (rd_mux_addr <= 16'h4000 + 16'hfff)) begin
+        if((rd_mux_addr >= 16'h4000) && (rd_mux_addr <= 16'h4000 + 16'hc3)) begin
             readback_data_var = hwif_in.STEER_BLOCK.rd_data;
         end
         readback_data = readback_data_var;

@@ -5,7 +5,7 @@ package nic_csr_pkg;
 
     localparam NIC_CSR_DATA_WIDTH = 32;
     localparam NIC_CSR_MIN_ADDR_WIDTH = 16;
-    localparam NIC_CSR_SIZE = 'h5000;
+    localparam NIC_CSR_SIZE = 'h40c4;
 
     typedef struct {
         logic [7:0] next;
@@ -394,7 +394,7 @@ package nic_csr_pkg;
 
     typedef struct {
         logic req;
-        logic [11:0] addr;
+        logic [7:0] addr;
         logic req_is_wr;
         logic [31:0] wr_data;
         logic [31:0] wr_biten;
