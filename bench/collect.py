@@ -24,6 +24,7 @@ BENCHMARKS = {
     "tx_linerate": "tx_linerate.json",   # TX beats/frames per cycle, per size and width
     "sim_speed": "sim_speed.json",       # simulated cycles/s: fast path, per-beat baseline, ceiling
     "sim_memory": "sim_memory.json",     # simulator resident memory over 200k-frame RX and TX runs
+    "cluster": "cluster.json",           # N NICs on a switch, all-to-all devmem TCP, RTL vs model (docs/cluster.md)
 }
 
 

@@ -47,8 +47,17 @@ the RTO doubles (backoff); the SYN and the SYN-ACK are retransmitted the same wa
 duplicate ACKs retransmit the first unacknowledged skb at once (fast retransmit, RFC 5681);
 during recovery each partial ACK retransmits the next hole (NewReno, RFC 6582). With a
 zero window and nothing in flight the same timer sends one skb as a window probe
-(`tcp_probe_timer`). There is no congestion window (the peer's window alone bounds what is
-in flight).
+(`tcp_probe_timer`).
+
+Congestion control (`TcpStack.congestion_control`, "reno" by default as Linux's tcp_reno,
+in segments as Linux counts): the congestion window starts at 10 segments (RFC 6928) and
+what is in flight is at most the smaller of it and the peer's window; slow start below
+ssthresh, then one segment more per window acknowledged (RFC 5681 3.1). Three duplicate
+ACKs: ssthresh = max(flight / 2, 2), cwnd = ssthresh + 3, inflated by each further
+duplicate, deflated by partial ACKs, ssthresh at the full ACK (RFC 6582). A timeout
+(`tcp_enter_loss`): ssthresh halves the flight, cwnd = 1, and everything from snd_una to
+snd_nxt is sent again in order, in slow start, before any new data (go-back-N, as Linux marks
+the whole flight lost). "none" keeps only the peer's window.
 
 Close: `shutdown`/`close` queue a FIN after the data (`tcp_send_fin`); FIN_WAIT1, FIN_WAIT2,
 CLOSING, TIME_WAIT (60 s), CLOSE_WAIT, LAST_ACK as RFC 793. Closing with unread data sends a
@@ -104,6 +113,13 @@ TCP_RETRIES2 = 15
 TCP_SYN_RETRIES = 6
 CLOCK_G = 1 * NSEC_PER_MSEC
 """Clock granularity G of RFC 6298."""
+TCP_INIT_CWND = 10
+"""The initial congestion window in segments (RFC 6928; Linux `TCP_INIT_CWND`)."""
+TCP_INFINITE_SSTHRESH = 0x7FFF_FFFF
+CONGESTION_CONTROLS = ("reno", "none")
+"""`net.ipv4.tcp_congestion_control`: "reno" (RFC 5681 slow start and congestion avoidance,
+RFC 6582 NewReno fast recovery, go-back-N loss recovery after a timeout), or "none" (only
+the peer's window bounds what is in flight)."""
 TCPOPT_EOL, TCPOPT_NOP, TCPOPT_MSS = 0, 1, 2
 TCP_MSS_DEFAULT = 536
 """RFC 9293 3.7.1: the MSS a peer that sent no MSS option is assumed to take (IPv4)."""
@@ -189,6 +205,8 @@ class TcpMib:
     """Data segments the NIC completed with an error status (not sent; the RTO retransmits
     them)."""
     RetransSegs: int = 0
+    TCPSlowStartRetrans: int = 0
+    """Retransmissions of the lost window after a timeout, beyond its first segment."""
     TCPTimeouts: int = 0
     TCPFastRetrans: int = 0
     TCPWinProbe: int = 0
@@ -316,6 +334,17 @@ class TcpSock:
     dupacks: int = 0
     recover: int | None = None
     """`snd_nxt` when recovery started (fast retransmit or RTO); None when not recovering."""
+    ca_state: str = 'open'
+    """`icsk_ca_state`: 'open', 'recovery' (fast recovery after three duplicate ACKs) or
+    'loss' (after a retransmission timeout: everything in flight is taken as lost and
+    retransmitted in slow start, go-back-N, before new data)."""
+    snd_cwnd: int = TCP_INIT_CWND
+    """The congestion window in segments (`tp->snd_cwnd`, Linux counts packets)."""
+    snd_ssthresh: int = TCP_INFINITE_SSTHRESH
+    snd_cwnd_cnt: int = 0
+    """Segments acknowledged in congestion avoidance since the window last grew."""
+    loss_next: int | None = None
+    """'loss' state: sequence number of the next lost segment to send again."""
     dst_dev: Netdev | None = None
     """The device the route to `raddr` goes through (`__sk_dst_get(sk)->dev`)."""
     dst_mac: bytes | None = None
@@ -529,12 +558,8 @@ class TcpSock:
             self.dupacks = 0
             self.retransmits = 0
             self.backoff = 0
-            self._clean_rtx_queue(ack)
-            if self.recover is not None:
-                if before(ack, self.recover) and self.rtx_queue:
-                    self._retransmit_head()      # partial ACK: the next hole (RFC 6582)
-                else:
-                    self.recover = None
+            acked = self._clean_rtx_queue(ack)
+            self._cong_ack(ack, acked)
             if self.rtx_queue:
                 self._arm_timer(self.rto_ns)
             else:
@@ -549,6 +574,14 @@ class TcpSock:
                 mib.TCPFastRetrans += 1
                 self.recover = self.snd_nxt
                 self._retransmit_head()
+                if self.cc_on:                   # RFC 5681 3.2 steps 2-3
+                    self.snd_ssthresh = max(len(self.rtx_queue) // 2, 2)
+                    self.snd_cwnd = self.snd_ssthresh + 3
+                    self.ca_state = 'recovery'
+            elif self.dupacks > 3 and self.ca_state == 'recovery':
+                self.snd_cwnd += 1               # step 4: inflate; new data may go
+                if self.write_queue:
+                    self.stack.xmit_sched(self)
         elif window_changed and self.write_queue:
             self.stack.xmit_sched(self)
         return True
@@ -564,18 +597,113 @@ class TcpSock:
         elif self.state == TcpState.LAST_ACK:
             self._done()
 
-    def _clean_rtx_queue(self, ack: int) -> None:
+    def _clean_rtx_queue(self, ack: int) -> int:
         """`tcp_clean_rtx_queue`: free every skb wholly acknowledged; an RTT sample from the
-        newest one that was sent once (Karn's rule)."""
+        newest one that was sent once (Karn's rule). Returns the segments freed."""
         sample: TcpTxSkb | None = None
+        n = 0
         while self.rtx_queue and not after(self.rtx_queue[0].end_seq, ack):
             t = self.rtx_queue.popleft()
             if t.retrans == 0 and t.sent_ns is not None:
                 sample = t
             self.bytes_acked += t.len
             t.free()
+            n += 1
         if sample is not None:
             self._rtt_sample(sample)
+        return n
+
+    # --- congestion control (RFC 5681, RFC 6582; Linux's tcp_cong.c "reno") ---------------
+
+    @property
+    def cc_on(self) -> bool:
+        return self.stack.congestion_control == 'reno'
+
+    def _cong_ack(self, ack: int, acked: int) -> None:
+        """An ACK of new data: leave or continue recovery, grow the window."""
+        if self.ca_state == 'recovery':
+            if self.recover is not None and before(ack, self.recover) and self.rtx_queue:
+                self._retransmit_head()          # partial ACK: the next hole (RFC 6582 3.2)
+                if self.cc_on:                   # deflate by what was acknowledged, add one back
+                    self.snd_cwnd = max(1, self.snd_cwnd - acked + 1)
+                return
+            self.recover = None                  # full ACK: recovery done
+            self.ca_state = 'open'
+            if self.cc_on:
+                self.snd_cwnd = max(1, min(self.snd_ssthresh, len(self.rtx_queue) + 1))
+            return
+        if self.ca_state == 'loss':
+            if self.recover is not None and before(ack, self.recover):
+                if self.loss_next is None or before(self.loss_next, ack):
+                    self.loss_next = ack         # what the ACK covered need not go again
+                self._slow_start_or_avoid(acked)
+                self.stack.xmit_sched(self)      # more of the lost window (tcp_write_xmit)
+                return
+            self.recover = None                  # everything lost has been acknowledged
+            self.loss_next = None
+            self.ca_state = 'open'
+        elif self.recover is not None:           # congestion control off: NewReno holes
+            if before(ack, self.recover) and self.rtx_queue:
+                self._retransmit_head()
+                return
+            self.recover = None
+        self._slow_start_or_avoid(acked)
+
+    def _slow_start_or_avoid(self, acked: int) -> None:
+        """`tcp_reno_cong_avoid`: slow start below ssthresh (one segment per segment
+        acknowledged), else one segment per window of ACKed segments."""
+        if not self.cc_on or acked <= 0:
+            return
+        if self.snd_cwnd < self.snd_ssthresh:
+            grow = min(acked, self.snd_ssthresh - self.snd_cwnd)
+            self.snd_cwnd += grow
+            acked -= grow
+        if acked and self.snd_cwnd >= self.snd_ssthresh:
+            self.snd_cwnd_cnt += acked
+            if self.snd_cwnd_cnt >= self.snd_cwnd:
+                self.snd_cwnd_cnt -= self.snd_cwnd
+                self.snd_cwnd += 1
+        self.snd_cwnd = min(self.snd_cwnd, 0xFFFF)
+
+    def _enter_loss(self) -> None:
+        """`tcp_enter_loss`: a retransmission timeout. ssthresh halves the flight (once per
+        episode), cwnd goes to one segment, and everything from snd_una to snd_nxt is sent
+        again in order as the window opens (the head now)."""
+        if not self.cc_on:
+            return
+        if self.ca_state != 'loss':
+            self.snd_ssthresh = max(len(self.rtx_queue) // 2, 2)
+        self.snd_cwnd = 1
+        self.snd_cwnd_cnt = 0
+        self.ca_state = 'loss'
+        self.loss_next = self.rtx_queue[0].end_seq if self.rtx_queue else None
+
+    def _send_window_end(self) -> int:
+        """The right edge of what the peer's window lets be in flight (`tcp_snd_wnd_test`;
+        the congestion window is counted in segments, in `tcp_write_xmit`)."""
+        return (self.snd_una + self.snd_wnd) & SEQ_MASK
+
+    async def _loss_retransmit(self) -> int:
+        """'loss' state: send again the lost segments from `loss_next` while the retransmitted
+        ones in flight are fewer than cwnd (`tcp_xmit_retransmit_queue`)."""
+        sent = 0
+        if self.ca_state != 'loss' or self.loss_next is None or self.recover is None:
+            return 0
+        while before(self.loss_next, self.recover):
+            out = [t for t in self.rtx_queue if before(t.seq, self.loss_next)]
+            if len(out) >= self.snd_cwnd:
+                break
+            t = next((t for t in self.rtx_queue if not before(t.seq, self.loss_next)), None)
+            if t is None:
+                break
+            t.retrans += 1
+            self.total_retrans += 1
+            self.stack.mib.RetransSegs += 1
+            self.stack.mib.TCPSlowStartRetrans += 1
+            await self.tcp_transmit_skb(t)
+            self.loss_next = t.end_seq
+            sent += 1
+        return sent
 
     def _rtt_sample(self, t: TcpTxSkb) -> None:
         """RFC 6298 2.2/2.3: SRTT, RTTVAR, RTO."""
@@ -799,7 +927,10 @@ class TcpSock:
                 n += 1
         if self.state not in SYNCHRONIZED or self.state == TcpState.SYN_RECV:
             return n
-        wnd_end = (self.snd_una + self.snd_wnd) & SEQ_MASK
+        n += await self._loss_retransmit()
+        if self.ca_state == 'loss' and not probe:
+            return n                         # the lost window first
+        wnd_end = self._send_window_end()
         while self.write_queue:
             t = self.write_queue[0]
             fits = not after(t.end_seq, wnd_end) or (t.len == 0 and t.flags & TcpFlags.FIN)
@@ -807,6 +938,8 @@ class TcpSock:
                 if not self.rtx_queue and self.timer_ns is None:
                     self._arm_timer(self.rto_ns)     # the probe timer
                 break
+            if self.cc_on and not probe and self.rtx_queue and len(self.rtx_queue) >= self.snd_cwnd:
+                break                            # the congestion window is full
             probe = False
             self.write_queue.popleft()
             self.rtx_queue.append(t)
@@ -870,6 +1003,7 @@ class TcpSock:
         self.dupacks = 0
         if self.state in SYNCHRONIZED and self.state != TcpState.SYN_RECV:
             self.recover = self.snd_nxt
+            self._enter_loss()
         await self.tcp_retransmit_skb()
         self.rto_ns = min(TCP_RTO_MAX, self.rto_ns * 2)
         self._arm_timer(self.rto_ns)
@@ -1124,6 +1258,8 @@ class TcpStack:
         self.rto_init_ns = TCP_TIMEOUT_INIT
         """`TCP_TIMEOUT_INIT` (1 s): the RTO of a new socket before its first RTT sample (SYN,
         SYN-ACK). A backend whose time runs much slower than the peer's may lower it."""
+        self.congestion_control = 'reno'
+        """`net.ipv4.tcp_congestion_control` (`CONGESTION_CONTROLS`)."""
         self.repair_iss: dict[tuple, int] = {}
         """ISS a passive connection with this key `(family, laddr, lport, raddr, rport)`
         takes instead of a fresh one, as a `TCP_REPAIR` socket would set its sequence: a

@@ -5,6 +5,7 @@
   nicsim waves FILE.fst        render named signal groups of a waveform to PNG or SVG, DMA bursts decoded
                                (--transactions: list them; --gtkw: a GTKWave layout)
   nicsim live                  the driver's TCP against the Linux stack in a namespace (root)
+  nicsim cluster               N NIC/GPU pairs on a switch, all-to-all devmem TCP (docs/cluster.md)
   nicsim scenario FILE.py      run your own driver scenarios (tb/scenario API) on the model or the RTL
 """
 from __future__ import annotations
@@ -385,6 +386,66 @@ def cmd_scenario(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+# ---------------------------------------------------------------------------------- cluster
+def _size(text: str) -> int:
+    """A byte count: 65536, 64K, 64KiB, 4M, 4MiB."""
+    t = text.strip()
+    units = {"": 1, "K": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MIB": 1 << 20}
+    num = t.rstrip("KkMmIiBb")
+    unit = t[len(num):].upper()
+    if unit not in units or not num.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a byte count (e.g. 65536, 64K, 4MiB)")
+    return int(num) * units[unit]
+
+
+def cmd_cluster(args: argparse.Namespace) -> int:
+    from nicsim.cluster import run_model, run_rtl, summary_lines, write_report
+    from tb.cluster.workload import ClusterConfig
+    n = args.nics
+    pairs = [(s, 0) for s in range(1, n)] if args.incast else None
+    cfg = ClusterConfig(nics=n, bytes_per_pair=args.bytes_per_pair, data_width=args.data_width,
+                        mss=args.mss, switch_buffer_kib=args.switch_buffer, drop_rate=args.drop_rate,
+                        pairs=pairs, seed=args.seed, rto_min_us=args.rto_min_us,
+                        timeout_ms=args.timeout_ms, napi_interval_ns=args.napi_interval_ns)
+    try:
+        cfg.check()
+        if args.backend == "model" and args.threads != 1:
+            raise ValueError("--threads needs --backend rtl")
+        out = Path(args.out)
+        if out.exists() and not out.is_dir():
+            print(f"nicsim cluster: [ENOTDIR] --out {args.out}: exists and is not a directory",
+                  file=sys.stderr)
+            return 2
+    except ValueError as e:
+        print(f"nicsim cluster: [EINVAL] {e}", file=sys.stderr)
+        return 2
+    pattern = f"incast {n - 1} -> 1" if args.incast else "all-to-all"
+    _say(f"cluster: {n} NICs, {pattern}, {cfg.bytes_per_pair} B per pair, MSS {cfg.mss}, "
+         f"{cfg.data_width} bits, switch buffer {cfg.switch_buffer_kib} KiB, drop rate {cfg.drop_rate:g}, "
+         f"on the {args.backend}" + (f" ({args.threads} Verilator threads; the first build takes a few "
+                                     "minutes)" if args.backend == "rtl" else ""))
+    try:
+        if args.backend == "model":
+            res = run_model(cfg, _say)
+        else:
+            res = run_rtl(cfg, seed=args.sim_seed, threads=args.threads)
+    except TimeoutError as e:
+        print(f"nicsim cluster: [ETIMEDOUT] {str(e).splitlines()[0]}", file=sys.stderr)
+        return 1
+    except RuntimeError as e:
+        print(f"nicsim cluster: {str(e).splitlines()[0]}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("nicsim cluster: interrupted", file=sys.stderr)
+        return 130
+    print()
+    for line in summary_lines(res):
+        print(line)
+    report = write_report(res, Path(args.out))
+    _say(f"report: {report} (plots goodput.png, queue_depth.png; result.json)")
+    return 0 if res.ok else 1
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from nicsim.demo import main as demo_main
     try:
@@ -477,6 +538,36 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--only", action="append", metavar="NAME", help="model: run only this scenario (repeatable)")
     sc.set_defaults(func=cmd_scenario)
 
+    c = sub.add_parser("cluster", help="N NIC/GPU pairs on a switch, all-to-all devmem TCP (docs/cluster.md)")
+    c.add_argument("--nics", type=int, default=4, help="NICs (each with its host and GPU), 2..16; default 4")
+    c.add_argument("--bytes-per-pair", type=_size, default=256 << 10, metavar="B",
+                   help="bytes each GPU sends to each other GPU (65536, 64K, 4MiB); default 256K")
+    c.add_argument("--data-width", type=int, default=64, choices=[64, 512],
+                   help="MAC width in bits (DMA twice that); default 64")
+    c.add_argument("--backend", choices=["rtl", "model"], default="rtl",
+                   help="rtl: N nic_top and the HDL switch under one Verilator model (default); "
+                        "model: the golden NIC model and the switch model")
+    c.add_argument("--switch-buffer", type=int, default=1024, metavar="KIB",
+                   help="buffer per switch port in KiB, at most 1024 (default)")
+    c.add_argument("--drop-rate", type=float, default=0.0, metavar="P",
+                   help="probability that the switch loses a frame at its ingress (seeded)")
+    c.add_argument("--mss", type=int, default=1448, help="TCP MSS (MTU = MSS + 40); default 1448")
+    c.add_argument("--incast", action="store_true",
+                   help="NICs 1..N-1 all send to NIC 0 only (instead of all-to-all)")
+    c.add_argument("--seed", type=int, default=1, help="data and random drops")
+    c.add_argument("--rto-min-us", type=float, default=200.0,
+                   help="the driver's rto_min in simulated microseconds (default 200; initial RTO 5x)")
+    c.add_argument("--timeout-ms", type=float, default=200.0,
+                   help="simulated milliseconds after which the run gives up (default 200)")
+    c.add_argument("--napi-interval-ns", type=int, default=1000, metavar="NS",
+                   help="a host polls its NIC at most once per NS simulated ns, one ACK per socket "
+                        "per poll (default 1000)")
+    c.add_argument("--threads", type=int, default=1, choices=[1, 2],
+                   help="rtl: Verilator threads of the model (docs/cluster.md: measured); default 1")
+    c.add_argument("--sim-seed", type=int, default=None, help="rtl: cocotb random seed")
+    c.add_argument("--out", default="build/cluster", help="report folder (default build/cluster)")
+    c.set_defaults(func=cmd_cluster)
+
     w = sub.add_parser("waves", help="render signal groups of an FST waveform to PNG or SVG")
     w.add_argument("file", help="FST file (from --waves, make waves or WAVES=1)")
     w.add_argument("-o", "--output", default=None, help="PNG or SVG (default: FILE.png)")
@@ -494,9 +585,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="list every AXI transaction of the DMA master (time, kind, queue, memory, address, "
                         "bytes) instead of a picture: text on stdout, or to -o FILE (.csv: CSV)")
     w.set_defaults(func=cmd_waves)
+    for subparser in sub.choices.values():   # main() names the subcommand in an unknown-argument error
+        subparser.set_defaults(parser=subparser)
     return ap
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    ap = build_parser()
+    args, extra = ap.parse_known_args(argv)
+    if extra:                       # said by the subcommand's Parser: "nicsim cluster: unrecognized ..."
+        args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
     return int(args.func(args) or 0)

@@ -3,7 +3,7 @@
     from tb.fast.build import run_fast_test
     run_fast_test("tests.rtl.test_long_run", {"DATA_W": 64}, pytest_test_name())   # tests/rtl/test_long_run.py
 
-The harness instantiates `nic_top` through a generated port list (`nic_top_conn.svh`, made
+The harness (its node, tb/fast/nic_fast_node.sv) instantiates `nic_top` through a generated port list (`nic_top_conn.svh`, made
 from rtl/top/nic_top.sv's ports on every build): ports the harness knows are connected to
 its own signals; ports added to the NIC later are tied off (inputs named *tready to 1, other
 inputs to 0, outputs open), so the harness keeps compiling when nic_top grows (the TX path).
@@ -18,6 +18,8 @@ from tb.sim import BUILD_ROOT, REPO_ROOT, rtl_file_list, run_rtl_test
 
 HERE = Path(__file__).resolve().parent
 HARNESS = HERE / "nic_fast_top.sv"
+NODE = HERE / "nic_fast_node.sv"
+"""One NIC with its bus partners (the harness has one, the cluster testbench N)."""
 C_SOURCE = HERE / "fastmem.cpp"
 PUBLIC_VLT = HERE / "fast_public.vlt"
 NIC_TOP = REPO_ROOT / "rtl" / "top" / "nic_top.sv"
@@ -85,7 +87,7 @@ def generate(gen_dir: Path = GEN_DIR) -> Path:
 
 
 def fast_sources() -> list[Path]:
-    return [*rtl_file_list(), HARNESS]
+    return [*rtl_file_list(), NODE, HARNESS]
 
 
 def fast_build_kwargs() -> dict:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import random
 from collections import deque
 from dataclasses import dataclass
+from typing import Any
 
 import cocotb
 from cocotb.triggers import FallingEdge, RisingEdge, Timer
@@ -47,10 +48,10 @@ from tb.fast.shared import RegionSpec, SharedBlock
 from tb.nic_tb import CLK_NS, DEV_BASE, DEV_SIZE, HOST_BASE, HOST_SIZE, TrafficProfile, check_same_awready
 from tb.watchdog import Watchdog, not_reset
 
-__all__ = ["FastNicTb", "FastTxSink", "TxFrame", "CLK_NS", "TrafficProfile", "nic_tb_for"]
+__all__ = ["FastHw", "FastNicTb", "FastTxSink", "TxFrame", "CLK_NS", "TrafficProfile", "nic_tb_for"]
 
 AWREADY_MODES = {AwReady.INDEPENDENT: 0, AwReady.AFTER_WVALID: 1, AwReady.AFTER_WLAST: 2}
-"""TrafficProfile.awready -> the harness's awready_mode input (nic_fast_top.sv)."""
+"""TrafficProfile.awready -> the harness's awready_mode input (nic_fast_top.sv, into the node's DMA slave)."""
 
 
 def nic_tb_for(dut, seed: int, profile: TrafficProfile | None = None, *, loopback: bool = False):
@@ -98,29 +99,28 @@ class FastTxSink:
             await _Change(self.dut.tx_done)
 
 
-class FastNicTb:
-    """Everything a test needs to drive `nic_fast_top` (the NicTb interface, plus bulk calls)."""
+class FastHw:
+    """The `NicHw` half of a node of the fast harness (tb/fast/nic_fast_node.sv): its host and
+    device memory on views of the node's shared block, the `DmaAddressSpace` the scoreboards
+    read, the CSR command queue (`read32`/`write32`, waiting on the node's csr_ack), `delay`
+    and `sync`. `FastNicTb` adds the MAC side of `nic_fast_top`; the cluster testbench
+    (tb/cluster/) has one `FastHw` per NIC, whose MAC ports are cabled to the switch.
 
-    profile: TrafficProfile
+    `csr_ack`: the harness output that changes when one of this node's CSR commands has
+    finished (it may be a vector of several nodes' toggles: the wait re-checks the block)."""
 
-    def __init__(self, dut, seed: int, profile: TrafficProfile | None = None, *,
-                 record_writes: bool = True, rx_data_bytes: int = 16 << 20,
-                 rx_frames: int = 1 << 16, tx_frames: int = 1 << 14,
-                 tx_data_bytes: int = 4 << 20, loopback: bool = False) -> None:
-        """`rx_frames`/`rx_data_bytes`, `tx_frames`/`tx_data_bytes`: capacity of the RX and
-        TX frame queues in the shared block (a full TX queue holds m_axis_tx_tready low).
-        `loopback`: a cable from m_axis_tx to s_axis_rx, as `NicTb(loopback=True)`: each frame
-        the NIC sends is queued, whole and in order, on its own RX port (so `tx_frames()`
-        sees nothing; `looped_frames` has them)."""
+    def __init__(self, dut, shm: SharedBlock, csr_ack, *, record_writes: bool = True,
+                 posted_writes: bool = False, watchdog: Watchdog | None = None) -> None:
+        """`posted_writes`: `write32` returns once the write is queued, as a CPU's MMIO write
+        is posted on PCIe; the CSR master still runs the commands in order, so a later
+        `read32` returns after every earlier write has completed (a read flushes). Default:
+        every write waits for its response. `watchdog`: the one that times this node's CSR
+        accesses (tb/watchdog.py; the cluster shares one among its nodes), by default one of
+        its own on `dut`. Whoever resets the node sets `_reset_done` and starts the watchdog."""
         self.dut = dut
-        self.seed = seed
-        self.rng = random.Random(seed)
-        self.data_bytes = int(dut.DATA_W.value) // 8
-        self.dma_bytes = int(dut.DMA_DATA_W.value) // 8
-        self.shm = SharedBlock([RegionSpec("host", HOST_BASE, HOST_SIZE),
-                                RegionSpec("device", DEV_BASE, DEV_SIZE)],
-                               rx_frames=rx_frames, rx_data_bytes=rx_data_bytes,
-                               tx_frames=tx_frames, tx_data_bytes=tx_data_bytes)
+        self.shm = shm
+        self._csr_ack = csr_ack
+        self.posted_writes = posted_writes
         self.shm.h[shared.H_LOG_OK] = int(record_writes)
         self.host = HostMemory(HOST_BASE, HOST_SIZE, buffer=self.shm.region_buffer("host"))
         self.clock: DriverClock | None = None
@@ -131,36 +131,16 @@ class FastNicTb:
         self.space.add_region(self.host, "host")
         self.space.add_region(self.dev, "device")
         self._err_ranges: list[tuple[int, int]] = []
-        self.tx = FastTxSink(dut, self.shm)
-        self.looped_frames: list[bytes] = []
-        dut.rst.value = 1
-        dut.fm_attach.value = self.shm.token
-        self.set_profile(profile or TrafficProfile())
-        if loopback:
-            cocotb.start_soon(self._loopback())
-        self.watchdog = Watchdog(dut)
-        """Fails the test when a CSR access waits too long (tb/watchdog.py); runs from reset()."""
+        self.watchdog = watchdog if watchdog is not None else Watchdog(dut)
+        """Fails the test when a CSR access waits too long (tb/watchdog.py); runs from reset."""
         self._reset_done = False
 
-    async def _loopback(self) -> None:
-        while True:
-            frame = (await self.tx.recv()).tdata
-            self.looped_frames.append(frame)
-            await self.send(frame)
-
-    # ------------------------------------------------------------------ settings
-    def set_profile(self, profile: TrafficProfile) -> None:
-        if hasattr(self, "profile"):
-            check_same_awready(self.profile.awready, profile)
-        self.profile = profile
-        thr = lambda p: min(int(p * (1 << 32)), (1 << 32) - 1) if p > 0 else 0  # noqa: E731
-        self.shm.h[shared.H_RX_IDLE] = thr(profile.rx_idle)
-        self.shm.h[shared.H_RX_SEED] = self.rng.getrandbits(64) | 1
-        self.dut.dma_stall_thr.value = thr(profile.dma_stall)
-        self.dut.tx_stall_thr.value = thr(profile.tx_stall)
-        self.dut.stall_seed.value = self.rng.getrandbits(32) | 1
-        self.dut.r_interleave.value = int(profile.read_interleave)
-        self.dut.awready_mode.value = AWREADY_MODES[profile.awready]
+    @staticmethod
+    def node_block(**sizes: Any) -> SharedBlock:
+        """A shared block with the testbench's host and device memory (tb/nic_tb.py's
+        addresses); `sizes`: SharedBlock's queue capacities (its keyword arguments)."""
+        return SharedBlock([RegionSpec("host", HOST_BASE, HOST_SIZE),
+                            RegionSpec("device", DEV_BASE, DEV_SIZE)], **sizes)
 
     # ------------------------------------------------------------------ sync with the C side
     def sync(self) -> None:
@@ -182,15 +162,102 @@ class FastNicTb:
                 self.dut._log.warning("DMA %s error: %s", op, err)
 
     @property
+    def cycles(self) -> int:
+        """Clock cycles since time 0 (from the harness's counter)."""
+        return int(self.dut.cycles.value)
+
+    # ------------------------------------------------------------------ NicHw for the driver
+    async def _csr(self, addr: int, data: int, write: bool) -> int:
+        if not self._reset_done:
+            raise not_reset("write32" if write else "read32", addr)
+        self.sync()
+        idx = self.shm.csr_push(addr, data, write)
+        token = self.watchdog.begin("write32" if write else "read32", addr)
+        try:
+            while not self.shm.csr_done(idx):
+                await _Change(self._csr_ack)
+        finally:
+            self.watchdog.end(token)
+        value, _resp = self.shm.csr_result(idx)
+        return value
+
+    async def read32(self, addr: int) -> int:
+        return await self._csr(addr, 0, False)
+
+    async def write32(self, addr: int, value: int) -> None:
+        if not self.posted_writes:
+            await self._csr(addr, value, True)
+            return
+        if not self._reset_done:
+            raise not_reset("write32", addr)
+        self.sync()
+        idx = self.shm.csr_push(addr, value, True)
+        while idx - int(self.shm.h[shared.H_CSR_DONE]) >= int(self.shm.h[shared.H_CSR_CAP]) // 2:
+            await _Change(self._csr_ack)             # the queue is filling up: let it drain
+
+    async def delay(self, ns: int) -> None:
+        self.sync()
+        await Timer(ns, unit="ns")
+        self.sync()
+
+    def close(self) -> None:
+        self.shm.close()
+
+
+class FastNicTb(FastHw):
+    """Everything a test needs to drive `nic_fast_top` (the NicTb interface, plus bulk calls)."""
+
+    profile: TrafficProfile
+
+    def __init__(self, dut, seed: int, profile: TrafficProfile | None = None, *,
+                 record_writes: bool = True, rx_data_bytes: int = 16 << 20,
+                 rx_frames: int = 1 << 16, tx_frames: int = 1 << 14,
+                 tx_data_bytes: int = 4 << 20, loopback: bool = False) -> None:
+        """`rx_frames`/`rx_data_bytes`, `tx_frames`/`tx_data_bytes`: capacity of the RX and
+        TX frame queues in the shared block (a full TX queue holds m_axis_tx_tready low).
+        `loopback`: a cable from m_axis_tx to s_axis_rx, as `NicTb(loopback=True)`: each frame
+        the NIC sends is queued, whole and in order, on its own RX port (so `tx_frames()`
+        sees nothing; `looped_frames` has them)."""
+        shm = self.node_block(rx_frames=rx_frames, rx_data_bytes=rx_data_bytes,
+                              tx_frames=tx_frames, tx_data_bytes=tx_data_bytes)
+        super().__init__(dut, shm, dut.csr_ack, record_writes=record_writes)
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.data_bytes = int(dut.DATA_W.value) // 8
+        self.dma_bytes = int(dut.DMA_DATA_W.value) // 8
+        self.tx = FastTxSink(dut, self.shm)
+        self.looped_frames: list[bytes] = []
+        dut.rst.value = 1
+        dut.fm_attach.value = self.shm.token
+        self.set_profile(profile or TrafficProfile())
+        if loopback:
+            cocotb.start_soon(self._loopback())
+
+    async def _loopback(self) -> None:
+        while True:
+            frame = (await self.tx.recv()).tdata
+            self.looped_frames.append(frame)
+            await self.send(frame)
+
+    # ------------------------------------------------------------------ settings
+    def set_profile(self, profile: TrafficProfile) -> None:
+        if hasattr(self, "profile"):
+            check_same_awready(self.profile.awready, profile)
+        self.profile = profile
+        thr = lambda p: min(int(p * (1 << 32)), (1 << 32) - 1) if p > 0 else 0  # noqa: E731
+        self.shm.h[shared.H_RX_IDLE] = thr(profile.rx_idle)
+        self.shm.h[shared.H_RX_SEED] = self.rng.getrandbits(64) | 1
+        self.dut.dma_stall_thr.value = thr(profile.dma_stall)
+        self.dut.tx_stall_thr.value = thr(profile.tx_stall)
+        self.dut.stall_seed.value = self.rng.getrandbits(32) | 1
+        self.dut.r_interleave.value = int(profile.read_interleave)
+        self.dut.awready_mode.value = AWREADY_MODES[profile.awready]
+
+    @property
     def w_before_aw(self) -> int:
         """Write bursts whose first W beat the DMA slave took before their AW (0 with
         awready 'independent', whose WREADY waits for the AW)."""
         return int(self.dut.w_first_bursts.value)
-
-    @property
-    def cycles(self) -> int:
-        """Clock cycles since time 0 (from the harness's counter)."""
-        return int(self.dut.cycles.value)
 
     # ------------------------------------------------------------------ reset
     async def reset(self) -> None:
@@ -202,32 +269,6 @@ class FastNicTb:
         self.sync()
         self._reset_done = True
         self.watchdog.start()
-
-    # ------------------------------------------------------------------ NicHw for the driver
-    async def _csr(self, addr: int, data: int, write: bool) -> int:
-        if not self._reset_done:
-            raise not_reset("write32" if write else "read32", addr)
-        self.sync()
-        idx = self.shm.csr_push(addr, data, write)
-        token = self.watchdog.begin("write32" if write else "read32", addr)
-        try:
-            while not self.shm.csr_done(idx):
-                await _Change(self.dut.csr_ack)
-        finally:
-            self.watchdog.end(token)
-        value, _resp = self.shm.csr_result(idx)
-        return value
-
-    async def read32(self, addr: int) -> int:
-        return await self._csr(addr, 0, False)
-
-    async def write32(self, addr: int, value: int) -> None:
-        await self._csr(addr, value, True)
-
-    async def delay(self, ns: int) -> None:
-        self.sync()
-        await Timer(ns, unit="ns")
-        self.sync()
 
     # ------------------------------------------------------------------ MAC side
     def send_nowait(self, frame: bytes, bad_fcs: bool = False) -> bool:
@@ -265,7 +306,4 @@ class FastNicTb:
     def tx_frames(self) -> list[bytes]:
         """Frames the NIC has sent on m_axis_tx since the last call (tkeep applied)."""
         return [f.tdata for f in self.tx.recv_all()]
-
-    def close(self) -> None:
-        self.shm.close()
 

@@ -8,6 +8,9 @@
  * (completed write bursts, failed accesses) and a TX frame queue (frames the NIC sent). Python only runs while the simulator is paused,
  * so there is no locking: whoever runs owns the memory.
  *
+ * Several harness instances share this code (the cluster testbench has one per NIC): each
+ * has its own block and state (`FmInst`), and every DPI call names its instance.
+ *
  * Standalone mode (no Python at all, for the speed ceiling): fm_standalone_open() maps an
  * image file that Python prepared, and fm_standalone_poll() is a tiny C driver that recycles
  * completed buffers the way the Python driver does, until the wanted number of frames has
@@ -60,15 +63,24 @@ enum {
     H_WORDS = 512
 };
 
-static uint8_t *M;            /* the shared block, NULL until attached */
-static uint64_t *H;           /* its header */
-static size_t M_size;
-static uint64_t rx_idx, rx_pos, rx_rng, csr_issued;
-static uint64_t w_lo, w_hi;   /* span of the write burst in progress */
-static int w_err;
-static int r_err[16];          /* per read burst slot of the harness (bursts may interleave) */
-static uint64_t r_addr0[16];
-static uint64_t tx_start;     /* running byte position of the TX frame in progress */
+/* One harness instance (tb/fast/nic_fast_node.sv, its INST parameter): its own shared block
+ * and its own position in it. nic_fast_top has one (instance 0); the cluster testbench
+ * (tb/cluster/cluster_top.sv) one per NIC. Every DPI call names its instance. */
+#define FM_MAX_INST 16
+
+struct FmInst {
+    uint8_t *M;            /* the shared block, NULL until attached */
+    uint64_t *H;           /* its header */
+    size_t M_size;
+    uint64_t rx_idx, rx_pos, rx_rng, csr_issued;
+    uint64_t w_lo, w_hi;   /* span of the write burst in progress */
+    int w_err;
+    int r_err[16];         /* per read burst slot of the harness (bursts may interleave) */
+    uint64_t r_addr0[16];
+    uint64_t tx_start;     /* running byte position of the TX frame in progress */
+};
+
+static FmInst fm_inst[FM_MAX_INST];
 
 static void fm_die(const char *msg) {
     fprintf(stderr, "fastmem: %s\n", msg);
@@ -76,38 +88,43 @@ static void fm_die(const char *msg) {
     abort();
 }
 
-static void fm_map(int fd) {
-    if (M) {
-        munmap(M, M_size);
-        M = NULL;
-        H = NULL;
+static FmInst *fm_get(int inst) {
+    if (inst < 0 || inst >= FM_MAX_INST) fm_die("harness instance out of range (FM_MAX_INST)");
+    return &fm_inst[inst];
+}
+
+static void fm_map(FmInst *f, int fd) {
+    if (f->M) {
+        munmap(f->M, f->M_size);
+        f->M = NULL;
+        f->H = NULL;
     }
     uint64_t *hdr = (uint64_t *)mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
     if (hdr == MAP_FAILED) fm_die("mmap of the header failed");
     if (hdr[H_MAGIC] != FM_MAGIC) fm_die("bad magic in the shared block");
-    M_size = hdr[H_TOTAL];
+    f->M_size = hdr[H_TOTAL];
     munmap(hdr, 4096);
-    M = (uint8_t *)mmap(NULL, M_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (M == MAP_FAILED) {
-        M = NULL;
+    f->M = (uint8_t *)mmap(NULL, f->M_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (f->M == MAP_FAILED) {
+        f->M = NULL;
         fm_die("mmap of the shared block failed");
     }
-    H = (uint64_t *)M;
-    rx_idx = H[H_RX_CONS];
-    rx_pos = 0;
-    rx_rng = H[H_RX_SEED] | 1;
-    csr_issued = H[H_CSR_DONE];
-    w_lo = UINT64_MAX;
-    w_hi = 0;
-    w_err = 0;
-    memset(r_err, 0, sizeof r_err);
-    tx_start = H[H_TX_WP];
+    f->H = (uint64_t *)f->M;
+    f->rx_idx = f->H[H_RX_CONS];
+    f->rx_pos = 0;
+    f->rx_rng = f->H[H_RX_SEED] | 1;
+    f->csr_issued = f->H[H_CSR_DONE];
+    f->w_lo = UINT64_MAX;
+    f->w_hi = 0;
+    f->w_err = 0;
+    memset(f->r_err, 0, sizeof f->r_err);
+    f->tx_start = f->H[H_TX_WP];
 }
 
 /* Python writes (generation << 16) | fd to the harness's fm_attach input. */
-int fm_dpi_attach(int token) {
+int fm_dpi_attach(int inst, int token) {
     int fd = token & 0xffff;
-    fm_map(fd);
+    fm_map(fm_get(inst), fd);
     return 1;
 }
 
@@ -123,7 +140,8 @@ static inline uint64_t xorshift64(uint64_t *s) {
 /* ------------------------------------------------------------------------ address decode */
 /* Pointer to [addr, addr+n) or NULL with *resp = 2 (SLVERR). Unmapped and injected-error
  * accesses both answer SLVERR, as cocotbext-axi's AxiSlave does for the per-beat path. */
-static uint8_t *fm_decode(uint64_t addr, uint64_t n, int *resp) {
+static uint8_t *fm_decode(FmInst *f, uint64_t addr, uint64_t n, int *resp) {
+    uint64_t *H = f->H;
     uint64_t nreg = H[H_NREG];
     for (uint64_t i = 0; i < nreg && i < FM_MAX_REGIONS; i++) {
         uint64_t base = H[H_REG + 3 * i], size = H[H_REG + 3 * i + 1];
@@ -136,17 +154,18 @@ static uint8_t *fm_decode(uint64_t addr, uint64_t n, int *resp) {
                     return NULL;
                 }
             }
-            return M + H[H_REG + 3 * i + 2] + (addr - base);
+            return f->M + H[H_REG + 3 * i + 2] + (addr - base);
         }
     }
     *resp = 2;
     return NULL;
 }
 
-static void fm_log(uint64_t addr, uint64_t len, uint64_t kind) {
+static void fm_log(FmInst *f, uint64_t addr, uint64_t len, uint64_t kind) {
+    uint64_t *H = f->H;
     uint64_t cap = H[H_LOG_CAP], prod = H[H_LOG_PROD];
     if (!cap) return;
-    uint64_t *e = (uint64_t *)(M + H[H_LOG_TAB]) + 4 * (prod % cap);
+    uint64_t *e = (uint64_t *)(f->M + H[H_LOG_TAB]) + 4 * (prod % cap);
     e[0] = addr;
     e[1] = len;
     e[2] = kind;
@@ -158,10 +177,12 @@ static void fm_log(uint64_t addr, uint64_t len, uint64_t kind) {
 /* One W beat: bus word at `bus_addr` (aligned to `bus_bytes`), `strb` selects the lanes.
  * `last` ends the burst: its span is logged (kind 0 = write OK, 0x200 = write SLVERR).
  * Returns the beat's response (0 OKAY, 2 SLVERR). */
-int fm_wbeat(long long bus_addr, const svBitVecVal *data, const svBitVecVal *strb,
+int fm_wbeat(int inst, long long bus_addr, const svBitVecVal *data, const svBitVecVal *strb,
              int bus_bytes, int last) {
+    FmInst *f = fm_get(inst);
+    uint64_t *H = f->H;
     int resp = 0;
-    if (!M) return 2;
+    if (!f->M) return 2;
     const uint8_t *d = (const uint8_t *)data;
     const uint8_t *s = (const uint8_t *)strb;
     int first = -1, lastlane = -1, full = 1;
@@ -176,7 +197,7 @@ int fm_wbeat(long long bus_addr, const svBitVecVal *data, const svBitVecVal *str
     H[H_ST_WBEATS]++;
     if (first >= 0) {
         uint64_t lo = (uint64_t)bus_addr + first, n = (uint64_t)(lastlane - first + 1);
-        uint8_t *p = fm_decode(lo, n, &resp);
+        uint8_t *p = fm_decode(f, lo, n, &resp);
         if (p) {
             if (full) {
                 memcpy(p, d, bus_bytes);
@@ -184,23 +205,21 @@ int fm_wbeat(long long bus_addr, const svBitVecVal *data, const svBitVecVal *str
                 for (int i = first; i <= lastlane; i++)
                     if (s[i >> 3] >> (i & 7) & 1) p[i - first] = d[i];
             }
-            if (lo < w_lo) w_lo = lo;
-            if (lo + n > w_hi) w_hi = lo + n;
         } else {
-            w_err = resp;
-            if (lo < w_lo) w_lo = lo;
-            if (lo + n > w_hi) w_hi = lo + n;
+            f->w_err = resp;
         }
+        if (lo < f->w_lo) f->w_lo = lo;
+        if (lo + n > f->w_hi) f->w_hi = lo + n;
     }
     if (last) {
         H[H_ST_WBURSTS]++;
-        if (w_hi > w_lo) {
-            if (w_err) fm_log(w_lo, w_hi - w_lo, 0x200);
-            else if (H[H_LOG_OK]) fm_log(w_lo, w_hi - w_lo, 0);
+        if (f->w_hi > f->w_lo) {
+            if (f->w_err) fm_log(f, f->w_lo, f->w_hi - f->w_lo, 0x200);
+            else if (H[H_LOG_OK]) fm_log(f, f->w_lo, f->w_hi - f->w_lo, 0);
         }
-        w_lo = UINT64_MAX;
-        w_hi = 0;
-        w_err = 0;
+        f->w_lo = UINT64_MAX;
+        f->w_hi = 0;
+        f->w_err = 0;
     }
     return resp;
 }
@@ -209,24 +228,25 @@ int fm_wbeat(long long bus_addr, const svBitVecVal *data, const svBitVecVal *str
 /* One R beat: bytes [lo, hi) of the bus word at `bus_addr` (lanes outside read as zero).
  * `first`/`last` mark the burst, `slot` (0..15) names it among the harness's queued bursts,
  * whose beats may interleave; a failed burst is logged (kind 0x201 = read SLVERR). */
-int fm_rbeat(long long bus_addr, long long lo, long long hi, svBitVecVal *data, int bus_bytes,
-             int first, int last, int slot) {
+int fm_rbeat(int inst, long long bus_addr, long long lo, long long hi, svBitVecVal *data,
+             int bus_bytes, int first, int last, int slot) {
+    FmInst *f = fm_get(inst);
     int resp = 0;
     uint8_t *d = (uint8_t *)data;
     memset(d, 0, (size_t)((bus_bytes + 3) & ~3));
-    if (!M) return 2;
-    H[H_ST_RBEATS]++;
+    if (!f->M) return 2;
+    f->H[H_ST_RBEATS]++;
     slot &= 15;
     if (first) {
-        r_addr0[slot] = (uint64_t)lo;
-        r_err[slot] = 0;
+        f->r_addr0[slot] = (uint64_t)lo;
+        f->r_err[slot] = 0;
     }
-    uint8_t *p = fm_decode((uint64_t)lo, (uint64_t)(hi - lo), &resp);
+    uint8_t *p = fm_decode(f, (uint64_t)lo, (uint64_t)(hi - lo), &resp);
     if (p) memcpy(d + (lo - bus_addr), p, (size_t)(hi - lo));
-    else r_err[slot] = resp;
+    else f->r_err[slot] = resp;
     if (last) {
-        H[H_ST_RBURSTS]++;
-        if (r_err[slot]) fm_log(r_addr0[slot], (uint64_t)hi - r_addr0[slot], 0x201);
+        f->H[H_ST_RBURSTS]++;
+        if (f->r_err[slot]) fm_log(f, f->r_addr0[slot], (uint64_t)hi - f->r_addr0[slot], 0x201);
     }
     return resp;
 }
@@ -235,60 +255,67 @@ int fm_rbeat(long long bus_addr, long long lo, long long hi, svBitVecVal *data, 
 /* Next MAC beat. Returns bit0 valid, bit1 last, bit2 tuser (bad FCS), bit3 more queued.
  * Called when the harness's output register is free; an idle (random or empty) cycle
  * returns without valid. */
-int fm_rx_beat(svBitVecVal *data, long long *keep, int nbytes) {
-    if (!M) return 0;
+int fm_rx_beat(int inst, svBitVecVal *data, long long *keep, int nbytes) {
+    FmInst *f = fm_get(inst);
+    uint64_t *H = f->H;
+    if (!f->M) return 0;
     uint64_t prod = H[H_RX_PROD];
-    if (rx_idx == prod) return 0;
+    if (f->rx_idx == prod) return 0;
     uint64_t thr = H[H_RX_IDLE];
-    if (thr && (xorshift64(&rx_rng) >> 32) < thr) return 8;
+    if (thr && (xorshift64(&f->rx_rng) >> 32) < thr) return 8;
     uint64_t cap = H[H_RX_CAP];
-    const uint64_t *e = (const uint64_t *)(M + H[H_RX_TAB]) + 2 * (rx_idx % cap);
+    const uint64_t *e = (const uint64_t *)(f->M + H[H_RX_TAB]) + 2 * (f->rx_idx % cap);
     uint64_t off = e[0], len = e[1] & 0xffffffffu, flags = e[1] >> 32;
     if (off + len > H[H_RX_DATA_SIZE]) fm_die("RX frame outside the frame area");
-    uint64_t n = len - rx_pos;
+    uint64_t n = len - f->rx_pos;
     if (n > (uint64_t)nbytes) n = (uint64_t)nbytes;
     uint8_t *d = (uint8_t *)data;
     memset(d, 0, (size_t)((nbytes + 3) & ~3));
-    memcpy(d, M + H[H_RX_DATA] + off + rx_pos, n);
+    memcpy(d, f->M + H[H_RX_DATA] + off + f->rx_pos, n);
     *keep = n >= 64 ? -1LL : (long long)((1ULL << n) - 1);
-    rx_pos += n;
+    f->rx_pos += n;
     H[H_ST_RXBEATS]++;
     int r = 1;
-    if (rx_pos >= len) {
+    if (f->rx_pos >= len) {
         r |= 2;
         if (flags & 1) r |= 4;
-        rx_idx++;
-        rx_pos = 0;
-        H[H_RX_CONS] = rx_idx;
+        f->rx_idx++;
+        f->rx_pos = 0;
+        H[H_RX_CONS] = f->rx_idx;
     }
-    if (rx_idx != H[H_RX_PROD]) r |= 8;
+    if (f->rx_idx != H[H_RX_PROD]) r |= 8;
     return r;
 }
 
 /* ------------------------------------------------------------------------ TX stream */
 /* 1 when the TX queue can take one more beat of `nbytes`: a free frame-table entry and
  * room in the data ring (bytes Python has not released yet are kept). */
-int fm_tx_room(int nbytes) {
-    if (!M || !H[H_TX_CAP]) return 0;
-    if (H[H_TX_WP] + (uint64_t)nbytes - tx_start > H[H_TX_DATA_SIZE])
+int fm_tx_room(int inst, int nbytes) {
+    FmInst *f = fm_get(inst);
+    uint64_t *H = f->H;
+    if (!f->M || !H[H_TX_CAP]) return 0;
+    if (H[H_TX_WP] + (uint64_t)nbytes - f->tx_start > H[H_TX_DATA_SIZE])
         fm_die("a TX frame is longer than the TX data ring (FastNicTb tx_data_bytes)");
     if (H[H_TX_PROD] - H[H_TX_CONS] >= H[H_TX_CAP]) return 0;
     return H[H_TX_WP] + (uint64_t)nbytes - H[H_TX_RP] <= H[H_TX_DATA_SIZE];
 }
 
 /* Reset of the harness: the beats of a frame cut short are dropped (whole frames stay). */
-void fm_tx_reset(void) {
-    if (!M) return;
-    H[H_TX_WP] = tx_start;
+void fm_tx_reset(int inst) {
+    FmInst *f = fm_get(inst);
+    if (!f->M) return;
+    f->H[H_TX_WP] = f->tx_start;
 }
 
 /* One beat the harness took from m_axis_tx (the caller checked fm_tx_room the cycle before):
  * its tkeep bytes are appended to the frame in progress; `last` queues the frame as
  * (running start, length) for Python. Returns the frame's length so far. */
-int fm_tx_beat(const svBitVecVal *data, long long keep, int nbytes, int last) {
-    if (!M || !H[H_TX_CAP]) return 0;
+int fm_tx_beat(int inst, const svBitVecVal *data, long long keep, int nbytes, int last) {
+    FmInst *f = fm_get(inst);
+    uint64_t *H = f->H;
+    if (!f->M || !H[H_TX_CAP]) return 0;
     const uint8_t *d = (const uint8_t *)data;
-    uint8_t *ring = M + H[H_TX_DATA];
+    uint8_t *ring = f->M + H[H_TX_DATA];
     uint64_t size = H[H_TX_DATA_SIZE], wp = H[H_TX_WP];
     for (int i = 0; i < nbytes; i++) {
         if (!((unsigned long long)keep >> i & 1)) continue;
@@ -298,33 +325,37 @@ int fm_tx_beat(const svBitVecVal *data, long long keep, int nbytes, int last) {
     if (wp - H[H_TX_RP] > size) fm_die("TX frame queue overrun (the harness ignored fm_tx_room)");
     H[H_TX_WP] = wp;
     H[H_ST_TXBEATS]++;
-    uint64_t len = wp - tx_start;
+    uint64_t len = wp - f->tx_start;
     if (last) {
         uint64_t prod = H[H_TX_PROD];
-        uint64_t *e = (uint64_t *)(M + H[H_TX_TAB]) + 2 * (prod % H[H_TX_CAP]);
-        e[0] = tx_start;
+        uint64_t *e = (uint64_t *)(f->M + H[H_TX_TAB]) + 2 * (prod % H[H_TX_CAP]);
+        e[0] = f->tx_start;
         e[1] = len;
         H[H_TX_PROD] = prod + 1;
-        tx_start = wp;
+        f->tx_start = wp;
     }
     return (int)len;
 }
 
 /* ------------------------------------------------------------------------ CSR commands */
-int fm_csr_next(int *addr, int *wdata, int *we) {
-    if (!M || csr_issued == H[H_CSR_PROD]) return 0;
-    const uint64_t *e = (const uint64_t *)(M + H[H_CSR_TAB]) + 4 * (csr_issued % H[H_CSR_CAP]);
+int fm_csr_next(int inst, int *addr, int *wdata, int *we) {
+    FmInst *f = fm_get(inst);
+    uint64_t *H = f->H;
+    if (!f->M || f->csr_issued == H[H_CSR_PROD]) return 0;
+    const uint64_t *e = (const uint64_t *)(f->M + H[H_CSR_TAB]) + 4 * (f->csr_issued % H[H_CSR_CAP]);
     *addr = (int)e[0];
     *wdata = (int)e[1];
     *we = (int)e[2];
-    csr_issued++;
+    f->csr_issued++;
     return 1;
 }
 
-void fm_csr_done(int rdata, int resp) {
-    if (!M) return;
+void fm_csr_done(int inst, int rdata, int resp) {
+    FmInst *f = fm_get(inst);
+    uint64_t *H = f->H;
+    if (!f->M) return;
     uint64_t done = H[H_CSR_DONE];
-    uint64_t *e = (uint64_t *)(M + H[H_CSR_TAB]) + 4 * (done % H[H_CSR_CAP]);
+    uint64_t *e = (uint64_t *)(f->M + H[H_CSR_TAB]) + 4 * (done % H[H_CSR_CAP]);
     e[3] = (uint64_t)(uint32_t)rdata | ((uint64_t)(resp & 3) << 32) | (1ULL << 40);
     H[H_CSR_DONE] = done + 1;
     H[H_ST_CSR]++;
@@ -338,7 +369,10 @@ static uint64_t clock_ns(clockid_t id) {
 }
 static uint64_t now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
+/* The standalone run has one harness: instance 0. */
 static void sa_csr_write(uint32_t addr, uint32_t value) {
+    uint64_t *H = fm_inst[0].H;
+    uint8_t *M = fm_inst[0].M;
     uint64_t prod = H[H_CSR_PROD], cap = H[H_CSR_CAP];
     if (prod - H[H_CSR_DONE] >= cap) fm_die("standalone: CSR queue full");
     uint64_t *e = (uint64_t *)(M + H[H_CSR_TAB]) + 4 * (prod % cap);
@@ -363,7 +397,7 @@ int fm_standalone_open(void) {
         fprintf(stderr, "fastmem: cannot open %s: %s\n", buf, strerror(errno));
         abort();
     }
-    fm_map(fd);
+    fm_map(&fm_inst[0], fd);
     close(fd);
     return 1;
 }
@@ -372,6 +406,9 @@ int fm_standalone_open(void) {
  * used header/payload buffer straight back to its ring, ring the doorbells. Returns 1 when
  * the wanted number of frames has completed. `cycle` is the harness's cycle counter. */
 int fm_standalone_poll(long long cycle) {
+    FmInst *f = &fm_inst[0];
+    uint64_t *H = f->H;
+    uint8_t *M = f->M;
     if (!M) return 1;
     if (!H[H_SA_T0_NS] && H[H_ST_RXBEATS]) {
         H[H_SA_T0_NS] = now_ns();
@@ -382,9 +419,9 @@ int fm_standalone_poll(long long cycle) {
     uint64_t sw = H[H_SA_CQ_SW];
     uint8_t *cq = M + 0;
     int resp = 0;
-    cq = fm_decode(H[H_SA_CQ_BASE], RX_CPL_BYTES * cq_size, &resp);
-    uint8_t *hring = fm_decode(H[H_SA_HDR_BASE], (uint64_t)RX_DESC_BYTES << H[H_SA_HDR_LOG2], &resp);
-    uint8_t *pring = fm_decode(H[H_SA_PAY_BASE], (uint64_t)RX_DESC_BYTES << H[H_SA_PAY_LOG2], &resp);
+    cq = fm_decode(f, H[H_SA_CQ_BASE], RX_CPL_BYTES * cq_size, &resp);
+    uint8_t *hring = fm_decode(f, H[H_SA_HDR_BASE], (uint64_t)RX_DESC_BYTES << H[H_SA_HDR_LOG2], &resp);
+    uint8_t *pring = fm_decode(f, H[H_SA_PAY_BASE], (uint64_t)RX_DESC_BYTES << H[H_SA_PAY_LOG2], &resp);
     if (!cq || !hring || !pring) fm_die("standalone: rings not mapped");
     const uint64_t *hbufs = (const uint64_t *)(M + H[H_SA_HDR_BUFS]);
     const uint64_t *pbufs = (const uint64_t *)(M + H[H_SA_PAY_BUFS]);

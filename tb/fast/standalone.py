@@ -27,7 +27,7 @@ from driver.rx_queue import RxBuffer, RxQueue, RxQueueConfig
 from models.device_memory import DeviceMemory
 from models.host_memory import HostMemory
 from tb.fast import shared
-from tb.fast.build import C_SOURCE, HARNESS, PUBLIC_VLT, generate
+from tb.fast.build import C_SOURCE, HARNESS, NODE, PUBLIC_VLT, generate
 from tb.fast.shared import RegionSpec, SharedBlock
 from tb.nic_tb import DEV_BASE, DEV_SIZE, HOST_BASE, HOST_SIZE
 from tb.sim import (BUILD_ROOT, SIM_BUILD_ARGS, TIMING_BUILD_ARGS, WAIVERS, checker_off, rtl_file_list,
@@ -73,7 +73,8 @@ def build(data_w: int, extra_args: list[str] | None = None, opt_fast: str | None
            "--top-module", "nic_fast_top", "-o", "Vstandalone", "--timescale", "1ns/1ps",
            *SIM_BUILD_ARGS, *TIMING_BUILD_ARGS, *(extra_args or []),
            f"-GDATA_W={data_w}", "-GSTANDALONE=1", f"-I{gen}",
-           str(WAIVERS), str(PUBLIC_VLT), *map(str, with_checker(rtl_file_list())), str(HARNESS), str(C_SOURCE)]
+           str(WAIVERS), str(PUBLIC_VLT), *map(str, with_checker(rtl_file_list())), str(NODE), str(HARNESS),
+           str(C_SOURCE)]
     log = out / "build.log"
     with open(log, "w") as fh:
         rc = subprocess.run(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT).returncode

@@ -204,3 +204,56 @@ def test_waves_gtkw_layout(tmp_path: Path) -> None:
     assert gtkw_name("nic_fast_top.s_axis_rx_tvalid", 1) == "nic_fast_top.s_axis_rx_tvalid"
     assert gtkw_name("nic_fast_top.u_nic.cq_hw_idx.[0]", 16) == "nic_fast_top.u_nic.cq_hw_idx.cq_hw_idx[0][15:0]"
     assert main(["waves", str(tmp_path / "missing.fst"), "--gtkw", str(out)]) == 2
+
+
+def test_cluster_cli_bad_input(tmp_path: Path, capsys) -> None:
+    """A bad `nicsim cluster` command line: one line on stderr with the errno, exit 2, nothing run."""
+    notdir = tmp_path / "file"
+    notdir.write_text("x")
+    for bad, msg in ((["--nics", "1"], "[EINVAL] --nics 1"), (["--nics", "x"], "argument --nics: invalid int"),
+                     (["--bytes-per-pair", "12Q"], "'12Q' is not a byte count"),
+                     (["--bytes-per-pair", "0"], "--bytes-per-pair"), (["--drop-rate", "1"], "--drop-rate 1"),
+                     (["--switch-buffer", "1"], "holds no 1502-byte frame"), (["--mss", "9000"], "--mss 9000"),
+                     (["--threads", "2"], "--threads needs --backend rtl"),
+                     (["--bytes-per-pair", "40M"], "of its 64 MiB"), (["--bogus"], "unrecognized arguments"),
+                     (["--out", str(notdir)], "[ENOTDIR] --out")):
+        try:
+            rc = main(["cluster", "--backend", "model", *bad])
+        except SystemExit as e:                        # argparse's errors
+            rc = e.code
+        err = capsys.readouterr().err
+        assert rc == 2, bad
+        assert err.count("\n") == 1 and err.startswith("nicsim cluster: ") and msg in err, (bad, err)
+
+
+def test_cluster_cli_model_run(tmp_path: Path, capsys) -> None:
+    """Two NICs on the model: progress lines, the one aggregate line, the report with its plots."""
+    assert main(["cluster", "--backend", "model", "--nics", "2", "--bytes-per-pair", "8K",
+                 "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("cluster: 2 NICs, all-to-all")
+    assert "connections established" in out
+    agg = [ln for ln in out.splitlines() if ln.startswith("aggregate goodput ")]
+    assert len(agg) == 1 and agg[0].endswith("% of line rate")
+    assert "byte-exact" in out and "MISMATCH" not in out and "CPU reads of device memory 0" in out
+    for f in ("report.md", "result.json", "goodput.png", "queue_depth.png"):
+        assert (tmp_path / f).stat().st_size > 0
+
+
+def test_cluster_steady_state() -> None:
+    """The steady-state goodput: bytes received by each receiving port between the samples at
+    10% and 90% of the transfer, over that time at line rate (8 bytes per 4 ns at 64 bits)."""
+    from nicsim.cluster import steady_fractions
+    from tb.cluster.workload import ClusterResult, PairResult
+    t = [400 * k for k in range(1, 11)]                         # 0.4 .. 4 us
+    rx0 = [50 * k for k in range(1, 11)]                        # 50 B per 400 ns: 50 / 800 = 6.25%
+    rx1 = [0, 0, 0, 100, 100, 100, 100, 100, 100, 900]          # 100 B between 0.4 and 3.6 us
+    pair = PairResult(1, 0, 0, True, None, 0.0, 0, 0, True)
+    res = ClusterResult({"data_width": 64}, "model", [pair, PairResult(0, 1, 0, 0, None, 0.0, 0, 0, True)],
+                        0, 4000, 0.0, 1.0, [], [], [], 0, {"t_ns": t, "rx_bytes": [rx0, rx1]}, 0, 0, 0.0)
+    got = steady_fractions(res)
+    assert got == {0: 400 / 6400, 1: 100 / 6400}
+    res.pairs = [pair]                                          # only NIC 0 receives
+    assert list(steady_fractions(res)) == [0]
+    res.samples = {"t_ns": [4000], "rx_bytes": [[1], [1]]}
+    assert steady_fractions(res) == {}
