@@ -109,20 +109,23 @@ module nic_protocol_checker
   longint unsigned cycle;             // rising edges since time 0
   longint unsigned last_ns, period_ns;
   logic seen_rst;                     // a reset has been seen: checking is on
-  logic rst_q;
+  logic rst_q, rst_qq;
   initial begin
-    cycle = 0; last_ns = 0; period_ns = 0; seen_rst = 1'b0; rst_q = 1'b0;
+    cycle = 0; last_ns = 0; period_ns = 0; seen_rst = 1'b0; rst_q = 1'b0; rst_qq = 1'b0;
   end
   logic chk_rst, after_rst;
   assign chk_rst   = rst || !seen_rst;
-  assign after_rst = rst_q;
+  // In reset for two edges: a synchronous reset has cleared the VALIDs by then, even when the
+  // simulator counts an edge at time 0 (Verilator with --x-initial unique can).
+  assign after_rst = rst_q && rst_qq;
   always_ff @(posedge clk) begin
     cycle <= cycle + 1;
     if (cycle < 3) begin            // the clock period, from the first edges
       period_ns <= now_ns() - last_ns;
       last_ns   <= now_ns();
     end
-    rst_q <= rst;
+    rst_q  <= rst;
+    rst_qq <= rst_q;
     if (rst) seen_rst <= 1'b1;
   end
 

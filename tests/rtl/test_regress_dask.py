@@ -78,7 +78,7 @@ def test_regress_on_two_dask_workers(tmp_path: Path) -> None:
         env = dict(os.environ, REGRESS_OUT=str(out))
         for var in ("REGRESS_SCHEDULER", "NIC_BUG", "PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER"):
             env.pop(var, None)
-        res = subprocess.run([sys.executable, "-m", "tb.regress", "--seeds", "1", "-k", "rx_classify",
+        res = subprocess.run([sys.executable, "-m", "tb.regress", "--seeds", "1", "-k", "rx_classify and not 64-512-128",
                               "--no-coverage", "--scheduler", address], cwd=REPO, env=env,
                              capture_output=True, text=True, timeout=1100)
         text = res.stdout + res.stderr
