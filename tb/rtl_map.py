@@ -46,11 +46,13 @@ def modules_in(path: Path) -> list[str]:
     return _MODULE.findall(text)
 
 
-HDL_DIRS = (REPO_ROOT / "rtl", REPO_ROOT / "tb" / "checker", REPO_ROOT / "tb" / "formal" / "props")
+HDL_DIRS = (REPO_ROOT / "rtl", REPO_ROOT / "tb" / "checker", REPO_ROOT / "tb" / "formal" / "props",
+            REPO_ROOT / "tb" / "cluster")
 """Where the mapped modules live: the NIC's RTL, the SystemVerilog protocol checker that
 every nic_top build binds in (its own tests come first for its modules: the smallest design)
 and the formal property modules (tests/rtl/test_formal_props.py simulates them bound to a
-mutant copy of their module, a design with no rtl/ file)."""
+mutant copy of their module, a design with no rtl/ file) and the cluster's switch (tb/cluster/:
+tests/rtl/test_eth_switch.py builds the switch alone)."""
 
 
 def design_modules(sources: list[Path]) -> list[str]:
