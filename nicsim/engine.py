@@ -34,7 +34,7 @@ from driver.rx_queue import RxFrame
 from driver.skbuff import SkBuff
 from driver.socket import SOCK_STREAM, Socket
 from models.host_memory import PAGE_SIZE
-from models.rss import NUM_RULES, Classifier, RssType
+from models.rss import NUM_CONTEXTS, NUM_RULES, Classifier, RssType
 from models.rx_parser import parse_frame
 from tb.rx_env import MirrorHw
 from tb.scenario import Reader
@@ -54,6 +54,8 @@ class ReplayConfig:
     rss_key: bytes | None = None
     rss_equal: int | None = None
     steer: list[dict[str, Any]] = field(default_factory=list)
+    rss_contexts: list[dict[str, int]] = field(default_factory=list)
+    """RSS contexts 1, 2, ... in order (`ethtool -X context new start S equal N`)."""
     devmem_queues: list[int] = field(default_factory=list)
     mtu: int = 1500
     pad: bool = True
@@ -77,7 +79,30 @@ class ReplayConfig:
 
 # ------------------------------------------------------------------------------- steer rules
 STEER_KEYS = {"proto", "flow-type", "src-ip", "dst-ip", "src-port", "dst-port", "queue",
-              "action", "ipv6", "loc"}
+              "action", "ipv6", "loc", "context"}
+RSS_CONTEXT_KEYS = ("start", "equal")
+
+
+def parse_rss_context(text: str) -> dict[str, int]:
+    """`start=4,equal=4` -> {"start": 4, "equal": 4}: an RSS context spreading over queues
+    start .. start+equal-1 (ethtool's `context new start S equal N`; start defaults to 0)."""
+    ctx: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        if "=" not in part:
+            raise ValueError(f"RSS context {text!r}: {part!r} is not key=value")
+        k, v = (s.strip() for s in part.split("=", 1))
+        if k not in RSS_CONTEXT_KEYS:
+            raise ValueError(f"RSS context {text!r}: unknown key {k!r} (known: start, equal)")
+        try:
+            ctx[k] = int(v, 0)
+        except ValueError:
+            raise ValueError(f"RSS context {text!r}: {k}={v!r} is not a number") from None
+    if "equal" not in ctx:
+        raise ValueError(f"RSS context {text!r}: says no equal=N")
+    ctx.setdefault("start", 0)
+    if ctx["equal"] < 1 or ctx["start"] < 0:
+        raise ValueError(f"RSS context {text!r}: needs start >= 0 and equal >= 1")
+    return ctx
 
 
 def parse_steer(text: str) -> dict[str, Any]:
@@ -95,9 +120,11 @@ def parse_steer(text: str) -> dict[str, Any]:
             raise ValueError(f"steer rule {text!r}: unknown key {k!r} "
                              f"(known: {', '.join(sorted(STEER_KEYS))})")
         rule["queue" if k == "action" else k] = v
+    if "context" in rule:
+        rule.setdefault("queue", "0")        # with a context, the queue is an offset (ethtool)
     if "queue" not in rule:
         raise ValueError(f"steer rule {text!r}: says no queue=N")
-    for k in ("queue", "src-port", "dst-port", "loc"):
+    for k in ("queue", "src-port", "dst-port", "loc", "context"):
         if k in rule:
             try:
                 rule[k] = int(rule[k], 0)
@@ -126,7 +153,8 @@ def steer_spec(rule: dict[str, Any]) -> ethtool.NtupleSpec:
         raise ValueError(f"flow-type={ft!r}: expected one of {sorted(ALL_FLOW_TYPES)}")
     return ethtool.NtupleSpec(ft, rule["queue"], src_ip=rule.get("src-ip"),
                               dst_ip=rule.get("dst-ip"), src_port=rule.get("src-port"),
-                              dst_port=rule.get("dst-port"), loc=rule.get("loc"))
+                              dst_port=rule.get("dst-port"), loc=rule.get("loc"),
+                              context=rule.get("context"))
 
 
 FlowKey = tuple[int, IpAddress, int, IpAddress, int]
@@ -183,8 +211,26 @@ def validate(cfg: ReplayConfig, nq: int = 8) -> None:
     bad = [q for q in cfg.devmem_queues if not 0 <= q < nq]
     if bad:
         raise ValueError(f"--devmem-queues {bad}: the NIC has queues 0..{nq - 1}")
+    if len(cfg.rss_contexts) > NUM_CONTEXTS:
+        raise ValueError(f"--rss-context given {len(cfg.rss_contexts)} times: the NIC has "
+                         f"{NUM_CONTEXTS} RSS contexts")
+    for c in cfg.rss_contexts:
+        if c["start"] + c["equal"] > nq:
+            raise ValueError(f"--rss-context start={c['start']},equal={c['equal']}: queues "
+                             f"{c['start']}..{c['start'] + c['equal'] - 1}, the NIC has queues 0..{nq - 1}")
     for rule in cfg.steer:
-        if not 0 <= rule["queue"] < nq:
+        ctx = rule.get("context")
+        if ctx is not None:
+            if not 1 <= ctx <= len(cfg.rss_contexts):
+                have = (f"1..{len(cfg.rss_contexts)}" if cfg.rss_contexts else "none")
+                raise ValueError(f"steer rule context={ctx}: no such RSS context (--rss-context "
+                                 f"makes them: {have})")
+            c = cfg.rss_contexts[ctx - 1]
+            top = c["start"] + c["equal"] - 1 + rule["queue"]
+            if top >= nq:
+                raise ValueError(f"steer rule context={ctx},queue={rule['queue']}: the offset takes "
+                                 f"the context to queue {top}, the NIC has queues 0..{nq - 1}")
+        elif not 0 <= rule["queue"] < nq:
             raise ValueError(f"steer rule to queue {rule['queue']}: the NIC has queues 0..{nq - 1}")
     if cfg.rss_equal is not None and not 1 <= cfg.rss_equal <= nq:
         raise ValueError(f"--rss-equal {cfg.rss_equal}: between 1 and {nq}")
@@ -215,8 +261,12 @@ async def replay(env: Any, frames: Sequence[bytes | None], cfg: ReplayConfig,
     await ethtool.set_rxfh(hw, key=cfg.rss_key or DEFAULT_RSS_KEY, num_queues=nq)
     rss_n = cfg.rss_equal or (min(cfg.devmem_queues) if cfg.devmem_queues and min(cfg.devmem_queues) > 0 else nq)
     await ethtool.set_rxfh_equal(hw, rss_n, nq)
-    rules = ethtool.NtupleRules(hw, nq)
+    contexts = ethtool.RssContexts(hw, nq)
+    rules = ethtool.NtupleRules(hw, nq, contexts=contexts)
     await rules.clear()
+    for c in cfg.rss_contexts:          # ethtool -X context new start S equal N: 1, 2, ...
+        await ethtool.set_rxfh(hw, indir=ethtool.equal_indir(c["equal"], c["start"]),
+                               rss_context=ethtool.ETH_RXFH_CONTEXT_ALLOC, contexts=contexts)
     for rule in cfg.steer:
         await rules.add(steer_spec(rule))
     nl = kernel.netlink_open()
@@ -227,7 +277,10 @@ async def replay(env: Any, frames: Sequence[bytes | None], cfg: ReplayConfig,
         bid = await nl.bind_rx(nd.ifindex, fd, sorted(set(cfg.devmem_queues)))
         dmabufs[bid] = dmabuf
     progress(f"replay: {nq} RX queues, RSS equal over queues 0..{rss_n - 1}, "
-             f"{len(cfg.steer)} steering rule(s), devmem queues {sorted(set(cfg.devmem_queues)) or 'none'}")
+             f"{len(cfg.steer)} steering rule(s), "
+             + "".join(f"RSS context {k} over queues {c['start']}..{c['start'] + c['equal'] - 1}, "
+                       for k, c in enumerate(cfg.rss_contexts, 1))
+             + f"devmem queues {sorted(set(cfg.devmem_queues)) or 'none'}")
 
     # Listen on every port a SYN goes to, so the socket layer accepts those connections.
     listeners: dict[tuple[int, int], Socket] = {}
