@@ -604,6 +604,7 @@ class NtupleRules:
 
     async def _check_context(self, spec: NtupleSpec) -> None:
         ctx = spec.context
+        assert ctx is not None
         if ctx == 0:
             self._default_indir = (await get_rxfh(self.hw)).indir
             indir = self._default_indir

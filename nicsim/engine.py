@@ -264,8 +264,8 @@ async def replay(env: Any, frames: Sequence[bytes | None], cfg: ReplayConfig,
     contexts = ethtool.RssContexts(hw, nq)
     rules = ethtool.NtupleRules(hw, nq, contexts=contexts)
     await rules.clear()
-    for c in cfg.rss_contexts:          # ethtool -X context new start S equal N: 1, 2, ...
-        await ethtool.set_rxfh(hw, indir=ethtool.equal_indir(c["equal"], c["start"]),
+    for ctx_cfg in cfg.rss_contexts:    # ethtool -X context new start S equal N: 1, 2, ...
+        await ethtool.set_rxfh(hw, indir=ethtool.equal_indir(ctx_cfg["equal"], ctx_cfg["start"]),
                                rss_context=ethtool.ETH_RXFH_CONTEXT_ALLOC, contexts=contexts)
     for rule in cfg.steer:
         await rules.add(steer_spec(rule))

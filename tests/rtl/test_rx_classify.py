@@ -506,9 +506,10 @@ def random_config(tb: ClassifyTb, rng: random.Random, pool: list[FlowTuple]):
     indir = [rng.randrange(num_queues) if rng.random() < 0.95 else rng.randrange(256)
              for _ in range(tb.indir_entries)]
     types = {t for t in ALL_TYPES if rng.random() < 0.7}
-    cfg = RssConfig(rng.randbytes(40), types, indir,
-                    tuple(random_context_table(rng, tb.indir_entries, num_queues)
-                          for _ in range(NUM_CONTEXTS)))
+    contexts = list(tb.cfg.contexts)          # two contexts new a phase (each write a cycle)
+    for c in rng.sample(range(NUM_CONTEXTS), 2):
+        contexts[c] = random_context_table(rng, tb.indir_entries, num_queues)
+    cfg = RssConfig(rng.randbytes(40), types, indir, tuple(contexts))
     masks = {t: random_type_mask(rng, t) for t in STEER_TYPES}
     return cfg, masks, num_queues
 
