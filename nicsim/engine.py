@@ -83,16 +83,26 @@ STEER_KEYS = {"proto", "flow-type", "src-ip", "dst-ip", "src-port", "dst-port", 
 RSS_CONTEXT_KEYS = ("start", "equal")
 
 
+def _key_values(text: str, what: str, keys: Sequence[str] | set[str]) -> list[tuple[str, str]]:
+    """`a=1,b=2` -> [("a", "1"), ("b", "2")], refusing a part without `=` or an unknown key
+    (ValueError naming `what`)."""
+    out = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        if "=" not in part:
+            raise ValueError(f"{what} {text!r}: {part!r} is not key=value")
+        k, v = (s.strip() for s in part.split("=", 1))
+        if k not in keys:
+            raise ValueError(f"{what} {text!r}: unknown key {k!r} "
+                             f"(known: {', '.join(sorted(keys))})")
+        out.append((k, v))
+    return out
+
+
 def parse_rss_context(text: str) -> dict[str, int]:
     """`start=4,equal=4` -> {"start": 4, "equal": 4}: an RSS context spreading over queues
     start .. start+equal-1 (ethtool's `context new start S equal N`; start defaults to 0)."""
     ctx: dict[str, int] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        if "=" not in part:
-            raise ValueError(f"RSS context {text!r}: {part!r} is not key=value")
-        k, v = (s.strip() for s in part.split("=", 1))
-        if k not in RSS_CONTEXT_KEYS:
-            raise ValueError(f"RSS context {text!r}: unknown key {k!r} (known: start, equal)")
+    for k, v in _key_values(text, "RSS context", RSS_CONTEXT_KEYS):
         try:
             ctx[k] = int(v, 0)
         except ValueError:
@@ -109,16 +119,11 @@ def parse_steer(text: str) -> dict[str, Any]:
     """`proto=tcp,dst-port=5201,queue=7` -> a dict `steer_spec` turns into an NtupleSpec.
 
     Keys: proto (tcp|udp|ip), flow-type (tcp4|udp4|ip4|tcp6|udp6|ip6, instead of proto),
-    src-ip, dst-ip, src-port, dst-port, queue (or action), loc. Without flow-type the IP
-    version follows the addresses given (IPv4 when none is)."""
+    src-ip, dst-ip, src-port, dst-port, queue (or action), loc, context (an RSS context:
+    queue is then the ring offset, default 0). Without flow-type the IP version follows the
+    addresses given (IPv4 when none is)."""
     rule: dict[str, Any] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        if "=" not in part:
-            raise ValueError(f"steer rule {text!r}: {part!r} is not key=value")
-        k, v = (s.strip() for s in part.split("=", 1))
-        if k not in STEER_KEYS:
-            raise ValueError(f"steer rule {text!r}: unknown key {k!r} "
-                             f"(known: {', '.join(sorted(STEER_KEYS))})")
+    for k, v in _key_values(text, "steer rule", STEER_KEYS):
         rule["queue" if k == "action" else k] = v
     if "context" in rule:
         rule.setdefault("queue", "0")        # with a context, the queue is an offset (ethtool)
