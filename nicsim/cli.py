@@ -160,7 +160,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
          f"({sum(f is None for f in frames)} not replayable) on the {args.backend}"
          f" (DATA_W={args.data_width}" + (f", {args.testbench} testbench)" if args.backend == "rtl" else ")"))
     cfg = ReplayConfig(rss_key=args.rss_key, rss_equal=args.rss_equal, steer=args.steer or [],
-                       devmem_queues=args.devmem_queues or [], mtu=args.mtu, pad=not args.no_pad,
+                       devmem_queues=args.devmem_queues or [], zcrx_queues=args.zcrx_queues or [],
+                       mtu=args.mtu, pad=not args.no_pad,
                        dump_streams=str(Path(args.dump_streams).resolve()) if args.dump_streams else None,
                        rx_mpb=args.rx_mpb)
     from nicsim.engine import validate
@@ -193,7 +194,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         _say(f"report: {args.report} ({len(res.records)} lines)")
     for name, s in res.streams.items():
         if "file" in s:
-            _say(f"stream: {s['file']} ({s['bytes']} bytes, {s['devmem_bytes']} via device memory)")
+            via = (f"{s['zcrx_bytes']} via io_uring zcrx" if s.get("zcrx_queue")
+                   else f"{s['devmem_bytes']} via device memory")
+            _say(f"stream: {s['file']} ({s['bytes']} bytes, {via})")
     if args.waves:
         _say(f"waves: {args.waves} (render with: nicsim waves {args.waves} -o waves.png)")
     return 0
@@ -207,6 +210,7 @@ def summarize(res: ReplayResult) -> list[tuple[str, str]]:
     perq = Counter(r["queue"] for r in deliv)
     dev = sum(r["payload_len"] for r in deliv if r["payload_in"] == "device")
     host_pay = sum(r["payload_len"] for r in deliv if r["payload_in"] == "host")
+    zc = sum(r["payload_len"] for r in deliv if r["payload_in"] == "zcrx")
     hdr = sum(r["hdr_len"] for r in deliv if r["split"])
     rows = [
         ("frames in / delivered / dropped", f"{len(recs)} / {len(deliv)} / {len(recs) - len(deliv)}"),
@@ -216,6 +220,10 @@ def summarize(res: ReplayResult) -> list[tuple[str, str]]:
         ("header bytes to host memory", str(hdr)),
         ("payload bytes to device memory", str(dev)),
         ("payload bytes to host memory", str(host_pay)),
+        *([("payload bytes to io_uring zcrx areas", str(zc)),
+           ("zcrx kernel copies (bytes)", str(sum(z["copy_fallback_bytes"]
+                                                   for z in res.stats["zcrx"].values())))]
+          if res.stats.get("zcrx") else []),
         ("drops by reason", ", ".join(f"{k}:{v}" for k, v in sorted(drops.items())) or "none"),
         ("CPU reads of device memory", str(res.stats["cpu_reads_of_device_memory"])),
         ("devmem tokens returned (dontneed)", str(sum(s["tokens_returned"] for s in res.streams.values()))),
@@ -490,18 +498,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="MAC width in bits (DMA is twice that); default 64")
     r.add_argument("--rss-key", type=_rss_key, default=None, help="40-byte Toeplitz key in hex")
     r.add_argument("--rss-equal", type=_number(int, 1), default=None,
-                   help="spread RSS over queues 0..N-1 (default: the queues below the first devmem queue, else all)")
+                   help="spread RSS over queues 0..N-1 (default: the queues below the first devmem or zcrx queue, else all)")
     r.add_argument("--steer", type=_steer, action="append", metavar="RULE",
                    help="n-tuple rule, e.g. proto=tcp,dst-port=5201,queue=7 (repeatable)")
     r.add_argument("--devmem-queues", type=_queues, default=None, metavar="LIST",
                    help="bind a dma-buf (device memory) to these queues, e.g. 7 or 6,7 or 4-7")
+    r.add_argument("--zcrx-queues", type=_queues, default=None, metavar="LIST",
+                   help="register an io_uring zero-copy receive ifq (payload into a host-memory area) "
+                        "on each of these queues, same syntax; not with --devmem-queues on a queue")
     r.add_argument("--mtu", type=_number(int, 68), default=1500, help="MTU (frame limit = MTU + 22); default 1500")
     r.add_argument("--no-pad", action="store_true", help="do not pad frames under 60 bytes as a MAC would")
     r.add_argument("--rx-mpb", action="store_true",
                    help="multi-packet payload buffers and completion batches on (ethtool --set-priv-flags "
                         "rx-mpb on, -C rx-frames max)")
     r.add_argument("--report", metavar="FILE.jsonl", help="one JSON object per input frame")
-    r.add_argument("--dump-streams", metavar="DIR", help="TCP streams received on devmem queues, one .bin each")
+    r.add_argument("--dump-streams", metavar="DIR",
+                   help="TCP streams received on devmem or zcrx queues, one .bin each")
     r.add_argument("--waves", metavar="FILE.fst", help="record an FST waveform (rtl only)")
     r.add_argument("--seed", type=int, default=None)
     r.add_argument("--strict", action="store_true",
