@@ -293,6 +293,14 @@ def cmd_live(args: argparse.Namespace) -> int:
     if args.backend == "model" and args.data_width is not None:
         print("nicsim live: --data-width needs --backend rtl", file=sys.stderr)
         return 2
+    zq = args.zcrx_queues or []
+    if 0 in zq:
+        print("nicsim live: --zcrx-queues: queue 0 takes the ordinary traffic (ARP, ND); "
+              "give queues from 1", file=sys.stderr)
+        return 2
+    if len(set(zq)) < len(zq) or (zq and max(zq) > 7):
+        print(f"nicsim live: --zcrx-queues {zq}: distinct queues 1..7", file=sys.stderr)
+        return 2
     reason = probe()
     if reason is not None:
         print(f"nicsim live: cannot create the namespace: {reason}", file=sys.stderr)
@@ -301,7 +309,7 @@ def cmd_live(args: argparse.Namespace) -> int:
     timeout = args.timeout if args.timeout is not None else (300.0 if args.backend == "model" else 3600.0)
     cfg = LiveConfig(nbytes=args.bytes, drop_rate=args.drop_rate, seed=args.seed, mtu=args.mtu,
                      tap_name=args.tap, timeout_s=timeout,
-                     rx=args.only in (None, "rx"), tx=args.only in (None, "tx"),
+                     rx=args.only in (None, "rx"), tx=args.only in (None, "tx"), zcrx_queues=zq,
                      rto_min_us=args.rto_min_us if args.backend == "rtl" else None)
     width = args.data_width or 64
     _say(f"live: {cfg.nbytes} B each way, drop rate {cfg.drop_rate:g}, on the {args.backend}"
@@ -329,7 +337,7 @@ def cmd_live(args: argparse.Namespace) -> int:
 
     lx = res.linux
     rows = [
-        ("devmem RX (Linux -> driver)", f"{res.rx_bytes} B, {'byte-exact' if res.rx_ok else 'FAILED'}, "
+        ("zcrx RX (Linux -> driver)" if zq else "devmem RX (Linux -> driver)", f"{res.rx_bytes} B, {'byte-exact' if res.rx_ok else 'FAILED'}, "
          f"{rate(res.rx_bytes, res.rx_wall_s, res.rx_sim_ns)}" if cfg.rx else "-"),
         ("devmem TX (driver -> Linux)", f"{res.tx_bytes} B, {'byte-exact' if res.tx_ok else 'FAILED'}, "
          f"{rate(res.tx_bytes, res.tx_wall_s, res.tx_sim_ns)}" if cfg.tx else "-"),
@@ -534,6 +542,9 @@ def build_parser() -> argparse.ArgumentParser:
     lv.add_argument("--timeout", type=_number(float, 0, above=True), default=None,
                     help="wall seconds before giving up (default 300 on the model, 3600 on the RTL)")
     lv.add_argument("--only", choices=["rx", "tx"], default=None, help="one direction only")
+    lv.add_argument("--zcrx-queues", type=_queues, default=None, metavar="LIST",
+                    help="RX through io_uring zero-copy receive (an ifq on each queue, from 1; the flow "
+                         "steered to the first) instead of a dma-buf")
     lv.add_argument("--rto-min-us", type=_number(float, 0, above=True), default=None,
                     help="rtl: the driver's rto_min in simulated microseconds (default 200; initial RTO 5x)")
     lv.add_argument("--sim-seed", type=int, default=None, help="rtl: cocotb random seed")
