@@ -36,7 +36,7 @@ import ipaddress
 from collections import deque
 from dataclasses import asdict, dataclass, field, replace
 from enum import IntEnum
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, TypeAlias
 
 from driver import regs
 from driver.errors import KernelError
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from driver.kernel import Kernel
     from driver.zcrx import IoZcrxIfq
 
-    MpParams = NetDevmemDmabufBinding | IoZcrxIfq
+    MpParams: TypeAlias = 'NetDevmemDmabufBinding | IoZcrxIfq'
     """`struct pp_memory_provider_params` (`mp_ops` + `mp_priv`): the object that makes the
     queue's payload memory provider (`memory_provider()`) and says what it has left
     (`pages_free`)."""

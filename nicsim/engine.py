@@ -372,9 +372,9 @@ async def replay(env: Any, frames: Sequence[bytes | None], cfg: ReplayConfig,
         on_zcrx = bool(conn_queues.get(name, set()) & zbound)
         r = conn.reader
         zr = r if isinstance(r, ZcrxReader) else None
-        streams[name] = {"bytes": len(r.got), "devmem_bytes": 0 if zr else r.devmem_bytes,
+        streams[name] = {"bytes": len(r.got), "devmem_bytes": r.devmem_bytes if isinstance(r, Reader) else 0,
                          "zcrx_bytes": zr.zc_bytes if zr else 0,
-                         "linear_bytes": 0 if zr else r.linear_bytes,
+                         "linear_bytes": r.linear_bytes if isinstance(r, Reader) else 0,
                          "tokens_returned": conn.tokens_returned,
                          "eof": r.eof, "devmem_queue": on_devmem, "zcrx_queue": on_zcrx,
                          "queues": sorted(conn_queues.get(name, set()))}
