@@ -307,32 +307,73 @@ async def zcrx_unregister_outstanding(env: DriverEnv) -> None:
     await rig.finish()
 
 
-async def zcrx_rss_spread(env: DriverEnv, *, flows: int = 8, size: int = 16 << 10) -> None:
-    """A flow group to one port spread by RSS over four queues, each with its own ifq (the
-    default RSS table over all four): every stream exact and zero-copy through the ifq of the
-    queue its connection landed on, at least two queues used."""
-    nq = 4
-    rig = await _steered_rig(env, nq, nq, rx_pending=32)
-    nd = rig.netdev
-    ring = zcrx_ring(rig.kernel)
-    zcs = {q: await zcrx_register(ring, nd, q, pages=64) for q in range(nq)}
+async def _spread(rig: Rig, ring: IoUring, zcs: dict[int, Any], flows: int, size: int,
+                  sport: int = 42000) -> set[int]:
+    """`flows` TCP flows to port 5201, each read through the ifq of the queue it landed on;
+    every stream exact and zero-copy; returns the queues used."""
     listener = rig.listen(5201)
-    peers = [TcpPeer(Flow(sport=42000 + 13 * i, dport=5201)) for i in range(flows)]
+    peers = [TcpPeer(Flow(sport=sport + 13 * i, dport=5201)) for i in range(flows)]
     readers = []
     for i, p in enumerate(peers):
         sock = await rig.connect(p, listener)
         assert sock.sk is not None
+        assert sock.sk.rx_queue in zcs, f'flow {i} landed on queue {sock.sk.rx_queue}, not a zcrx queue'
         readers.append(ZcrxReader(sock, zcs[sock.sk.rx_queue]))
         p.write(make_data('random', size, seed=100 + i))
         p.shutdown()
     for p, r in zip(peers, readers):
         await rig.transfer(p, r)
         assert bytes(r.got) == bytes(p.stream) and r.eof and r.zc_bytes == len(p.stream)
-    used = {r.zc.ifq.if_rxq for r in readers}
-    assert len(used) >= 2, f'RSS spread the flows: queues {sorted(used)}'
     assert all(zc.area.copy_fallback_bytes == 0 for zc in zcs.values())
     for r in readers:
         r.sock.close()
+    return {r.zc.ifq.if_rxq for r in readers}
+
+
+async def zcrx_rss_spread(env: DriverEnv, *, flows: int = 8, size: int = 16 << 10) -> None:
+    """A flow group to one port spread by RSS over four queues, each with its own ifq (the
+    default RSS table over all four): every stream exact and zero-copy through the ifq of the
+    queue its connection landed on, at least two queues used."""
+    nq = 4
+    rig = await _steered_rig(env, nq, nq, rx_pending=32)
+    ring = zcrx_ring(rig.kernel)
+    zcs = {q: await zcrx_register(ring, rig.netdev, q, pages=64) for q in range(nq)}
+    used = await _spread(rig, ring, zcs, flows, size)
+    assert len(used) >= 2, f'RSS spread the flows: queues {sorted(used)}'
+    await ring.close()
+    assert ring.freed
+    finish_zcrx(rig, ring)
+    await rig.finish()
+
+
+HAS_RSS_CONTEXTS = hasattr(ethtool, 'RssContexts')
+"""RSS contexts (issue 22 items 1-3, branch rssctx): the context variant runs once they are
+in driver/ethtool.py."""
+
+
+async def zcrx_rss_context_spread(env: DriverEnv, *, flows: int = 8, size: int = 16 << 10) -> None:
+    """The kernel's RSS-context zcrx setup: `ethtool -X context new start 4 equal 4`, a rule
+    `flow-type tcp4 dst-port 5201 context K`, an ifq on each of the context's queues 4..7
+    while the default table spreads everything else over 0..3: the flow group spreads over
+    the context's queues only, every stream exact and zero-copy; the context cannot be
+    deleted while the rule points at it."""
+    nq = 8
+    rig = await _steered_rig(env, nq, 4, rx_pending=32)
+    nd = rig.netdev
+    ctxs = ethtool.RssContexts(nd.hw)    # type: ignore[attr-defined]
+    rules = ethtool.NtupleRules(nd.hw, nq, contexts=ctxs)   # type: ignore[call-arg]
+    await rules.clear()
+    k = await ethtool.set_rxfh(nd.hw, indir=ethtool.equal_indir(4, start=4),  # type: ignore[attr-defined]
+                               rss_context=ethtool.ETH_RXFH_CONTEXT_ALLOC,    # type: ignore[attr-defined]
+                               contexts=ctxs)
+    await rules.add(ethtool.NtupleSpec('tcp4', 0, dst_port=5201, context=k))  # type: ignore[call-arg]
+    assert ctxs.queues(k) == [4, 5, 6, 7]
+    ring = zcrx_ring(rig.kernel)
+    zcs = {q: await zcrx_register(ring, nd, q, pages=64) for q in ctxs.queues(k)}
+    used = await _spread(rig, ring, zcs, flows, size)
+    assert used <= {4, 5, 6, 7} and len(used) >= 2, f'the context spread the flows: {sorted(used)}'
+    await aexpect_errno(errno.EBUSY, ethtool.set_rxfh(nd.hw, rss_context=k, rss_delete=True,
+                                                      contexts=ctxs))
     await ring.close()
     assert ring.freed
     finish_zcrx(rig, ring)
@@ -347,11 +388,13 @@ ZCRX_SCENARIOS: list[Scenario] = [
     Scenario('zcrx-refill-starvation', zcrx_refill_starvation),
     Scenario('zcrx-unregister-outstanding', zcrx_unregister_outstanding),
     Scenario('zcrx-rss-spread', zcrx_rss_spread, num_rxq=4, steering=True),
-]
+] + ([Scenario('zcrx-rss-context-spread', zcrx_rss_context_spread, num_rxq=8, steering=True)]
+     if HAS_RSS_CONTEXTS else [])
 RTL_SIZES: dict[str, Callable[[DriverEnv], Coroutine[Any, Any, None]]] = {
     'zcrx-steered-flow': partial(zcrx_steered_flow, size=32 << 10),
     'zcrx-steered-flow-ipv6-mtu9000': partial(zcrx_steered_flow, ipv6=True, mtu=9000,
                                               data='random', size=48 << 10),
     'zcrx-rss-spread': partial(zcrx_rss_spread, flows=6, size=4 << 10),
+    'zcrx-rss-context-spread': partial(zcrx_rss_context_spread, flows=6, size=4 << 10),
 }
 """Smaller streams on the RTL (a simulated cycle costs far more than a model frame)."""
