@@ -360,7 +360,7 @@ async def zcrx_rss_context_spread(env: DriverEnv, *, flows: int = 8, size: int =
     nq = 8
     rig = await _steered_rig(env, nq, 4, rx_pending=32)
     nd = rig.netdev
-    ctxs = ethtool.RssContexts(nd.hw)    # type: ignore[attr-defined]
+    ctxs = ethtool.RssContexts(nd.hw, nq)    # type: ignore[attr-defined]
     rules = ethtool.NtupleRules(nd.hw, nq, contexts=ctxs)   # type: ignore[call-arg]
     await rules.clear()
     k = await ethtool.set_rxfh(nd.hw, indir=ethtool.equal_indir(4, start=4),  # type: ignore[attr-defined]
