@@ -226,7 +226,11 @@ def summarize(res: ReplayResult) -> list[tuple[str, str]]:
           if res.stats.get("zcrx") else []),
         ("drops by reason", ", ".join(f"{k}:{v}" for k, v in sorted(drops.items())) or "none"),
         ("CPU reads of device memory", str(res.stats["cpu_reads_of_device_memory"])),
-        ("devmem tokens returned (dontneed)", str(sum(s["tokens_returned"] for s in res.streams.values()))),
+        ("devmem tokens returned (dontneed)",
+         str(sum(s["tokens_returned"] for s in res.streams.values() if not s.get("zcrx_queue")))),
+        *([("zcrx buffers returned (refill ring)",
+            str(sum(s["tokens_returned"] for s in res.streams.values() if s.get("zcrx_queue"))))]
+          if res.stats.get("zcrx") else []),
     ]
     if res.stats.get("protocol_checker"):           # RTL runs: the checker bound into nic_top
         rows.append(checker_row(res.stats["protocol_checker"]))
