@@ -32,7 +32,9 @@
 // read ack, as the generated block answers its own registers; a write takes effect at that
 // clock edge.
 // Reset: synchronous, active high; RSS_CTRL, key and table to zero (the RDL reset): the table
-// words read zero until written (their valid bits clear), here and in rx_classify's copy.
+// words read zero until written (their valid bits clear), here and in rx_classify's copy. The
+// context tables hold no state here (rx_classify keeps them, not reset); no ctx_wr_* write
+// is given while rst is high.
 module rss_table
   import nic_pkg::*;
 #(
