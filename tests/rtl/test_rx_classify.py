@@ -228,7 +228,8 @@ class ClassifyTb:
         # Up to 128-bit MACs the addresses come 3 cycles ahead and frames 4 cycles apart.
         self.seq = int(dut.DATA_W.value) <= 128
         self.lead, self.spacing = (3, 4) if self.seq else (0, 1)
-        self.cfg = RssConfig(indir=(0,) * self.indir_entries)   # the table after reset
+        self.cfg = RssConfig(indir=(0,) * self.indir_entries,   # the table after reset
+                             contexts=((0,) * self.indir_entries,) * NUM_CONTEXTS)
         self.masks: dict[FlowType, TypeMask] = dict(NO_MASKS)
         self.rules: dict[int, SteerRule] = {}
         self.slots = SteerSlots(self.buckets)
@@ -586,7 +587,7 @@ async def run_published_vectors(dut) -> None:
                        FlowTuple(l3, L4Type.OTHER, False, 1, s, d, sp, dp)]
             hashes += [h4, h4, h2, h2]
     indir = list(range(tb.indir_entries))
-    await tb.configure(RssConfig(MS_KEY, ALL_TYPES, [i % 128 for i in indir]), 128)
+    await tb.configure(RssConfig(MS_KEY, ALL_TYPES, [i % 128 for i in indir], tb.cfg.contexts), 128)
     await tb.run(tuples, random.Random(cocotb.RANDOM_SEED), expect_hash=hashes)
 
 
@@ -660,7 +661,8 @@ async def run_full_table_and_churn(dut) -> None:
     nq = 8
     masks = {t: full_mask(t) for t in STEER_TYPES}
     masks[FlowType.IP4] = TypeMask(24, 32, 0, 0, 0xFF)                 # a /24 source prefix
-    await tb.configure(RssConfig(rng.randbytes(40), ALL_TYPES, [rng.randrange(nq) for _ in range(tb.indir_entries)]),
+    await tb.configure(RssConfig(rng.randbytes(40), ALL_TYPES, [rng.randrange(nq) for _ in range(tb.indir_entries)],
+                                  tb.cfg.contexts),
                  nq, masks)
     flows = flows_for_table(rng, num_rules)
     locs = list(range(num_rules))
@@ -724,7 +726,7 @@ async def run_precedence_and_removal(dut) -> None:
     await tb.start()
     flow = FlowTuple(L3Type.IPV4, L4Type.TCP, False, 6, 0x0A000001, 0x0A000002, 40000, 5201)
     udp = FlowTuple(L3Type.IPV4, L4Type.UDP, False, 17, 0x0A000001, 0x0A000002, 40000, 5201)
-    cfg = RssConfig(rng.randbytes(40), ALL_TYPES, [3] * tb.indir_entries)
+    cfg = RssConfig(rng.randbytes(40), ALL_TYPES, [3] * tb.indir_entries, tb.cfg.contexts)
     await tb.configure(cfg, 8, {FlowType.TCP4: full_mask(FlowType.TCP4)})
     steps = [(lambda: None, 3, 0),                                               # RSS
              (lambda: tb.add(9, SteerRule.exact(flow, 5)), 5, 1),                # one rule
