@@ -221,8 +221,7 @@ async def zcrx_refill_starvation(env: DriverEnv) -> None:
     rig = await Rig.create(env, rx_pending=ring_size)
     nd = rig.netdev
     peer = TcpPeer()
-    stride = nd.rx_mpb_stride
-    per_page = PAGE_SIZE // (-(-peer.mss // stride) * stride) if nd.priv_flags['rx-mpb'] else 1
+    per_page = rig.pieces_per_page(peer.mss)
     pages = 32 // per_page
     fit = pages * per_page
     ring = zcrx_ring(rig.kernel)
@@ -232,12 +231,7 @@ async def zcrx_refill_starvation(env: DriverEnv) -> None:
     want = make_data('pattern', 3 * fit * peer.mss)
     peer.write(want)
     peer.shutdown()
-    while peer.snd_nxt < peer.end:
-        await rig.send(peer.next_frames(ring_size * peer.mss))
-        await rig.pump()
-        reader.drain()
-        peer.ack(sock.tcp_info().rcv_nxt)
-        peer.snd_una = peer.snd_nxt          # the sender does not wait for ACKs here
+    await rig.flood(peer, reader, ring_size * peer.mss)      # reading, returning nothing
     assert len(reader.got) == fit * peer.mss, 'exactly one area worth was delivered'
     assert bytes(reader.got) == want[:len(reader.got)]
     assert len(reader.held) == fit and zc.area.free_count == 0
