@@ -17,8 +17,7 @@ from typing import Any, Callable, Coroutine
 from driver import ethtool
 from driver.socket import MSG_SOCK_DEVMEM
 from driver.zcrx import (IORING_SETUP_CLAMP, IORING_SETUP_CQE32, IORING_SETUP_DEFER_TASKRUN,
-                         IORING_ZCRX_AREA_DMABUF, IO_RQ_MAX_ENTRIES, IoUring, IoUringRegionDesc,
-                         IoUringZcrxAreaReg)
+                         IORING_ZCRX_AREA_DMABUF, IO_RQ_MAX_ENTRIES, IoUring, IoUringRegionDesc)
 from models.host_memory import PAGE_SIZE
 from tb.frames import Flow
 from tb.scenario import (RSS_KEY, DriverEnv, Reader, Rig, TcpPeer, aexpect_errno, expect_errno,
