@@ -95,7 +95,35 @@ module rx_split_dma_props
   input logic [QW-1:0]                 h_q_q,
   input logic                          pcmd_v_q,
   input logic [QW-1:0]                 pcmd_q_q,
-  input logic [NUM_RXQ-1:0][15:0]      cq_idx_q
+  input logic [NUM_RXQ-1:0][15:0]      cq_idx_q,
+  // design state for the induction invariants (F_INV, task prove_q2): the stages' frames,
+  // stage B's step state, the pending commands and the open completion batch
+  input logic                          a_valid_q,
+  input logic [QW-1:0]                 a_q_q,
+  input logic                          a_split,
+  input logic [15:0]                   a_hdr_len,
+  input logic [15:0]                   a_pay_len,
+  input logic [16:0]                   a_n_fresh,
+  input logic                          b_valid_q,
+  input logic [1:0]                    bst_q,
+  input logic [QW-1:0]                 b_q_q,
+  input logic                          b_split,
+  input logic [15:0]                   b_hdr_len,
+  input logic [15:0]                   b_pay_len,
+  input logic [16:0]                   b_n_fresh,
+  input logic                          sop_q,
+  input logic                          nx_has_q,
+  input logic [1:0]                    pcmd_src,
+  input logic                          bcmd_v_q,
+  input logic [ADDR_W-1:0]             bcmd_addr,
+  input logic [16:0]                   bcmd_len,
+  input logic [1:0]                    bcmd_src,
+  input logic [QW-1:0]                 bcmd_qq,
+  input logic [BNW-1:0]                bcmd_ncpl,
+  input logic                          bat_v_q,
+  input logic [QW-1:0]                 bat_q_q,
+  input logic [ADDR_W-1:0]             bat_addr_q,
+  input logic [BNW-1:0]                bat_n_q
 );
   localparam logic [1:0] SRC_HDR = 2'd0, SRC_PAY = 2'd1, SRC_CPL = 2'd2;
 
@@ -231,8 +259,10 @@ module rx_split_dma_props
         a_pop_hdr_valid: assert (!hdr_desc_pop[i] || (hdr_desc_valid[i] && QW'(i) == hdr_sel));
         a_pop_pay_valid: assert (!pay_desc_pop[i] || (pay_desc_valid[i] && QW'(i) == pay_sel));
         a_cq_index: assert (f_planned[i] == cq_idx_q[i]);
+`ifndef F_NO_ROOM
         a_cq_level: assert (!qcfg[i].enable ||
                             17'(16'(f_planned[i] - qcfg[i].cq_sw_idx)) <= (17'd1 << qcfg[i].cq_log2));
+`endif
       end
     end
   end
@@ -265,8 +295,10 @@ module rx_split_dma_props
       // completion records: only with room, at the planned slot, with its generation
       if (f_rec) begin
         a_cq_queue_on:  assert (QW'(rec.queue) < NUM_RXQ && qcfg[QW'(rec.queue)].enable);
+`ifndef F_NO_ROOM
         a_cq_room:      assert (17'(16'(f_planned[QW'(rec.queue)] - qcfg[QW'(rec.queue)].cq_sw_idx)) <
                                 (17'd1 << qcfg[QW'(rec.queue)].cq_log2));
+`endif
         a_cq_gen:       assert (rec.gen == !f_planned[QW'(rec.queue)][qcfg[QW'(rec.queue)].cq_log2]);
         if (rec.pay_valid)
           a_ord_pay_data: assert ((f_cmd && cmd_src == SRC_PAY && cmd_queue == QW'(rec.queue)) ||
@@ -289,6 +321,60 @@ module rx_split_dma_props
     if (f_on && f_past && p_pay_behind_hdr)
       a_ord_pending_next: assert (pcmd_v_q && pcmd_q_q == p_rec_q);
   end
+
+`ifdef F_INV
+  // ------------------------------------------------------------------ induction invariants
+  // (task prove_q2: they make the k-induction of the properties above close; each is itself
+  // proved, and each states what the RTL's registers must mean, from the interface's view)
+  localparam logic [1:0] B_FIRST = 2'd0, B_SEG = 2'd1;
+  logic [63:0] i_bat_base, i_bat_off, i_bat_size16, i_bc_base, i_bc_size16;
+  logic [15:0] i_bat_mask;
+  always_comb begin
+    i_bat_base   = qcfg[bat_q_q].cq_base;
+    i_bat_off    = 64'(bat_addr_q) - i_bat_base;
+    i_bat_size16 = 64'd16 << qcfg[bat_q_q].cq_log2;
+    i_bat_mask   = (16'd1 << qcfg[bat_q_q].cq_log2) - 16'd1;
+    i_bc_base    = qcfg[bcmd_qq].cq_base;
+    i_bc_size16  = 64'd16 << qcfg[bcmd_qq].cq_log2;
+  end
+  always_comb begin
+    if (f_on) begin
+      // a frame in stage A / B: its header fits the queue's header buffer and the parse
+      // window; a payload needs buffers exactly when it has bytes
+      if (a_valid_q) begin
+        i_a_shape: assert ((!a_split || (a_hdr_len <= qcfg[a_q_q].hdr_buf_bytes && a_hdr_len <= 16'(PARSE_BYTES))) &&
+                           (a_split || a_hdr_len == '0) && ((a_n_fresh == '0) == (a_pay_len == '0)));
+      end
+      if (b_valid_q) begin
+        i_b_shape: assert ((!b_split || (b_hdr_len <= qcfg[b_q_q].hdr_buf_bytes && b_hdr_len <= 16'(PARSE_BYTES))) &&
+                           (b_split || b_hdr_len == '0) && ((b_n_fresh == '0) == (b_pay_len == '0)) &&
+                           bst_q != 2'd3);
+        // the first step is the frame's start of packet; a frame not yet placed has a piece
+        // exactly when its payload has bytes
+        i_b_sop: assert (sop_q == (bst_q == B_FIRST) && (bst_q != B_FIRST || nx_has_q == (b_pay_len != '0)));
+        // while the rest of a frame is placed: no held beat, the open batch is the frame's queue's
+        if (bst_q == B_SEG) i_b_seg: assert (!h_v_q && (!bat_v_q || bat_q_q == b_q_q));
+      end
+      // pending commands: a payload piece, a batch of completions (whole slots in its ring)
+      if (pcmd_v_q) i_pcmd: assert (pcmd_src == SRC_PAY);
+      if (bcmd_v_q) begin
+        i_bcmd: assert (bcmd_src == SRC_CPL && !h_v_q && bcmd_len == 17'({bcmd_ncpl, 4'd0}) && bcmd_ncpl != '0 &&
+                        bcmd_addr[3:0] == i_bc_base[3:0] && 64'(bcmd_addr) >= i_bc_base &&
+                        64'(bcmd_addr) - i_bc_base + 64'(bcmd_len) <= i_bc_size16);
+      end
+      // the open batch: 1..CPL_BATCH-1 completions from a slot of its ring, not reaching its
+      // last slot; while its queue is on, the queue's next slot follows them
+      // counts are zero while no batch is open
+      if (!bat_v_q) i_bat_closed: assert (bat_n_q == '0);
+      if (bat_v_q) begin
+        i_bat: assert (bat_n_q != '0 && 32'(bat_n_q) < CPL_BATCH && bat_addr_q[3:0] == i_bat_base[3:0] &&
+                       64'(bat_addr_q) >= i_bat_base && i_bat_off + 64'({bat_n_q, 4'd0}) < i_bat_size16);
+        if (qcfg[bat_q_q].enable)
+          i_bat_slot: assert ((cq_idx_q[bat_q_q] & i_bat_mask) == 16'(i_bat_off >> 4) + 16'(bat_n_q));
+      end
+    end
+  end
+`endif
 
   // ------------------------------------------------------------------ covers
   always_comb begin
