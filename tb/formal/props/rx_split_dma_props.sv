@@ -123,7 +123,22 @@ module rx_split_dma_props
   input logic                          bat_v_q,
   input logic [QW-1:0]                 bat_q_q,
   input logic [ADDR_W-1:0]             bat_addr_q,
-  input logic [BNW-1:0]                bat_n_q
+  input logic [BNW-1:0]                bat_n_q,
+  // ... and for the ring-room invariants: the pieces still to place, the rings' room
+  input logic                          a_hdr_err,
+  input logic                          b_hdr_err,
+  input logic [15:0]                   a_pay_end,
+  input logic [3:0]                    a_log2,
+  input logic [15:0]                   a_first_len,
+  input logic                          a_first_last,
+  input logic [15:0]                   b_pay_end,
+  input logic [3:0]                    b_log2,
+  input logic [15:0]                   pos_q,
+  input logic [15:0]                   nx_len_q,
+  input logic [15:0]                   nx_end_q,
+  input logic                          nx_last_q,
+  input logic [NUM_RXQ-1:0][16:0]      cq_room_q,
+  input logic [NUM_RXQ-1:0]            cq_inc_q
 );
   localparam logic [1:0] SRC_HDR = 2'd0, SRC_PAY = 2'd1, SRC_CPL = 2'd2;
 
@@ -278,8 +293,10 @@ module rx_split_dma_props
       // other assertions reach a deeper BMC bound, see rx_split_dma.sby)
       if (f_cmd_hits_x && cmd_src == SRC_HDR)
         a_hdr_in_buffer: assert (f_x_hdr[cmd_queue] || f_x_hdr_now[cmd_queue]);
+`ifndef F_NO_X_PAY
       if (f_cmd_hits_x && cmd_src == SRC_PAY)
         a_pay_in_buffer: assert (f_x_pay[cmd_queue] || f_x_pay_now[cmd_queue]);
+`endif
 `endif
       if (f_cmd) a_cmd_src: assert (cmd_src != 2'd3);
       // completion writes: whole slots inside the ring
@@ -374,6 +391,54 @@ module rx_split_dma_props
       end
     end
   end
+`ifndef F_NO_ROOM
+  // The ring room: the RTL checks a frame's completions against a room worked out a cycle
+  // earlier (cq_room_q, with cq_inc_q for the slot taken meanwhile) once, at its first step;
+  // the pieces placed after it take their slots unchecked. So: the room never exceeds what
+  // is free, and while a frame is placed its remaining pieces fit in its ring.
+  logic f_around, p_around;
+  assign f_around = meta_valid || a_valid_q || b_valid_q;
+  always_ff @(posedge clk) p_around <= f_around;
+  logic [15:0] i_rem;                   // payload bytes of stage B's frame still to place
+  logic [16:0] i_pieces;                // its pieces (completions) still to plan
+  logic [16:0] i_b_size;                // its payload buffer size
+  always_comb begin
+    i_rem    = b_pay_end - pos_q;
+    i_b_size = 17'd1 << b_log2;
+    i_pieces = (17'(i_rem) + i_b_size - 17'd1) >> b_log2;
+  end
+  always_comb begin
+    if (f_on) begin
+      // (a frame with a header error is dropped at its first step: its lengths do not matter)
+      if (a_valid_q && !a_hdr_err) begin
+        i_a_pieces: assert (a_pay_end == a_hdr_len + a_pay_len && a_hdr_len <= a_pay_end && a_pay_end <= 16'd9216 && a_log2 >= 4'd4 &&
+                            a_n_fresh == (17'(a_pay_len) + (17'd1 << a_log2) - 17'd1) >> a_log2 &&
+                            a_first_last == (17'(a_pay_len) <= (17'd1 << a_log2)) &&
+                            a_first_len == (a_first_last ? a_pay_len : 16'(17'd1 << a_log2)));
+      end
+      if (b_valid_q) i_b_err_first: assert (!b_hdr_err || bst_q == B_FIRST);
+      if (b_valid_q && !b_hdr_err) begin
+        i_b_pieces: assert (b_pay_end == b_hdr_len + b_pay_len && b_hdr_len <= b_pay_end && b_pay_end <= 16'd9216 && b_log2 >= 4'd4 &&
+                            pos_q <= b_pay_end &&
+                            b_n_fresh == (17'(b_pay_len) + i_b_size - 17'd1) >> b_log2 &&
+                            nx_last_q == (17'(i_rem) <= i_b_size) && nx_len_q == (nx_last_q ? i_rem : 16'(i_b_size)) &&
+                            nx_end_q == pos_q + nx_len_q && nx_has_q == (i_rem != '0) &&
+                            (bst_q != B_FIRST || pos_q == b_hdr_len) && (bst_q != B_SEG || i_rem != '0));
+        // the frame's remaining completions fit its ring (its first step checked them all)
+        if (bst_q == B_SEG && qcfg[b_q_q].enable)
+          i_seg_room: assert (17'(16'(f_planned[b_q_q] - qcfg[b_q_q].cq_sw_idx)) + i_pieces <= (17'd1 << qcfg[b_q_q].cq_log2));
+      end
+      if (a_valid_q || b_valid_q) i_around: assert (p_around);
+    end
+  end
+  for (genvar i = 0; i < NUM_RXQ; i++) begin : g_room
+    always_comb begin
+      if (f_on && f_past && p_around && qcfg[i].enable)
+        i_room: assert (cq_room_q[i] + 17'(16'(f_planned[i] - qcfg[i].cq_sw_idx)) <=
+                        (17'd1 << qcfg[i].cq_log2) + 17'(cq_inc_q[i]));
+    end
+  end
+`endif
 `endif
 
   // ------------------------------------------------------------------ covers
