@@ -3,7 +3,10 @@
 // Bound by rx_split_dma_bind.sv; proved by tb/formal/rx_split_dma.sby.
 //
 // Asserted, from reset, for every queue setting in range (docs/verification.md, Formal):
-//   (F_NO_X leaves out a_hdr_in_buffer and a_pay_in_buffer: rx_split_dma.sby says why)
+//   (F_NO_X leaves out a_hdr_in_buffer and a_pay_in_buffer, F_NO_X_PAY only the latter,
+//   F_NO_ROOM a_cq_level and a_cq_room; F_INV adds the induction invariants i_*: task
+//   prove_q2 proves all but those three by k-induction, rx_split_dma.sby says which task
+//   checks which to what depth)
 //   a_hdr_*   no write outside a posted header buffer: every header command goes to the head
 //             descriptor popped in that very cycle and is no longer than the queue's
 //             hdr_buf_bytes (and PARSE_BYTES); a chosen byte f_const_x written by a header
@@ -392,6 +395,9 @@ module rx_split_dma_props
     end
   end
 `ifndef F_NO_ROOM
+  // NOT CLOSED (prove_q2 defines F_NO_ROOM): with these, the induction ran 4 minutes in its
+  // first step without an answer (the pieces count divides by a variable buffer size); kept as
+  // the starting point. a_cq_level / a_cq_room are BMC-only (bmc_q2).
   // The ring room: the RTL checks a frame's completions against a room worked out a cycle
   // earlier (cq_room_q, with cq_inc_q for the slot taken meanwhile) once, at its first step;
   // the pieces placed after it take their slots unchecked. So: the room never exceeds what
