@@ -1,8 +1,9 @@
 // Properties of rtl/common/axi_dma_wr.sv: "write these bytes at this address" commands to AXI4
 // INCR bursts. Bound by axi_dma_wr_bind.sv; proved by tb/formal/axi_dma_wr.sby.
 //
-// Proved by k-induction (tb/formal/axi_dma_wr.sby): with `define F_NO_W_SIDE the address side's
-// rules for every command length; without it every property below, for cmd_len <= F_MAX_LEN:
+// Proved by k-induction (tb/formal/axi_dma_wr.sby), for every command length: with `define
+// F_NO_W_SIDE the address side's rules (prove_aw_w64); without it every property below (prove_w;
+// `define F_MAX_LEN bounds cmd_len, for the cover and bug-only BMC tasks):
 //   - AXI master rules: AWVALID and WVALID held until READY with a stable payload; AWLEN + 1
 //     within MAX_BURST; no burst crosses a 4 KiB boundary; AWSIZE the full bus width, INCR,
 //     AWADDR aligned to it; WLAST exactly on the last beat of the burst the beat belongs to;
