@@ -10,5 +10,7 @@ bind rx_split_dma rx_split_dma_props #(
   .bcmd_qq(bcmd_q.q), .bcmd_ncpl(bcmd_q.ncpl),
   .a_pay_end(a_q.pay_end), .a_log2(a_q.log2), .a_first_len(a_q.first_len), .a_first_last(a_q.first_last),
   .b_pay_end(b_q.pay_end), .b_log2(b_q.log2),
-  .a_hdr_err(a_q.hdr_err), .b_hdr_err(b_q.hdr_err)
+  .a_hdr_err(a_q.hdr_err), .b_hdr_err(b_q.hdr_err),
+  .a_need(a_q.need), .a_slog2(a_q.slog2), .b_need(b_q.need), .b_slog2(b_q.slog2),
+  .a_first_str(a_q.first_str)
 );

@@ -5,7 +5,7 @@
 // Asserted, from reset, for every queue setting in range (docs/verification.md, Formal):
 //   (F_NO_X leaves out a_hdr_in_buffer and a_pay_in_buffer, F_NO_X_PAY only the latter,
 //   F_NO_ROOM a_cq_level and a_cq_room; F_INV adds the induction invariants i_*: task
-//   prove_q2 proves all but those three by k-induction, rx_split_dma.sby says which task
+//   prove_q2 proves all but a_pay_in_buffer by k-induction; rx_split_dma.sby says which task
 //   checks which to what depth)
 //   a_hdr_*   no write outside a posted header buffer: every header command goes to the head
 //             descriptor popped in that very cycle and is no longer than the queue's
@@ -140,6 +140,14 @@ module rx_split_dma_props
   input logic [15:0]                   nx_len_q,
   input logic [15:0]                   nx_end_q,
   input logic                          nx_last_q,
+  input logic [12:0]                   a_need,
+  input logic [3:0]                    a_slog2,
+  input logic [12:0]                   b_need,
+  input logic [3:0]                    b_slog2,
+  input logic [12:0]                   a_first_str,
+  input logic [12:0]                   nx_str_q,
+  input logic [NUM_RXQ-1:0]            cur_v_q,
+  input logic [NUM_RXQ-1:0][8:0]       cur_used_q,
   input logic [NUM_RXQ-1:0][16:0]      cq_room_q,
   input logic [NUM_RXQ-1:0]            cq_inc_q
 );
@@ -395,9 +403,8 @@ module rx_split_dma_props
     end
   end
 `ifndef F_NO_ROOM
-  // NOT CLOSED (prove_q2 defines F_NO_ROOM): with these, the induction ran 4 minutes in its
-  // first step without an answer (the pieces count divides by a variable buffer size); kept as
-  // the starting point. a_cq_level / a_cq_room are BMC-only (bmc_q2).
+  // (The pieces are counted by comparisons with k buffer sizes, k <= CACHE_DEPTH, bufs_for():
+  // with a division by the variable buffer size the induction did not finish in 4 minutes.)
   // The ring room: the RTL checks a frame's completions against a room worked out a cycle
   // earlier (cq_room_q, with cq_inc_q for the slot taken meanwhile) once, at its first step;
   // the pieces placed after it take their slots unchecked. So: the room never exceeds what
@@ -408,17 +415,40 @@ module rx_split_dma_props
   logic [15:0] i_rem;                   // payload bytes of stage B's frame still to place
   logic [16:0] i_pieces;                // its pieces (completions) still to plan
   logic [16:0] i_b_size;                // its payload buffer size
+  // Buffers for n bytes, counted by comparisons with 1..CACHE_DEPTH buffer sizes (no division:
+  // a frame needing more fresh buffers than the cache holds is dropped), capped at CACHE_DEPTH + 1.
+  function automatic logic [16:0] bufs_for(input logic [15:0] n, input logic [3:0] l2);
+    logic [19:0] b = 20'd1 << l2;
+    bufs_for = 17'(CACHE_DEPTH + 1);
+    for (int k = CACHE_DEPTH; k >= 1; k--) if (20'(n) <= 20'(k) * b) bufs_for = 17'(k);
+    if (n == '0) bufs_for = '0;
+  endfunction
+  function automatic logic [16:0] capped(input logic [16:0] n);
+    return (n > 17'(CACHE_DEPTH)) ? 17'(CACHE_DEPTH + 1) : n;
+  endfunction
+  // the stride of a queue's multi-packet buffers (docs/rx-rules.md: pay_stride_log2 clamped to
+  // [max(4, pay_buf_log2 - 8), pay_buf_log2])
+  function automatic logic [3:0] stride_log2(input rxq_cfg_t c);
+    logic [3:0] st = c.pay_stride_log2;
+    if (st < 4'd4) st = 4'd4;
+    if (c.pay_buf_log2 > 4'd8 && st < c.pay_buf_log2 - 4'd8) st = c.pay_buf_log2 - 4'd8;
+    if (st > c.pay_buf_log2) st = c.pay_buf_log2;
+    return st;
+  endfunction
   always_comb begin
     i_rem    = b_pay_end - pos_q;
     i_b_size = 17'd1 << b_log2;
-    i_pieces = (17'(i_rem) + i_b_size - 17'd1) >> b_log2;
+    i_pieces = bufs_for(i_rem, b_log2);
   end
   always_comb begin
     if (f_on) begin
       // (a frame with a header error is dropped at its first step: its lengths do not matter)
       if (a_valid_q && !a_hdr_err) begin
         i_a_pieces: assert (a_pay_end == a_hdr_len + a_pay_len && a_hdr_len <= a_pay_end && a_pay_end <= 16'd9216 && a_log2 >= 4'd4 &&
-                            a_n_fresh == (17'(a_pay_len) + (17'd1 << a_log2) - 17'd1) >> a_log2 &&
+                            capped(a_n_fresh) == bufs_for(a_pay_len, a_log2) &&
+                            a_log2 == qcfg[a_q_q].pay_buf_log2 && a_slog2 == stride_log2(qcfg[a_q_q]) &&
+                            (20'(a_need) << a_slog2) >= 20'(a_pay_len) &&
+                            32'(a_first_str) <= (32'd1 << (a_log2 - a_slog2)) &&
                             a_first_last == (17'(a_pay_len) <= (17'd1 << a_log2)) &&
                             a_first_len == (a_first_last ? a_pay_len : 16'(17'd1 << a_log2)));
       end
@@ -426,10 +456,14 @@ module rx_split_dma_props
       if (b_valid_q && !b_hdr_err) begin
         i_b_pieces: assert (b_pay_end == b_hdr_len + b_pay_len && b_hdr_len <= b_pay_end && b_pay_end <= 16'd9216 && b_log2 >= 4'd4 &&
                             pos_q <= b_pay_end &&
-                            b_n_fresh == (17'(b_pay_len) + i_b_size - 17'd1) >> b_log2 &&
+                            capped(b_n_fresh) == bufs_for(b_pay_len, b_log2) &&
+                            b_log2 == qcfg[b_q_q].pay_buf_log2 && b_slog2 == stride_log2(qcfg[b_q_q]) &&
+                            (20'(b_need) << b_slog2) >= 20'(b_pay_len) &&
+                            32'(nx_str_q) <= (32'd1 << (b_log2 - b_slog2)) &&
                             nx_last_q == (17'(i_rem) <= i_b_size) && nx_len_q == (nx_last_q ? i_rem : 16'(i_b_size)) &&
                             nx_end_q == pos_q + nx_len_q && nx_has_q == (i_rem != '0) &&
-                            (bst_q != B_FIRST || pos_q == b_hdr_len) && (bst_q != B_SEG || i_rem != '0));
+                            (bst_q != B_FIRST || pos_q == b_hdr_len) &&
+                            (bst_q != B_SEG || (i_rem != '0 && i_pieces < 17'(CACHE_DEPTH))));
         // the frame's remaining completions fit its ring (its first step checked them all)
         if (bst_q == B_SEG && qcfg[b_q_q].enable)
           i_seg_room: assert (17'(16'(f_planned[b_q_q] - qcfg[b_q_q].cq_sw_idx)) + i_pieces <= (17'd1 << qcfg[b_q_q].cq_log2));
@@ -438,6 +472,11 @@ module rx_split_dma_props
     end
   end
   for (genvar i = 0; i < NUM_RXQ; i++) begin : g_room
+    // a queue's current multi-packet buffer has used at most its strides
+    always_comb begin
+      if (f_on && cur_v_q[i])
+        i_cur_used: assert (32'(cur_used_q[i]) <= (32'd1 << (qcfg[i].pay_buf_log2 - stride_log2(qcfg[i]))));
+    end
     always_comb begin
       if (f_on && f_past && p_around && qcfg[i].enable)
         i_room: assert (cq_room_q[i] + 17'(16'(f_planned[i] - qcfg[i].cq_sw_idx)) <=
