@@ -885,14 +885,16 @@ class TcpSock:
         """`tcp_select_window`: the window to advertise in bytes, never moving the right edge
         left (a window below what is left of the last one is rounded up to 2^shift: RFC 7323
         2.4); records it. `syn`: for a SYN or SYN-ACK, whose field is not scaled (at most
-        65535, RFC 7323 2.2). The field is this `>> rcv_wscale` (`window_field`)."""
+        65535, RFC 7323 2.2) and which is the first window. The field is this
+        `>> rcv_wscale` (`build_skb`)."""
         new = self.new_window()
-        cur = self.receive_window()
-        if new < cur:
-            m = (1 << self.rcv_wscale) - 1
-            new = (cur + m) & ~m
         if syn:
-            new = min(new, MAX_WINDOW)
+            new = min(new, MAX_WINDOW)           # the first window: nothing to keep
+        else:
+            cur = self.receive_window()
+            if new < cur:
+                m = (1 << self.rcv_wscale) - 1
+                new = (cur + m) & ~m
         self.rcv_wnd = new
         self.rcv_wup = self.rcv_nxt
         return new
