@@ -853,7 +853,11 @@ class TcpSock:
                 pages = len(q.pay_bufs) + q.pay_pool.cached + q.mp_params.pages_free
                 buf = dev.ringparam.rx_buf_len
                 mss = self.adv_mss
-                per_buf = mss // -(-mss // buf)
+                seg = -(-mss // dev.rx_mpb_stride) * dev.rx_mpb_stride
+                if dev.priv_flags.get('rx-mpb') and seg <= buf:   # multi-packet buffers
+                    per_buf = buf // seg * mss
+                else:
+                    per_buf = mss // -(-mss // buf)
                 return min(space, pages * per_buf // self._queue_sharers())
         return space
 
