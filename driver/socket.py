@@ -228,6 +228,16 @@ class _Msg:
         return 0
 
 
+
+def _int_optval(value: bytes | int, name: str) -> int:
+    """An int option's value as `sockopt_get_int` reads it: an int, or at least 4 bytes (a
+    C int, little-endian); EINVAL for a shorter optlen, EFAULT for what is not an int."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        if len(value) < 4:
+            raise KernelError(errno.EINVAL, 'optlen < sizeof(int)')
+        return int(struct.unpack('<i', bytes(value[:4]))[0])
+    return check_int(value, f'{name} optval', err=errno.EFAULT)
+
 class Socket:
     """A BSD socket (`struct socket`) of a `Kernel`."""
 
@@ -603,24 +613,14 @@ class Socket:
         socket advertises (`TcpSock.free_space`); at least SOCK_MIN_RCVBUF, at most the
         stack's `rmem_max`. Unlike Linux the value is not doubled for bookkeeping overhead:
         this stack charges payload bytes only, so the value is the window's room."""
-        if isinstance(value, (bytes, bytearray, memoryview)):
-            if len(value) < 4:
-                raise KernelError(errno.EINVAL, 'optlen < sizeof(int)')
-            val = struct.unpack('<i', bytes(value[:4]))[0]
-        else:
-            val = check_int(value, 'SO_RCVBUF optval', err=errno.EFAULT)
+        val = _int_optval(value, 'SO_RCVBUF')
         sk = self._tcp()
         sk.rcvbuf = max(SOCK_MIN_RCVBUF, min(val, self.kernel.tcp.rmem_max))
         return 0
 
     def _set_zerocopy(self, value: bytes | int) -> int:
         """`sock_setsockopt(SO_ZEROCOPY)`: TCP and UDP sockets only; 0 or 1, else EINVAL."""
-        if isinstance(value, (bytes, bytearray, memoryview)):
-            if len(value) < 4:
-                raise KernelError(errno.EINVAL, 'optlen < sizeof(int)')
-            val = struct.unpack('<i', bytes(value[:4]))[0]
-        else:
-            val = check_int(value, 'SO_ZEROCOPY optval', err=errno.EFAULT)
+        val = _int_optval(value, 'SO_ZEROCOPY')
         if val not in (0, 1):
             raise KernelError(errno.EINVAL, f'SO_ZEROCOPY {val}')
         self.zerocopy = bool(val)
