@@ -330,8 +330,8 @@ TX_FLAG_EOP = 0x01
 TX_FLAG_CSUM = 0x02
 TX_FLAG_CSUM_UDP = 0x04
 TX_FLAG_INLINE = 0x08
-TX_FLAG_TSO = 0x10
-TX_FLAGS_RESERVED_MASK = 0xE0
+TX_FLAGS_RESERVED_MASK = 0x70
+TX_FLAG_TSO = 0x80
 
 _TX_DESC_STRUCT = struct.Struct('<QHBBBBH')
 assert _TX_DESC_STRUCT.size == TX_DESC_BYTES
@@ -362,7 +362,7 @@ class TxDesc:
         """Byte 10: eop, csum, csum_udp, inline, tso."""
         return ((0x1 if self.eop else 0) | (0x2 if self.csum else 0)
                 | (0x4 if self.csum_udp else 0) | (0x8 if self.inline else 0)
-                | (0x10 if self.tso else 0))
+                | (0x80 if self.tso else 0))
 
     def validate(self) -> None:
         """Raise `ValueError` naming the first field that does not fit its bits."""
@@ -392,8 +392,8 @@ class TxDesc:
         (addr, len_, g10, csum_start, csum_offset, inline_len,
          tag) = _TX_DESC_STRUCT.unpack(bytes(data))
         if strict:
-            if g10 & 0xE0:
-                raise ValueError(f'TxDesc byte 10 reserved bits [7:5] set: 0x{g10:02x}')
+            if g10 & 0x70:
+                raise ValueError(f'TxDesc byte 10 reserved bits [6:4] set: 0x{g10:02x}')
         return cls(
             addr=addr,
             len=len_,
@@ -401,7 +401,7 @@ class TxDesc:
             csum=bool(g10 & 0x2),
             csum_udp=bool(g10 & 0x4),
             inline=bool(g10 & 0x8),
-            tso=bool(g10 & 0x10),
+            tso=bool(g10 & 0x80),
             csum_start=csum_start,
             csum_offset=csum_offset,
             inline_len=inline_len,

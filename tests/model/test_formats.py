@@ -170,13 +170,13 @@ def test_cpl_roundtrip_many() -> None:
 
 def test_tx_sizes_and_constants() -> None:
     assert TX_DESC_BYTES == 16 and TX_CPL_BYTES == 16
-    # byte 10: [0] EOP, [1] CSUM, [2] CSUM_UDP, [3] INLINE, [4] TSO, [7:5] reserved
+    # byte 10: [0] EOP, [1] CSUM, [2] CSUM_UDP, [3] INLINE, [6:4] reserved, [7] TSO
     assert formats.TX_FLAG_EOP == 1 << 0
     assert formats.TX_FLAG_CSUM == 1 << 1
     assert formats.TX_FLAG_CSUM_UDP == 1 << 2
     assert formats.TX_FLAG_INLINE == 1 << 3
-    assert formats.TX_FLAG_TSO == 1 << 4
-    assert formats.TX_FLAGS_RESERVED_MASK == 0xE0
+    assert formats.TX_FLAG_TSO == 1 << 7
+    assert formats.TX_FLAGS_RESERVED_MASK == 0x70
     # docs/tx.md, "TCP segmentation offload"
     assert formats.TX_TSO_MAX_SEGS == 18 and formats.TX_TSO_MAX_HDR == 128
     assert formats.TX_TSO_MAX_PAYLOAD == 65535 and formats.TX_TSO_MIN_MSS == 88
@@ -201,7 +201,7 @@ def test_tx_tso_ctx_layout() -> None:
     assert c.pack() == bytes([0xF4, 0x22, 74, 18, 1]) + bytes(11)
     assert formats.TxTsoCtx.unpack(c.pack(), strict=True) == c
     d = TxDesc(addr=0, len=0, tso=True, inline=True, eop=True)
-    assert d.pack()[10] == 0b11001
+    assert d.pack()[10] == 0b1000_1001
 
 
 def test_tx_desc_layout() -> None:
@@ -236,7 +236,7 @@ def test_tx_desc_defaults_and_bad_values_pack() -> None:
 
 def test_tx_desc_reserved_ignored_unless_strict() -> None:
     raw = bytearray(TxDesc(addr=0x1000, len=64, eop=True).pack())
-    raw[10] |= 0xE0
+    raw[10] |= 0x70
     assert TxDesc.unpack(bytes(raw)) == TxDesc(addr=0x1000, len=64, eop=True)
     with pytest.raises(ValueError, match='reserved'):
         TxDesc.unpack(bytes(raw), strict=True)

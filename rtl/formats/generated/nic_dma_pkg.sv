@@ -156,12 +156,12 @@ package nic_dma_pkg;
     logic [7:0]  csum_offset;
     // byte 11: frame offset where checksumming starts (the L4 header); first descriptor only
     logic [7:0]  csum_start;
-    // byte 10 [7:5]: reserved, zero
-    logic [2:0]  rsvd_10_5;
-    // byte 10 [4]: TSO: TCP segmentation offload: the frame is a send that the NIC cuts into
+    // byte 10 [7]: TSO: TCP segmentation offload: the frame is a send that the NIC cuts into
     // `mss`-sized TCP segments; the next ring entry is its TSO context ("TCP segmentation
     // offload"); first descriptor only
     logic        tso;
+    // byte 10 [6:4]: reserved, zero
+    logic [2:0]  rsvd_10_4;
     // byte 10 [3]: INLINE: the frame's first `inline_len` bytes follow this descriptor in the ring
     // ("Inline headers"); first descriptor only
     logic        inline;
