@@ -116,7 +116,7 @@ def tso_status(send: TsoSend, segs_ok: bool, frame_limit: int) -> TxStatus:
     the effective `TX_FRAME_LIMIT.max_frame_len`. OK means the send may be read."""
     if not segs_ok:
         return TxStatus.BAD_SEG
-    if (send.inline_len > TX_INLINE_MAX
+    if (send.inline_len > TX_INLINE_MAX or send.inline_len > send.ctx.hdr_len
             or tso_header_status(send.first, send.ctx) != TxStatus.OK):
         return TxStatus.TSO_BAD_HDR
     p = send.send_len - send.ctx.hdr_len
@@ -207,3 +207,46 @@ def tso_sent_bounds(seg_lens: Sequence[int], failed: int, ctx: TxTsoCtx) -> tupl
 
     # The failed byte is somewhere in [start, end): at worst the descriptor's last one.
     return complete(start), complete(end - 1)
+
+
+@dataclass(frozen=True)
+class TsoRead:
+    """One read of a `TSO` send's bytes: `seg` -1 for header bytes (those not inline), else
+    the TCP segment whose payload it carries; `seg_end`: the last read of that header or
+    segment."""
+
+    addr: int
+    len: int
+    seg: int
+    seg_end: bool
+
+
+def tso_read_plan(segs: Sequence[tuple[int, int]], inline_len: int, hdr_len: int,
+                  mss: int) -> list[TsoRead]:
+    """The reads that fetch a good `TSO` send's bytes exactly once, in send order: its
+    segments (`(addr, len)` of its descriptors in order; 0-length ones skipped) cut where
+    the header ends (after `hdr_len - inline_len` segment bytes) and at every `mss` payload
+    bytes, so that each TCP segment's payload is a run of whole reads (docs/tx.md, "RTL
+    plan": every segment is sent as a frame of its own, its patched header followed by its
+    payload reads)."""
+    out: list[TsoRead] = []
+    hdr_left = hdr_len - inline_len
+    seg, seg_left = 0, mss
+    for addr, n in segs:
+        while n:
+            if hdr_left:
+                k = min(n, hdr_left)
+                hdr_left -= k
+                out.append(TsoRead(addr, k, -1, hdr_left == 0))
+            else:
+                k = min(n, seg_left)
+                seg_left -= k
+                out.append(TsoRead(addr, k, seg, seg_left == 0))
+                if seg_left == 0:
+                    seg, seg_left = seg + 1, mss
+            addr += k
+            n -= k
+    if out and out[-1].seg >= 0 and not out[-1].seg_end:
+        last = out[-1]
+        out[-1] = TsoRead(last.addr, last.len, last.seg, True)
+    return out

@@ -25,6 +25,10 @@
 //             segment's last header beat (TLAST; contiguous from lane 0), TUSER
 //             {first, last, pay_k[15:0]} constant over the segment's beats. AXI-Stream: TVALID
 //             held until TREADY, every output stable meanwhile (they come from registers).
+//   m_hdr     the whole patched header of the segment on show (byte i at bits [8i +: 8],
+//             bytes past hdr_len unspecified), stable from its first beat to its last: the
+//             form tx_gather's header note takes (`hn_hdr`), so the TX path can send every
+//             segment as a frame with an inline header followed by its payload reads.
 //
 // Latency and rate: after the header's last beat, 1 cycle per 4 bytes of IPv4 header (the
 // header sum; 0 for IPv6) plus 1, then per segment 3 cycles of patching (PREP, SUM2, PATCH)
@@ -66,6 +70,7 @@ module tx_tso_hdr
   output logic [17:0]       m_tuser,
   output logic              m_tvalid,
   input  logic              m_tready,
+  output logic [8*HDR_MAX-1:0] m_hdr,
 
   output logic              busy
 );
@@ -314,5 +319,6 @@ module tx_tso_hdr
     if (last_beat)
       for (int unsigned i = 0; i < DB; i++) m_tkeep[i] = (8'(i) < tail);
     m_tuser = {first_q, last_q, pay_q};
+    for (int unsigned i = 0; i < HDR_MAX; i++) m_hdr[8 * i +: 8] = seg_q[i];
   end
 endmodule

@@ -17,7 +17,7 @@ from scapy.all import IP, TCP, Dot1Q, Ether, IPv6, Raw
 
 from models.formats import (TX_TSO_MAX_PAYLOAD, TX_TSO_MAX_SEGS, TxCompletion, TxDesc,
                             TxStatus, TxTsoCtx)
-from models.tso import tso_seed, tso_sent_bounds
+from models.tso import tso_read_plan, tso_seed, tso_sent_bounds
 from models.tx import check_frame, frame_extent
 from tests.model.test_tx_model import DEV_BASE, IP4, IP6, MAC, UNMAPPED, Rig, pattern
 
@@ -315,3 +315,37 @@ def test_context_read_error_is_desc_rd_err_and_extent() -> None:
     assert frame_extent([d0, ctx, *hdr], tso=True) is None
     assert check_frame([d0, None, *hdr, last], tso=True) == TxStatus.DESC_RD_ERR
     assert check_frame([d0, ctx, *hdr, last], tso=True) == TxStatus.OK
+
+
+def test_inline_header_longer_than_hdr_len_is_bad_hdr() -> None:
+    rig = TsoRig()
+    hdr = header(4, 0, 'A')
+    ctx = TxTsoCtx(mss=1000, hdr_len=len(hdr) - 2, l3_offset=14)   # 2 inline bytes past it
+    rig.post_send(0, hdr, pattern(3000), ctx, 34)
+    assert rig.completions(0)[0].status == TxStatus.TSO_BAD_HDR
+
+
+@pytest.mark.parametrize('inline_len, hdr_len, mss, lens', [
+    (66, 66, 1448, [4096, 4096, 100]),
+    (0, 66, 536, [66, 3000, 1, 4096]),
+    (0, 86, 1000, [40, 100, 2000]),          # the header spans two segments
+    (54, 54, 8948, [4096] * 16 + [15]),
+])
+def test_read_plan_reads_every_byte_once_cut_at_segments(inline_len: int, hdr_len: int,
+                                                          mss: int, lens: list[int]) -> None:
+    addrs, a = [], 0x10_0003
+    for n in lens:
+        addrs.append(a)
+        a += n + 4096
+    plan = tso_read_plan(list(zip(addrs, lens)), inline_len, hdr_len, mss)
+    # every byte once, in order
+    flat = [(r.addr + i) for r in plan for i in range(r.len)]
+    assert flat == [ad + i for ad, n in zip(addrs, lens) for i in range(n)]
+    payload = sum(lens) + inline_len - hdr_len
+    n = -(-payload // mss)
+    assert sum(r.len for r in plan if r.seg < 0) == hdr_len - inline_len
+    for k in range(n):
+        mine = [r for r in plan if r.seg == k]
+        assert sum(r.len for r in mine) == min(mss, payload - k * mss)
+        assert [r.seg_end for r in mine] == [False] * (len(mine) - 1) + [True]
+    assert {r.seg for r in plan} <= set(range(-1, n))

@@ -131,11 +131,17 @@ class Tb:
                 continue
             held = None
             data, keep, last, user = beat
+            if not cur:
+                seg_hdr = int(d.m_hdr.value).to_bytes(len(d.m_hdr.value) // 8, "little")
+            else:
+                assert int(d.m_hdr.value).to_bytes(len(d.m_hdr.value) // 8, "little") == seg_hdr, \
+                    "m_hdr changed within a segment"
             nkeep = bin(keep).count("1")
             assert keep == (1 << nkeep) - 1, f"TKEEP not contiguous: {keep:x}"
             assert last or nkeep == db, "TKEEP not full before TLAST"
             cur += data.to_bytes(db, "little")[:nkeep]
             if last:
+                assert seg_hdr[:len(cur)] == bytes(cur), "m_hdr differs from the header beats"
                 out.append((bytes(cur), user >> 17 & 1, user >> 16 & 1, user & 0xFFFF))
                 cur = bytearray()
         await FallingEdge(d.clk)
