@@ -915,7 +915,8 @@ class NicModel:
         if addr == regs.TX_FRAME_LIMIT:
             return regs.TX_FRAME_LIMIT_MAX_FRAME_LEN.put(self.tx.max_frame_len)
         if addr == regs.TX_OFFLOADS:
-            return regs.TX_OFFLOADS_INLINE_MAX.put(TX_INLINE_MAX)
+            return (regs.TX_OFFLOADS_INLINE_MAX.put(TX_INLINE_MAX)
+                    | regs.TX_OFFLOADS_TSO.put(int(self.tx.tso)))
         if addr in _TX_COUNTER_BY_ADDR:
             return self.tx.counters[_TX_COUNTER_BY_ADDR[addr]] & 0xFFFFFFFF
         tx_decoded = self._decode_txq(addr)
