@@ -286,11 +286,7 @@ class TxQueue:
         The doorbell (`DESC_RING.SW_IDX`) is written unless `xmit_more` says another frame
         follows at once. `NetdevTx.BUSY` when the ring lacks room (nothing written; any
         frames held back by `xmit_more` are rung now so the NIC is not left waiting)."""
-        ring, _ = self._need_rings()
-        if not self.enabled:
-            raise RuntimeError(f'tx queue {self.index} is not enabled')
-        if not 0 <= tag <= 0xFFFF:
-            raise TxFrameError(f'tag {tag} is not a u16')
+        ring = self._ready_to_post(tag)
         descs = split_at_pages(segments)
         if not descs:
             raise TxFrameError('a frame needs at least one byte')
@@ -298,10 +294,7 @@ class TxQueue:
             raise TxFrameError(f'{len(descs)} descriptors, the NIC takes at most '
                                f'{self.max_segs} per frame')
         if len(descs) > self.desc_unused:
-            self.stopped = True
-            self.busy_returns += 1
-            await self.kick()
-            return NetdevTx.BUSY
+            return await self._ring_full()
         first = ring.sw_idx
         for i, (addr, n) in enumerate(descs):
             # The tag goes into every descriptor (the NIC reads the first's): a frame cut short
@@ -327,11 +320,7 @@ class TxQueue:
         `TX_TSO_MAX_SEGS` descriptors. The NIC answers with one completion (`tso_segs`).
         Only for a NIC with TSO (`TX_OFFLOADS.tso`): a NIC without it ignores the bit and
         would read the context entry as a descriptor. `NetdevTx.BUSY` as for `xmit_frame`."""
-        ring, _ = self._need_rings()
-        if not self.enabled:
-            raise RuntimeError(f'tx queue {self.index} is not enabled')
-        if not 0 <= tag <= 0xFFFF:
-            raise TxFrameError(f'tag {tag} is not a u16')
+        ring = self._ready_to_post(tag)
         descs = split_at_pages(segments)
         if not descs:
             raise TxFrameError('a send needs at least one byte')
@@ -342,10 +331,7 @@ class TxQueue:
         ctx.pack()                                   # fields in range, or ValueError now
         entries = len(descs) + 1
         if entries > self.desc_unused:
-            self.stopped = True
-            self.busy_returns += 1
-            await self.kick()
-            return NetdevTx.BUSY
+            return await self._ring_full()
         first = ring.sw_idx
         raws = []
         for i, (addr, n) in enumerate(descs):
@@ -363,6 +349,22 @@ class TxQueue:
         if not xmit_more:
             await self.kick()
         return NetdevTx.OK
+
+    def _ready_to_post(self, tag: int) -> Ring:
+        """The descriptor ring, after the checks every post makes (queue enabled, u16 tag)."""
+        ring, _ = self._need_rings()
+        if not self.enabled:
+            raise RuntimeError(f'tx queue {self.index} is not enabled')
+        if not 0 <= tag <= 0xFFFF:
+            raise TxFrameError(f'tag {tag} is not a u16')
+        return ring
+
+    async def _ring_full(self) -> NetdevTx:
+        """No room: stop the queue and ring the doorbell for what `xmit_more` held back."""
+        self.stopped = True
+        self.busy_returns += 1
+        await self.kick()
+        return NetdevTx.BUSY
 
     async def kick(self) -> None:
         """Ring the doorbell for every descriptor written since the last one."""
