@@ -17,8 +17,9 @@ from scapy.all import IP, TCP, Dot1Q, Ether, IPv6, Raw
 
 from models.formats import (TX_TSO_MAX_PAYLOAD, TX_TSO_MAX_SEGS, TxCompletion, TxDesc,
                             TxStatus, TxTsoCtx)
-from models.tso import tso_read_plan, tso_seed, tso_sent_bounds
-from models.tx import check_frame, frame_extent
+from models.tso import (segment_header, tso_read_plan, tso_seed, tso_segments,
+                         tso_sent_bounds)
+from models.tx import check_frame, frame_extent, l4_checksum
 from tests.model.test_tx_model import DEV_BASE, IP4, IP6, MAC, UNMAPPED, Rig, pattern
 
 OPTS = [('NOP', None), ('NOP', None), ('Timestamp', (0x01020304, 0x0A0B0C0D))]
@@ -349,3 +350,40 @@ def test_read_plan_reads_every_byte_once_cut_at_segments(inline_len: int, hdr_le
         assert sum(r.len for r in mine) == min(mss, payload - k * mss)
         assert [r.seg_end for r in mine] == [False] * (len(mine) - 1) + [True]
     assert {r.seg for r in plan} <= set(range(-1, n))
+
+
+@pytest.mark.parametrize('ipv, vlan, size, mss, inline', [(4, 0, 65535, 1448, True),
+                                                          (6, 5, 9000, 536, False),
+                                                          (4, 5, 100, 8948, False)])
+def test_rtl_plan_segments_are_checksum_partial_frames(ipv: int, vlan: int, size: int, mss: int,
+                                                       inline: bool) -> None:
+    """docs/tx.md "RTL plan": segment k sent as an ordinary CHECKSUM_PARTIAL frame, its header
+    the patched one with fold(seed + TCP length) in the checksum field and its payload the
+    reads `tso_read_plan` gives for k, completed by the frame checksum rule (`l4_checksum`),
+    is exactly the golden segment."""
+    hdr = header(ipv, vlan, 'FPAC')
+    payload = pattern(size, 9)
+    l3o, l4 = l3_offset(vlan), l4_offset(ipv, vlan)
+    ctx = TxTsoCtx(mss=mss, hdr_len=len(hdr), l3_offset=l3o, ipv6=ipv == 6)
+    first = TxDesc(addr=0, len=0, tso=True, csum=True, csum_start=l4, csum_offset=16)
+    send = hdr + payload
+    # the send's bytes in memory: the header inline or as a segment, payload in 4 KiB pieces
+    mem: dict[int, int] = {}
+    segs: list[tuple[int, int]] = []
+    pos, addr = (len(hdr) if inline else 0), 0x7FD
+    while pos < len(send):
+        n = min(len(send) - pos, 4096 - addr % 4096)
+        segs.append((addr, n))
+        mem.update({addr + i: send[pos + i] for i in range(n)})
+        pos, addr = pos + n, addr + n + 4096
+    plan = tso_read_plan(segs, len(hdr) if inline else 0, len(hdr), mss)
+    want = tso_segments(send, first, ctx)
+    for k, w in enumerate(want):
+        chunk = bytes(mem[r.addr + i] for r in plan if r.seg == k for i in range(r.len))
+        h = segment_header(hdr, first, ctx, k, len(want), len(chunk))
+        seed = int.from_bytes(h[l4 + 16:l4 + 18], 'big')
+        v = seed + len(hdr) - l4 + len(chunk)                     # the pseudo-header with length
+        v = (v & 0xFFFF) + (v >> 16)
+        h[l4 + 16:l4 + 18] = ((v & 0xFFFF) + (v >> 16)).to_bytes(2, 'big')
+        frame, _ = l4_checksum(bytes(h) + chunk, l4, 16)
+        assert frame + bytes(max(0, 60 - len(frame))) == w, f'segment {k}'
