@@ -426,7 +426,8 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     cfg = ClusterConfig(nics=n, bytes_per_pair=args.bytes_per_pair, data_width=args.data_width,
                         mss=args.mss, switch_buffer_kib=args.switch_buffer, drop_rate=args.drop_rate,
                         pairs=pairs, seed=args.seed, rto_min_us=args.rto_min_us,
-                        timeout_ms=args.timeout_ms, napi_interval_ns=args.napi_interval_ns)
+                        timeout_ms=args.timeout_ms, napi_interval_ns=args.napi_interval_ns,
+                        rcvbuf_kib=args.rcvbuf)
     try:
         cfg.check()
         if args.backend == "model" and args.threads != 1:
@@ -589,6 +590,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--napi-interval-ns", type=int, default=1000, metavar="NS",
                    help="a host polls its NIC at most once per NS simulated ns, one ACK per socket "
                         "per poll (default 1000)")
+    c.add_argument("--rcvbuf", type=int, default=256, metavar="KIB",
+                   help="receive buffer per host in KiB, shared evenly by its incoming "
+                        "connections (SO_RCVBUF), 4..6144 (default 256)")
     c.add_argument("--threads", type=int, default=1, choices=[1, 2],
                    help="rtl: Verilator threads of the model (docs/cluster.md: measured); default 1")
     c.add_argument("--sim-seed", type=int, default=None, help="rtl: cocotb random seed")
