@@ -121,9 +121,11 @@ class nic_csr__TX_OFFLOADS(uvm_reg):
     def __init__(self, name: str = "TX_OFFLOADS"):
         super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
         self.inline_max = uvm_reg_field("inline_max")
+        self.tso = uvm_reg_field("tso")
 
     def build(self) -> None:
         self.inline_max.configure(self, 8, 0, "RO", True, 0x0, False, True, False)
+        self.tso.configure(self, 1, 8, "RO", True, 0x0, False, True, False)
 
 
 # Reg - nic_csr::rx_counter_t_desc_0cc7e5f1

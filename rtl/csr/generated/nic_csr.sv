@@ -1702,6 +1702,7 @@ module nic_csr (
         end
         if(rd_mux_addr == 16'h1c) begin
             readback_data_var[7:0] = hwif_in.TX_OFFLOADS.inline_max.next;
+            readback_data_var[8] = hwif_in.TX_OFFLOADS.tso.next;
         end
         if(rd_mux_addr == 16'h100) begin
             readback_data_var[31:0] = field_storage.RX_FRAMES.count.value;

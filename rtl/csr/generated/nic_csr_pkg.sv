@@ -53,7 +53,12 @@ package nic_csr_pkg;
     } nic_csr__TX_OFFLOADS__inline_max__in_t;
 
     typedef struct {
+        logic next;
+    } nic_csr__TX_OFFLOADS__tso__in_t;
+
+    typedef struct {
         nic_csr__TX_OFFLOADS__inline_max__in_t inline_max;
+        nic_csr__TX_OFFLOADS__tso__in_t tso;
     } nic_csr__TX_OFFLOADS__in_t;
 
     typedef struct {
