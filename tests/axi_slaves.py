@@ -23,11 +23,12 @@ def _id(values: tuple) -> str:
 
 
 def awready_params(plain: Sequence[tuple], waiting: Sequence[tuple],
-                   id_of: Callable[[tuple], str] = _id) -> list:
+                   id_of: Callable[[tuple], str] = _id,
+                   marks_of: Callable[[tuple], list] = lambda p: []) -> list:
     """pytest.param list of (*values, awready): every tuple of `plain` with the default slave
-    (awready None, id `id_of(values)`, the id it had before), then every tuple of `waiting`
-    under each waiting behaviour (id suffixed with the behaviour)."""
-    out = [pytest.param(*p, None, id=id_of(p)) for p in plain]
+    (awready None, id `id_of(values)`, the id it had before, marks `marks_of(values)`), then
+    every tuple of `waiting` under each waiting behaviour (id suffixed with the behaviour)."""
+    out = [pytest.param(*p, None, id=id_of(p), marks=marks_of(p)) for p in plain]
     out += [pytest.param(*p, a.value, id=f"{id_of(p)}-{a.value}") for p in waiting for a in WAITING]
     return out
 

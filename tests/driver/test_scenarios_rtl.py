@@ -5,9 +5,10 @@ on nic_top under Verilator. `-m "not rtl"` leaves it out for a fast model-only r
 
 `fast` (both widths, a few seconds of simulation each): the fast harness (tb/fast/: HDL
 clock, compiled RX source, TX sink and DMA target; Python wakes per transaction).
-`per-beat` (64 bits, about 70 s): nic_top with cocotbext-axi driving every port from
-Python, a second, independent implementation of the same bus partners, so a fault in the
-fast harness cannot hide a fault in the NIC.
+`per-beat` (64 bits, about 70 s; make regress, not make test: regress_only): nic_top with
+cocotbext-axi driving every port from Python, a second, independent implementation of the
+same bus partners, so a fault in the fast harness cannot hide a fault in the NIC (make test
+keeps the per-beat testbench in the RX, TX, loopback and uvm tests).
 `fast` again at both widths with DMA slaves whose AWREADY waits for the burst's first W beat
 (`after-wvalid`) or its last (`after-wlast`): tb/axi_wr_slave.py, docs/verification.md.
 """
@@ -28,7 +29,8 @@ from tests.axi_slaves import awready_env, awready_params
 @pytest.mark.parametrize('data_w,testbench,rx_mpb,awready', awready_params(
     [(64, 'fast', False), (512, 'fast', False), (64, 'per-beat', False), (64, 'fast', True),
      (512, 'fast', True)], [(64, 'fast', False), (512, 'fast', False)],
-    id_of=lambda p: f"{p[0]}-{p[1]}" + ("-mpb" if p[2] else "")))
+    id_of=lambda p: f"{p[0]}-{p[1]}" + ("-mpb" if p[2] else ""),
+    marks_of=lambda p: [pytest.mark.regress_only] if p[1] == 'per-beat' else []))
 def test_driver_scenarios_rtl(data_w: int, testbench: str, rx_mpb: bool, awready: str | None) -> None:
     """Every scenario; `-mpb`: with multi-packet payload buffers and completion batches on
     (the rig's `rx_mpb`), as on the model; `-after-wvalid`/`-after-wlast`: under a DMA write
