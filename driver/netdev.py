@@ -36,7 +36,7 @@ import ipaddress
 from collections import deque
 from dataclasses import asdict, dataclass, field, replace
 from enum import IntEnum
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, TypeAlias
 
 from driver import regs
 from driver.errors import KernelError
@@ -56,6 +56,12 @@ if TYPE_CHECKING:
     from driver.devmem import NetDevmemDmabufBinding
     from driver.neigh import NeighResponder
     from driver.kernel import Kernel
+    from driver.zcrx import IoZcrxIfq
+
+    MpParams: TypeAlias = 'NetDevmemDmabufBinding | IoZcrxIfq'
+    """`struct pp_memory_provider_params` (`mp_ops` + `mp_priv`): the object that makes the
+    queue's payload memory provider (`memory_provider()`) and says what it has left
+    (`pages_free`)."""
 
 ID_MAGIC = 0x444D4E43
 MIN_MTU = 68
@@ -159,8 +165,9 @@ class NetdevRxQueue:
 
     index: int
     napi: Napi
-    mp_params: NetDevmemDmabufBinding | None = None
-    """The memory provider installed on the queue (`rxq->mp_params`): a dma-buf binding."""
+    mp_params: MpParams | None = None
+    """The memory provider installed on the queue (`rxq->mp_params`): a dma-buf binding or
+    an io_uring zcrx ifq (driver/zcrx.py)."""
     xsk_pool: object | None = None
     """An AF_XDP socket using the queue (bind-rx refuses such a queue with EBUSY)."""
     ring: RxQueue | None = None
@@ -401,8 +408,7 @@ class Netdev:
             HostPageProvider(self._allocator(rp.hdr_buf_len)))
         provider: MemoryProvider
         if q.mp_params is not None:
-            from driver.devmem import DmabufDevmemProvider
-            provider = DmabufDevmemProvider(q.mp_params)
+            provider = q.mp_params.memory_provider()
         else:
             provider = HostPageProvider(self._allocator(rp.rx_buf_len))
         pay_pool = PagePool(PagePoolParams(rp.rx_pending, q.index, self.name, rp.rx_buf_len, q.napi),

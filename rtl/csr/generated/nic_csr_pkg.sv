@@ -378,7 +378,7 @@ package nic_csr_pkg;
 
     typedef struct {
         logic req;
-        logic [8:0] addr;
+        logic [10:0] addr;
         logic req_is_wr;
         logic [31:0] wr_data;
         logic [31:0] wr_biten;
