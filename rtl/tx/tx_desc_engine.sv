@@ -8,8 +8,9 @@
 // whatever it holds and the R channel is never held by this engine.
 //
 // Fetching: a ring wants a read when it may fetch (`enable`) and runs, no read of it is in
-// flight, software posted entries past its fetch index, its cache has room and it is less
-// than a ring ahead of what was consumed. Among the rings that want one, a round-robin pick,
+// flight, software posted entries past its fetch index, its cache has room (for a whole R
+// beat of entries, or for every posted one) and it is less than a ring ahead of what was
+// consumed. Among the rings that want one, a round-robin pick,
 // made while the engine's AR register is free, issues one burst (ARID = ID_BASE + ring) of up
 // to MAX_BATCH consecutive entries (never past the ring's end or a 4 KiB boundary, never
 // more than the cache has room for, so R beats are always taken at once). A read that leaves
@@ -139,8 +140,15 @@ module tx_desc_engine
     if (!ar_valid_q) begin
       for (int unsigned t = 0; t < NUM_TXQ; t++) begin
         if (enable[t] && run[t] && !inflight_q[t] && sw_idx[t] != fetch_idx_q[t]) begin
-          automatic logic [15:0] ahead = fetch_idx_q[t] - hw_idx_q[t];
-          want[t] = (count[t] != (PW + 1)'(SLOTS)) && (ahead < (16'd1 << ring_log2[t]));
+          automatic logic [15:0] ahead   = fetch_idx_q[t] - hw_idx_q[t];
+          automatic logic [15:0] pending = sw_idx[t] - fetch_idx_q[t];
+          automatic logic [PW:0] room    = (PW + 1)'(SLOTS) - count[t];
+          // Room for a whole beat of entries, or for all that is posted: a read limited by
+          // a cache with less room than a beat would end mid-beat, and the next read would
+          // fetch that beat again (the cache then holds more than SLOTS - DPB entries, more
+          // than any frame has, so waiting for the room starves nothing).
+          want[t] = (32'(room) >= DPB || (room != '0 && 32'(pending) <= 32'(room))) &&
+                    (ahead < (16'd1 << ring_log2[t]));
         end
       end
     end
