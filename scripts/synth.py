@@ -46,6 +46,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import netdepth  # noqa: E402  (scripts/ is not a package)
+import sdfpath  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES_F = ROOT / "rtl/files.f"
@@ -595,8 +596,23 @@ def summary_console(configs: list[Config]) -> str:
                            f"({w['carry_cells']} carry cells on it): {w['start']} -> {w['end']}")
         pnr = r.get("pnr")
         if pnr and "fmax_mhz" in pnr:
-            out.append(f"{cfg.name} nextpnr-ecp5 ({pnr.get('mode')}): Fmax {pnr['fmax_mhz']:.2f} MHz "
-                       f"(target {PNR_MHZ})")
+            out.append(pnr_lines(cfg.name, pnr))
+    return "\n".join(out)
+
+
+def pnr_lines(name: str, pnr: dict) -> str:
+    """Fmax per clock and the critical path of a `pnr` result, for the console."""
+    out = [f"{name} nextpnr-ecp5 ({pnr.get('mode')}, {pnr.get('commit')}): Fmax {pnr['fmax_mhz']:.2f} MHz "
+           f"(target {PNR_MHZ})"]
+    for clk, c in pnr.get("clocks", {}).items():
+        out.append(f"  clock {clk}: {c['fmax_mhz']:.2f} MHz ({c['result']} at {c['constraint_mhz']} MHz)")
+    cp = pnr.get("critical_path")
+    if cp:
+        cells = cp.get("cells") or []
+        out.append(f"  critical path ({cp.get('source', 'nextpnr report')}): {cp.get('from')} -> {cp.get('to')}, "
+                   f"{cp.get('logic_ns')} ns logic + {cp.get('routing_ns')} ns routing, {len(cells)} cells")
+        if cells:
+            out.append("    through " + " -> ".join(cells[:12]) + (" ..." if len(cells) > 12 else ""))
     return "\n".join(out)
 
 
@@ -744,17 +760,53 @@ def parse_nextpnr(d: Path) -> dict:
         if paths:
             p = paths[0]
             steps = p.get("path", [])
+            cs = [s.get("from", {}).get("cell") for s in steps]
             out["critical_path"] = {
-                "from": p.get("from"), "to": p.get("to"),
+                "source": "nextpnr --report", "clock": p.get("from"),
+                "from": cs[0] if cs else None, "to": steps[-1].get("to", {}).get("cell") if steps else None,
                 "steps": len(steps),
-                "cells": [s.get("from", {}).get("cell") for s in steps][:80],
+                "cells": [c for i, c in enumerate(cs) if i == 0 or c != cs[i - 1]][:200],
                 "logic_ns": round(sum(s.get("delay", 0) for s in steps if s.get("type") == "logic"), 3),
                 "routing_ns": round(sum(s.get("delay", 0) for s in steps if s.get("type") == "routing"), 3),
             }
     text = (d / "nextpnr.log").read_text(errors="replace") if (d / "nextpnr.log").exists() else ""
-    m = re.findall(r"Max frequency for clock '[^']+': ([\d.]+) MHz", text)
-    if m and "fmax_mhz" not in out:
-        out["fmax_mhz"] = float(m[-1])
+    # Per clock, the last estimate nextpnr printed (after placement, then after routing).
+    clocks: dict[str, dict] = {}
+    for m in re.finditer(r"Max frequency for clock '([^']+)': ([\d.]+) MHz \((PASS|FAIL) at ([\d.]+) MHz\)", text):
+        clocks[m.group(1)] = {"fmax_mhz": float(m.group(2)), "result": m.group(3),
+                              "constraint_mhz": float(m.group(4))}
+    if clocks:
+        out["clocks"] = clocks
+        if "fmax_mhz" not in out:
+            out["fmax_mhz"] = min(c["fmax_mhz"] for c in clocks.values())
+            out["constraint_mhz"] = next(iter(clocks.values()))["constraint_mhz"]
+    # nextpnr's own critical path reports (printed after routing only), as text.
+    reports = parse_crit_reports(text)
+    if reports:
+        out["nextpnr_path_reports"] = reports
+    # After placement nextpnr names no path: search the SDF it wrote (its delay estimates).
+    sdf = d / "timing.sdf"
+    if sdf.exists():
+        paths = sdfpath.analyse(sdf, 5)
+        if paths:
+            out["sdf_paths"] = [p.as_dict() for p in paths]
+            if "critical_path" not in out:
+                w = paths[0].as_dict()
+                out["critical_path"] = {"source": "scripts/sdfpath.py on timing.sdf",
+                                        **{k: w[k] for k in ("from", "to", "delay_ns", "fmax_mhz",
+                                                             "steps", "logic_ns", "routing_ns", "cells")}}
+    return out
+
+
+def parse_crit_reports(text: str) -> list[dict]:
+    """nextpnr's "Critical path report for ..." sections: the clock(s), the cells in order,
+    and its logic / routing totals."""
+    out = []
+    for m in re.finditer(r"^Info: Critical path report for (.+?):\n((?:Info: .*\n)+?)Info: ([\d.]+) ns logic, "
+                         r"([\d.]+) ns routing", text, re.M):
+        cells = re.findall(r"^Info:\s+(?:clk-to-q|logic|source)\s+[\d.]+\s+[\d.]+ Source (\S+)", m.group(2), re.M)
+        out.append({"for": m.group(1), "logic_ns": float(m.group(3)), "routing_ns": float(m.group(4)),
+                    "cells": cells[:200]})
     return out
 
 
@@ -780,22 +832,36 @@ def cmd_pnr(args: argparse.Namespace) -> int:
         script = "\n".join([
             read_slang(cfg, extra=[wrap], top="nic_pnr_wrap"),
             "hierarchy -check -top nic_pnr_wrap",
-            f"synth_ecp5 -top nic_pnr_wrap -json {d}/wrap.json"]) + "\n"
+            f"synth_ecp5 -top nic_pnr_wrap -json {d}/wrap.json",
+            f"tee -q -o {d}/synth/stat.json stat -json"]) + "\n"
         sj = yosys_job(f"{cfg.name}/pnr-synth", script, d / "synth")
         pnr_argv = [str(NEXTPNR), "--um-85k", "--package", "CABGA381", "--speed", "6",
                     "--freq", str(PNR_MHZ), "--json", str(d / "wrap.json"),
                     "--report", str(d / "report.json"), "--timing-allow-fail",
-                    "--seed", "1", "-l", str(d / "nextpnr.log"), "-q"]
+                    "--seed", "1", "-l", str(d / "nextpnr.log"), "--sdf", str(d / "timing.sdf")]
+        # (not -q: the log keeps nextpnr's timing sections, its per-clock Fmax and, after
+        # routing, its critical path report; the SDF gives the path after placement too)
         if args.no_route:
             pnr_argv.append("--no-route")
-        (d / "report.json").unlink(missing_ok=True)
+        for stale in ("report.json", "timing.sdf", "nextpnr.log"):
+            (d / stale).unlink(missing_ok=True)
         pj2 = Job(f"{cfg.name}/nextpnr", pnr_argv, d / "nextpnr.log", step_re=_NEXTPNR_STEP)
         run_jobs([sj], 1, args.progress)
         if sj.rc != 0:
             problems.append(f"{cfg.name}: synthesis of the wrapper failed: {tail_error(sj)}")
             continue
+        wrap_counts: dict = {}
+        try:      # the wrapper's resources (nic_top's plus the two shift registers' flip-flops)
+            wrap_counts = {"totals": ecp5_counts(read_stat(d / "synth")["design"]["num_cells_by_type"]),
+                           "wrapper_ff": 1 + sum(w for n, _, w in parse_portlist((d / "ports.txt").read_text())
+                                                     if n not in ("clk", "rst"))}
+            wrap_counts["depth"] = netdepth.analyse(d / "wrap.json", "nic_pnr_wrap", "ecp5").as_dict()
+        except (OSError, ValueError, KeyError) as exc:
+            log(f"{cfg.name}: reading the wrapper's statistics failed: {exc}")
         run_jobs([pj2], 1, args.progress)
         res = parse_nextpnr(d)
+        if wrap_counts:
+            res["wrapper_synth"] = wrap_counts
         res.update({"mode": mode, "device": "LFE5UM-85F CABGA381 speed 6",
                     "synth_seconds": round(sj.end - sj.start),
                     "pnr_seconds": round(pj2.end - pj2.start), "commit": sj.rev or git_rev(),
@@ -808,11 +874,9 @@ def cmd_pnr(args: argparse.Namespace) -> int:
             r["pnr"] = res
             save_result(cfg, r)
         if "fmax_mhz" in res:
-            cp = res.get("critical_path", {})
             log(f"{cfg.name}: {mode}: Fmax {res['fmax_mhz']:.2f} MHz (target {PNR_MHZ}); "
-                f"critical path {cp.get('from')} -> {cp.get('to')} ({cp.get('steps')} steps, "
-                f"{cp.get('logic_ns')} ns logic, {cp.get('routing_ns')} ns routing); "
                 f"synthesis {fmt_s(res['synth_seconds'])}, nextpnr {fmt_s(res['pnr_seconds'])}")
+            print(pnr_lines(cfg.name, res))
     (OUT / "summary.md").write_text(summary_md(list(CONFIGS.values())))
     for p in problems:
         print(f"synth: ERROR: {p}", file=sys.stderr)
