@@ -658,6 +658,105 @@ def summary_md(configs: list[Config]) -> str:
 
 
 # ------------------------------------------------------------------------------------------
+# --depth: logic depth per block (make synth-depth)
+# ------------------------------------------------------------------------------------------
+# The blocks timed one at a time: nic_top's children, and the children of the two engines
+# (u_tx, u_dma) whose own glue is small. Each is synthesized alone with the parameters it
+# has in the config (read_slang --keep-hierarchy names a module per instance), so a run
+# takes seconds to minutes instead of the whole design's 20-60 minutes.
+DEPTH_BLOCKS = ("u_desc", "u_tx.u_fetch", "u_tx.u_sched", "u_tx.u_gather", "u_tx.u_store",
+                "u_tx.u_egress", "u_tx.u_cpl", "u_dma.u_plan", "u_dma.u_realign", "u_dma.u_merge",
+                "u_dma.u_cpl_pack", "u_dma.u_wr", "u_wr_mux", "u_ar_arb", "u_classify",
+                "u_steer_table", "u_rss_table", "u_parser", "u_frame_fifo", "u_ingress",
+                "u_rxq_regs", "u_txq_regs", "u_csr", "u_meta_fifo")
+
+
+def block_modules(cfg: Config, d: Path) -> dict[str, str]:
+    """Instance path (below nic_top) -> the module read_slang --keep-hierarchy made for it."""
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "ls.ys").write_text("\n".join([read_slang(cfg, keep_hierarchy=True),
+                                        f"hierarchy -check -top {TOP}", "tee -q -o modules.txt ls"]) + "\n")
+    res = subprocess.run([str(YOSYS), "-q", "-s", "ls.ys"], cwd=d, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise SystemExit(f"synth: elaboration of {cfg.name} failed: "
+                         f"{(res.stderr or res.stdout).strip().splitlines()[-1:]}")
+    out = {}
+    for line in (d / "modules.txt").read_text().splitlines():
+        m = re.match(rf"\s*\\?([A-Za-z0-9_]+)\${TOP}\.(\S+)$", line.strip())
+        if m:
+            out[m.group(2)] = f"{m.group(1)}${TOP}.{m.group(2)}"
+    return out
+
+
+def cmd_depth(args: argparse.Namespace) -> int:
+    configs = [CONFIGS[c] for c in (args.configs if args.configs_given else ("64_128_1q", "512_1024_1q"))]
+    fams = [f for f in args.flows if f in ("ecp5", "xilinx")] if args.flows_given else ["ecp5", "xilinx"]
+    problems: list[str] = []
+    for cfg in configs:
+        base = OUT / "depth" / cfg.name
+        mods = block_modules(cfg, base)
+        blocks = [b for b in (args.blocks or DEPTH_BLOCKS) if b in mods]
+        missing = [b for b in (args.blocks or DEPTH_BLOCKS) if b not in mods]
+        if missing:
+            log(f"{cfg.name}: no such instance: {', '.join(missing)}")
+        for fam in fams:
+            rows: list[dict] = []
+            jobs = []
+            for b in blocks:
+                mod = mods[b]
+                d = base / fam / b
+                synth_cmd = (f"synth_ecp5 -top \\{mod}" if fam == "ecp5" else
+                             f"synth_xilinx -top \\{mod} -family xcup -flatten -noiopad -noclkbuf")
+                script = "\n".join([read_slang(cfg, keep_hierarchy=True), f"hierarchy -top \\{mod}",
+                                     synth_cmd, "tee -q -o stat.json stat -json" + (" -tech xilinx" if fam == "xilinx" else ""),
+                                     "write_json -noscopeinfo netlist.json"]) + "\n"
+                job = yosys_job(f"{cfg.name}/{fam}/{b}", script, d)
+
+                def done(j: Job, b: str = b, mod: str = mod, d: Path = d, fam: str = fam) -> None:
+                    if j.rc != 0:
+                        problems.append(f"{cfg.name}/{fam}/{b}: Yosys failed: {tail_error(j)}")
+                        return
+                    try:
+                        net = json.loads((d / "netlist.json").read_text())
+                        top = next(k for k in net["modules"] if k.lstrip("\\") == mod)
+                        rep = netdepth.analyse(net, top, fam)
+                        by_type = read_stat(d)["design"]["num_cells_by_type"]
+                    except (OSError, ValueError, KeyError, StopIteration) as exc:
+                        problems.append(f"{cfg.name}/{fam}/{b}: reading the results failed: {exc}")
+                        return
+                    w, c = rep.worst_lut, rep.worst_cells
+                    counts = ecp5_counts(by_type) if fam == "ecp5" else xilinx_counts(by_type)
+                    rows.append({"block": b, "module": mod.split("$", 1)[0], "lut_levels": w.lut_levels,
+                                 "carry_cells": w.carry_cells, "mux_levels": w.mux_levels,
+                                 "start": w.start, "end": w.end, "through": w.through,
+                                 "most_cells": c.cell_levels, "most_cells_path": f"{c.start} -> {c.end}",
+                                 "top_endpoints": [{"lut_levels": n, "end": e} for n, e in rep.top_endpoints[:6]],
+                                 "luts": counts.get("LUT4", counts.get("LUT")), "ff": counts["FF"],
+                                 "seconds": round(j.end - j.start)})
+                job.done_cb = done
+                jobs.append(job)
+            log(f"{cfg.name}/{fam}: {len(jobs)} blocks, {args.jobs} at a time")
+            run_jobs(jobs, args.jobs, args.progress)
+            rows.sort(key=lambda r: (-r["lut_levels"], -r["most_cells"]))
+            res = {"config": cfg.name, "family": fam, "commit": git_rev(),
+                   "date": time.strftime("%Y-%m-%d %H:%M"), "blocks": rows}
+            (base / f"{fam}.json").write_text(json.dumps(res, indent=1) + "\n")
+            print(depth_table(res))
+    for p in problems:
+        print(f"synth: ERROR: {p}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def depth_table(res: dict) -> str:
+    unit = "LUT4" if res["family"] == "ecp5" else "LUT6"
+    head = ["block", "module", f"{unit} levels", "carry", "most cells", "deepest path", unit, "FF", "s"]
+    rows = [[r["block"], r["module"], str(r["lut_levels"]), str(r["carry_cells"]), str(r["most_cells"]),
+             f"`{r['start']}` -> `{r['end']}`", _n(r["luts"]), _n(r["ff"]), str(r["seconds"])]
+            for r in res["blocks"]]
+    return f"### {res['config']}, {res['family']} ({res['commit']}, {res['date']})\n\n" + md_table(head, rows) + "\n"
+
+
+# ------------------------------------------------------------------------------------------
 # --quick (make test)
 # ------------------------------------------------------------------------------------------
 def cmd_quick(args: argparse.Namespace) -> int:
@@ -895,12 +994,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="elaboration + latch check only (make test)")
     ap.add_argument("--pnr", action="store_true", help="nextpnr-ecp5 place and route (make synth-pnr)")
     ap.add_argument("--no-route", action="store_true", help="with --pnr: placement only")
+    ap.add_argument("--depth", action="store_true",
+                    help="logic depth per block, each synthesized alone (make synth-depth)")
+    ap.add_argument("--blocks", default=None,
+                    help=f"with --depth: comma-separated instance paths below {TOP} (default: {len(DEPTH_BLOCKS)} blocks)")
     ap.add_argument("--summary", action="store_true",
                     help="only print the table of the results in build/synth/")
     args = ap.parse_args(argv)
     args.configs_given = args.configs is not None
     args.configs = (args.configs or ",".join(CONFIGS)).split(",")
+    args.flows_given = args.flows != ",".join(FLOWS)
     args.flows = args.flows.split(",")
+    args.blocks = args.blocks.split(",") if args.blocks else None
     bad = [c for c in args.configs if c not in CONFIGS] + [f for f in args.flows if f not in FLOWS]
     if bad:
         print(f"synth: unknown config or flow {', '.join(bad)}; configs: {', '.join(CONFIGS)}; "
@@ -919,6 +1024,8 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_quick(args)
     if args.pnr:
         return cmd_pnr(args)
+    if args.depth:
+        return cmd_depth(args)
     return cmd_synth(args)
 
 
