@@ -13,9 +13,10 @@
 // consecutive descriptors (the rules: batch_size below), computed from the candidate's state
 // in that cycle; it issues only if it still wants a read then. Meanwhile a round-robin pick
 // among the other rings that want one chooses the next candidate; when none does, the
-// candidate is the ring after the last one issued (the ring a round-robin pick would try
-// first), so a ring that becomes ready while the engine is idle is usually issued in that
-// same cycle, as with an unregistered pick. One read per ring is in flight at a time;
+// candidate is the ring whose read ends in that cycle (a busy ring wants its next read
+// right after), else the ring after the last one issued (the ring a round-robin pick would
+// try first), so a ring that becomes ready is usually issued in the same cycle as with an
+// unregistered pick. One read per ring is in flight at a time;
 // reads of different rings may overlap and their beats may interleave.
 //
 // Unpacking: one whole descriptor per cycle from the R beat of ring m_rid - ID_BASE (a
@@ -307,7 +308,9 @@ module desc_engine
     end else if (can_issue) begin
       automatic logic [RW-1:0] last_n = issue ? cand_q : last_q;
       last_q <= last_n;
-      cand_q <= pick_valid ? pick : ((32'(last_n) == NR - 1) ? '0 : last_n + 1'b1);
+      // Nothing else wants a read: the ring whose read ends now (it may want the next one
+      // in the next cycle, as a ring kept busy does), else the one after the last issued.
+      cand_q <= pick_valid ? pick : (r_done && 32'(rr) < NR) ? rr : ((32'(last_n) == NR - 1) ? '0 : last_n + 1'b1);
     end
   end
 
