@@ -64,7 +64,8 @@ def runs(args: argparse.Namespace) -> list[Run]:
 
 
 def one(run: Run, out_dir: Path) -> dict:
-    from nicsim.cluster import run_model, run_rtl, steady_fractions, summary_lines, write_report
+    from nicsim.cluster import (ack_wire_share, run_model, run_rtl, steady_fractions, summary_lines,
+                                write_report)
     from tb.cluster.workload import ClusterConfig
     pairs = [(s, 0) for s in range(1, run.nics)] if run.incast else None
     cfg = ClusterConfig(nics=run.nics, bytes_per_pair=run.bytes_per_pair, data_width=512,
@@ -93,6 +94,8 @@ def one(run: Run, out_dir: Path) -> dict:
         "payload_share": res.payload_share,
         "fraction_of_payload_share": res.aggregate_fraction / res.payload_share,
         "steady_fractions": {str(k): v for k, v in steady.items()},
+        "ack_wire_share": ack_wire_share(res),
+        "rcvbuf_kib": res.config.get("rcvbuf_kib"),
         "steady_mean_fraction": sum(steady.values()) / len(steady) if steady else None,
         "pairs": [{"src": p.src, "dst": p.dst, "goodput_fraction": p.goodput_fraction,
                    "exact": p.exact, "done_us": (p.t_done_ns - res.t0_ns) / 1e3 if p.t_done_ns else None}

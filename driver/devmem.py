@@ -40,7 +40,7 @@ from models.host_memory import PAGE_SIZE
 
 if TYPE_CHECKING:
     from driver.kernel import DmaBufFile, Kernel
-    from driver.netdev import Netdev
+    from driver.netdev import MpParams, Netdev
     from models.device_memory import DmaBuf
 
 
@@ -112,6 +112,10 @@ class NetDevmemDmabufBinding:
         return self.chunk_pool.avail() // PAGE_SIZE if not self.freed else 0
 
     # --- refcount ---------------------------------------------------------------------------
+
+    def memory_provider(self) -> DmabufDevmemProvider:
+        """`rxq->mp_params.mp_ops` for a bound queue's new payload page pool."""
+        return DmabufDevmemProvider(self)
 
     def get(self) -> None:
         """`net_devmem_dmabuf_binding_get`."""
@@ -235,6 +239,15 @@ def net_devmem_bind_dmabuf(kernel: Kernel, dev: Netdev, dmabuf_fd: int,
 async def net_devmem_bind_dmabuf_to_queue(dev: Netdev, rxq_idx: int,
                                           binding: NetDevmemDmabufBinding) -> None:
     """Checks of one queue, then restart it with the binding as its memory provider."""
+    await net_mp_open_rxq(dev, rxq_idx, binding)
+    binding.bound_rxqs.append(rxq_idx)
+
+
+async def net_mp_open_rxq(dev: Netdev, rxq_idx: int, mp_params: MpParams) -> None:
+    """`__net_mp_open_rxq` (net/core/netdev_rx_queue.c): the checks every memory provider
+    (a dma-buf binding, an io_uring zcrx ifq) passes to be installed on an RX queue, in the
+    kernel's order, then the queue restart; on a failed restart the queue keeps its old
+    provider."""
     # The netlink attribute is a u32: a negative index is as out of range as a large one.
     if not isinstance(rxq_idx, int) or rxq_idx < 0 or rxq_idx >= dev.real_num_rx_queues:
         raise KernelError(errno.ERANGE, 'rx queue index out of range')
@@ -250,14 +263,24 @@ async def net_devmem_bind_dmabuf_to_queue(dev: Netdev, rxq_idx: int,
         raise KernelError(errno.EEXIST, 'designated queue already memory provider bound')
     if rxq.xsk_pool is not None:
         raise KernelError(errno.EBUSY, 'designated queue already in use by AF_XDP')
-    binding.bound_rxqs.append(rxq_idx)
-    rxq.mp_params = binding
+    rxq.mp_params = mp_params
     try:
         await dev.rx_queue_restart(rxq_idx)
     except KernelError:
         rxq.mp_params = None
-        binding.bound_rxqs.remove(rxq_idx)
         raise
+
+
+async def net_mp_close_rxq(dev: Netdev, rxq_idx: int, old: MpParams) -> None:
+    """`__net_mp_close_rxq`: remove `old` from the queue and restart it with host pages (the
+    old page pool lives on while its buffers are out)."""
+    if not 0 <= rxq_idx < dev.num_rx_queues:
+        return
+    rxq = dev.rx_queue(rxq_idx)
+    if rxq.mp_params is not old:
+        return
+    rxq.mp_params = None
+    await dev.rx_queue_restart(rxq_idx)
 
 
 async def net_devmem_unbind_dmabuf(binding: NetDevmemDmabufBinding) -> None:
@@ -266,9 +289,7 @@ async def net_devmem_unbind_dmabuf(binding: NetDevmemDmabufBinding) -> None:
     if kernel.devmem_bindings.get(binding.id) is binding:
         del kernel.devmem_bindings[binding.id]
     for rxq_idx in list(binding.bound_rxqs):
-        rxq = dev.rx_queue(rxq_idx)
-        rxq.mp_params = None
-        await dev.rx_queue_restart(rxq_idx)
+        await net_mp_close_rxq(dev, rxq_idx, binding)
     binding.bound_rxqs.clear()
     binding.put()
 
@@ -296,6 +317,8 @@ class QueueInfo:
     id: int
     dmabuf: int | None
     """Id of the binding the queue's memory provider uses, if any."""
+    io_uring: bool = False
+    """The queue's memory provider is an io_uring zcrx ifq (the `io-uring` attribute)."""
 
 
 class NetlinkSocket:
@@ -372,7 +395,9 @@ class NetlinkSocket:
         if qtype != QueueType.RX or not 0 <= qid < dev.real_num_rx_queues:
             raise KernelError(errno.EINVAL, 'no such queue')
         mp = dev.rx_queue(qid).mp_params
-        return QueueInfo(ifindex, qtype, qid, mp.id if mp is not None else None)
+        if isinstance(mp, NetDevmemDmabufBinding):
+            return QueueInfo(ifindex, qtype, qid, mp.id)
+        return QueueInfo(ifindex, qtype, qid, None, io_uring=mp is not None)
 
     async def close(self) -> None:
         """Closing the socket unbinds everything it bound."""

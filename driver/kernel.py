@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from driver.netdev import Netdev
     from driver.socket import Socket
     from driver.tcp import TcpStack
+    from driver.zcrx import IoUring
 
 U32_MAX = 0xFFFF_FFFF
 
@@ -186,3 +187,10 @@ class Kernel:
         """A generic-netlink socket speaking the "netdev" family (bind-rx, queue-get)."""
         from driver.devmem import NetlinkSocket
         return NetlinkSocket(self)
+
+    def io_uring_setup(self, entries: int, flags: int, *, cap_net_admin: bool = True) -> IoUring:
+        """`io_uring_setup(2)`: an io_uring instance (driver/zcrx.py: zero-copy receive needs
+        `IORING_SETUP_DEFER_TASKRUN` and `IORING_SETUP_CQE32`). `cap_net_admin`: whether the
+        caller has CAP_NET_ADMIN (registering an ifq needs it)."""
+        from driver.zcrx import IoUring
+        return IoUring(self, entries, flags, cap_net_admin=cap_net_admin)

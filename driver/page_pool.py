@@ -179,8 +179,10 @@ class PagePool:
             if got is None:
                 return None
             netmem = got
-            netmem.pp = self
-            self.hold_cnt += 1
+            if netmem.pp is not self:
+                # A provider that placed buffers itself (`net_mp_niov_set_page_pool`, the
+                # io_uring refill ring) has counted them already.
+                net_mp_niov_set_page_pool(self, netmem)
             self.stats.alloc_slow += 1
         netmem.pp_ref_count = 1
         return netmem
@@ -215,6 +217,11 @@ class PagePool:
         netmem.pp_ref_count -= 1
         if netmem.pp_ref_count:
             return
+        self.put_unrefed_netmem(netmem, allow_direct)
+
+    def put_unrefed_netmem(self, netmem: Netmem, allow_direct: bool = False) -> None:
+        """`page_pool_put_unrefed_netmem`: recycle a buffer whose last reference the caller
+        has dropped itself (a memory provider taking back a user's buffer)."""
         if self.destroyed:
             self._return_netmem(netmem)
             self._maybe_release()
@@ -272,3 +279,17 @@ class PagePool:
         if self.destroyed and not self.released and self.inflight == 0:
             self.released = True
             self.mp.destroy(self)
+
+
+def net_mp_niov_set_page_pool(pool: PagePool, netmem: Netmem) -> None:
+    """`net_mp_niov_set_page_pool` (include/net/page_pool/memory_provider.h): a provider's
+    buffer now belongs to `pool`, which counts it as held until it is released."""
+    netmem.pp = pool
+    pool.hold_cnt += 1
+
+
+def net_mp_netmem_place_in_cache(pool: PagePool, netmem: Netmem) -> None:
+    """`net_mp_netmem_place_in_cache`: a provider hands `pool` a buffer straight into its
+    alloc cache (with no reference: `alloc_netmem` gives it the caller's)."""
+    netmem.pp_ref_count = 0
+    pool.alloc_cache.append(netmem)

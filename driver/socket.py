@@ -56,6 +56,9 @@ MSG_SOCK_DEVMEM = 0x2000000
 MSG_ERRQUEUE = 0x2000
 MSG_ZEROCOPY = 0x4000000
 SO_ZEROCOPY = 60
+SO_RCVBUF = 8
+SOCK_MIN_RCVBUF = 2304
+"""The smallest receive buffer SO_RCVBUF sets (Linux: 2 * (2048 + sizeof(struct sk_buff)))."""
 SOL_IP = 0
 IP_RECVERR = 11
 SOL_IPV6 = 41
@@ -204,6 +207,10 @@ class TcpInfo:
     """skbs in the retransmit queue."""
     notsent: int = 0
     """skbs in the write queue."""
+    snd_wscale: int = 0
+    """`tcpi_snd_wscale`: the peer's window scale shift (0 without scaling, RFC 7323)."""
+    rcv_wscale: int = 0
+    """`tcpi_rcv_wscale`: ours."""
 
 
 @dataclass
@@ -220,6 +227,16 @@ class _Msg:
         self.cmsgs.append(Cmsg(SOL_SOCKET, type_, cm))
         return 0
 
+
+
+def _int_optval(value: bytes | int, name: str) -> int:
+    """An int option's value as `sockopt_get_int` reads it: an int, or at least 4 bytes (a
+    C int, little-endian); EINVAL for a shorter optlen, EFAULT for what is not an int."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        if len(value) < 4:
+            raise KernelError(errno.EINVAL, 'optlen < sizeof(int)')
+        return int(struct.unpack('<i', bytes(value[:4]))[0])
+    return check_int(value, f'{name} optval', err=errno.EFAULT)
 
 class Socket:
     """A BSD socket (`struct socket`) of a `Kernel`."""
@@ -319,14 +336,13 @@ class Socket:
 
     def tcp_info(self) -> TcpInfo:
         sk = self._tcp()
-        mss = sk.adv_mss
-        space = min(0xFFFF, sk.free_space())
-        wnd = max(sk.receive_window(), (space // mss) * mss if space >= mss else space)
+        wnd = max(sk.receive_window(), sk.new_window())
         return TcpInfo(sk.state, sk.rcv_nxt, sk.copied_seq, sk.bytes_received,
                        len(sk.ofo_queue), len(sk.user_frags), wnd, sk.snd_una, sk.snd_nxt,
                        sk.snd_wnd, sk.rto_ns, sk.srtt_ns,
                        sk.total_retrans,
-                       sk.bytes_acked, len(sk.rtx_queue), len(sk.write_queue))
+                       sk.bytes_acked, len(sk.rtx_queue), len(sk.write_queue),
+                       sk.snd_wscale, sk.rcv_wscale)
 
     def shutdown(self, how: int = 1) -> None:
         """`shutdown(2)`: SHUT_WR (1) or SHUT_RDWR (2) queue a FIN after the data
@@ -588,16 +604,23 @@ class Socket:
             return self._devmem_dontneed(check_buffer(value, 'optval'))
         if level == SOL_SOCKET and optname == SO_ZEROCOPY:
             return self._set_zerocopy(value)
+        if level == SOL_SOCKET and optname == SO_RCVBUF:
+            return self._set_rcvbuf(value)
         raise KernelError(errno.ENOPROTOOPT, f'option {level}/{optname}')
+
+    def _set_rcvbuf(self, value: bytes | int) -> int:
+        """`sock_setsockopt(SO_RCVBUF)`: the receive buffer, which bounds the window the
+        socket advertises (`TcpSock.free_space`); at least SOCK_MIN_RCVBUF, at most the
+        stack's `rmem_max`. Unlike Linux the value is not doubled for bookkeeping overhead:
+        this stack charges payload bytes only, so the value is the window's room."""
+        val = _int_optval(value, 'SO_RCVBUF')
+        sk = self._tcp()
+        sk.rcvbuf = max(SOCK_MIN_RCVBUF, min(val, self.kernel.tcp.rmem_max))
+        return 0
 
     def _set_zerocopy(self, value: bytes | int) -> int:
         """`sock_setsockopt(SO_ZEROCOPY)`: TCP and UDP sockets only; 0 or 1, else EINVAL."""
-        if isinstance(value, (bytes, bytearray, memoryview)):
-            if len(value) < 4:
-                raise KernelError(errno.EINVAL, 'optlen < sizeof(int)')
-            val = struct.unpack('<i', bytes(value[:4]))[0]
-        else:
-            val = check_int(value, 'SO_ZEROCOPY optval', err=errno.EFAULT)
+        val = _int_optval(value, 'SO_ZEROCOPY')
         if val not in (0, 1):
             raise KernelError(errno.EINVAL, f'SO_ZEROCOPY {val}')
         self.zerocopy = bool(val)
@@ -608,6 +631,8 @@ class Socket:
     def getsockopt(self, level: int, optname: int) -> int:
         if level == SOL_SOCKET and optname == SO_ZEROCOPY:
             return int(self.zerocopy)
+        if level == SOL_SOCKET and optname == SO_RCVBUF:
+            return self._tcp().rcvbuf
         raise KernelError(errno.ENOPROTOOPT, f'option {level}/{optname}')
 
     def _devmem_dontneed(self, optval: bytes) -> int:

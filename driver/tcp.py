@@ -21,14 +21,26 @@ synchronized state (challenge ACK), the ACK (`tcp_ack`), then the data:
 The advertised window (`tcp_select_window`): on a queue bound to a dma-buf, what the free
 buffers can hold (buffers posted and empty, cached in the page pool, and free in the
 binding, times the payload one buffer takes); elsewhere the socket's receive buffer less the
-bytes queued. Never more than 65535 (no window scaling is offered), a multiple of the MSS,
-and the right edge never moves left (RFC 793 / RFC 7323 2.4). Segments starting beyond it
-are dropped (`TCPOutOfWindow`) and answered with an ACK.
+bytes queued. At most 65535 << the window scale (below); a multiple of the MSS without
+scaling, of 2^shift with it (a scaled window field cannot say less); the right edge never
+moves left (RFC 793, RFC 7323 2.4). Segments starting beyond it are dropped
+(`TCPOutOfWindow`) and answered with an ACK.
 
-Connections: `connect` sends a SYN with the MSS option (`tcp_v4_connect` + `tcp_connect`);
+Window scaling (RFC 7323 2, `net.ipv4.tcp_window_scaling`, on by default as in Linux): the
+SYN carries the Window Scale option (kind 3, length 3, the shift we will apply to our
+windows; `TcpStack.initial_wscale`, as Linux's `tcp_select_initial_window` derives it from
+the largest receive buffer), and a SYN-ACK carries it only when the SYN did (2.2). Scaling is
+in force only when both SYNs carried it; else both shifts are 0 (2.2). A shift above 14 is
+taken as 14 (2.3). The window field of a SYN or SYN-ACK is never scaled (2.2: at most 65535);
+every later segment's field is shifted: what the peer sends by its shift
+(`snd_wnd = field << snd_wscale`), what we send right by ours (2.3).
+
+Connections: `connect` sends a SYN with the MSS and Window Scale options (`tcp_v4_connect` +
+`tcp_connect`);
 a SYN-ACK acknowledging it establishes (`tcp_rcv_synsent_state_process`), anything else
 acknowledging something else gets a RST. A SYN to a listener creates a request socket in
-SYN_RECV (`tcp_conn_request`) that answers with a SYN-ACK (MSS option); the handshake's
+SYN_RECV (`tcp_conn_request`) that answers with a SYN-ACK (MSS option, Window Scale when the
+SYN had it); the handshake's
 ACK makes it ESTABLISHED and accept-able (`tcp_check_req`), a wrong ACK gets a RST. A
 segment for no socket gets a RST (`tcp_v4_send_reset`, never in reply to a RST).
 
@@ -100,9 +112,10 @@ SEQ_MASK = 0xFFFF_FFFF
 TOKEN_MAX = (1 << 31) - 1
 """Tokens are allocated in `sk_user_frags` with `xa_limit_31b` (1 .. 2^31-1)."""
 MAX_WINDOW = 0xFFFF
-"""No window scaling: the window field is the window."""
+"""The largest window field (`MAX_TCP_WINDOW`); the window is it << the shift (RFC 7323)."""
 DEFAULT_RCVBUF = 128 << 10
-"""`tcp_rmem[1]`: the receive buffer of a socket on host-memory queues."""
+"""`tcp_rmem[1]`: a socket's receive buffer unless SO_RCVBUF sets it (the receive buffer
+autotuning of Linux, `tcp_rcv_space_adjust`, is not modelled)."""
 TCP_TIMEOUT_INIT = 1 * NSEC_PER_SEC
 """RTO before the first RTT sample (RFC 6298 2.1)."""
 TCP_RTO_MIN = 200 * NSEC_PER_MSEC
@@ -120,7 +133,12 @@ CONGESTION_CONTROLS = ("reno", "none")
 """`net.ipv4.tcp_congestion_control`: "reno" (RFC 5681 slow start and congestion avoidance,
 RFC 6582 NewReno fast recovery, go-back-N loss recovery after a timeout), or "none" (only
 the peer's window bounds what is in flight)."""
-TCPOPT_EOL, TCPOPT_NOP, TCPOPT_MSS = 0, 1, 2
+TCPOPT_EOL, TCPOPT_NOP, TCPOPT_MSS, TCPOPT_WINDOW = 0, 1, 2, 3
+TCP_MAX_WSCALE = 14
+"""RFC 7323 2.3: the largest shift; a larger one received is taken as 14."""
+TCP_RMEM_MAX = 6 << 20
+"""`net.ipv4.tcp_rmem[2]` (Linux's default, 6 MiB): the largest receive buffer, from which the
+window scale we offer is chosen."""
 TCP_MSS_DEFAULT = 536
 """RFC 9293 3.7.1: the MSS a peer that sent no MSS option is assumed to take (IPv4)."""
 TCP_MSS_DEFAULT_V6 = 1220
@@ -156,6 +174,21 @@ def parse_tcp_options(opts: bytes) -> dict[int, bytes]:
 
 def mss_option(mss: int) -> bytes:
     return struct.pack('!BBH', TCPOPT_MSS, 4, mss)
+
+
+def wscale_option(shift: int) -> bytes:
+    """NOP + Window Scale (RFC 7323 2.2: kind 3, length 3, shift.cnt), 4 bytes as Linux
+    aligns it."""
+    return struct.pack('!BBBB', TCPOPT_NOP, TCPOPT_WINDOW, 3, shift)
+
+
+def wscale_of(opts: dict[int, bytes]) -> int | None:
+    """The shift of a Window Scale option (at most 14, RFC 7323 2.3), None without one (or
+    with a malformed one: length other than 3)."""
+    v = opts.get(TCPOPT_WINDOW)
+    if v is None or len(v) != 1:
+        return None
+    return min(v[0], TCP_MAX_WSCALE)
 
 
 class TcpState(Enum):
@@ -319,6 +352,15 @@ class TcpSock:
     snd_wl2: int = 0
     mss_clamp: int = 0
     """The peer's MSS option (0: none seen yet)."""
+    wscale_ok: bool = False
+    """Window scaling in force (`rx_opt.wscale_ok`): both SYNs carried the option."""
+    snd_wscale: int = 0
+    """The peer's shift: its window fields are `<<` it (0 unless `wscale_ok`)."""
+    rcv_wscale: int = 0
+    """Our shift: the windows we advertise are `>>` it (offered in our SYN; 0 unless
+    `wscale_ok`)."""
+    ws_offered: bool = False
+    """Our SYN or SYN-ACK carries the Window Scale option."""
     write_queue: deque[TcpTxSkb] = field(default_factory=deque)
     rtx_queue: deque[TcpTxSkb] = field(default_factory=deque)
     fin_seq: int | None = None
@@ -525,7 +567,7 @@ class TcpSock:
         """`tcp_check_req` + `tcp_child_process`: the handshake's ACK."""
         self.state = TcpState.ESTABLISHED
         self.snd_wl1 = h.seq
-        self.snd_wnd = h.window
+        self.snd_wnd = self.peer_window(h)
         self.retransmits = 0
         parent = self.parent
         if parent is not None and self in parent.syn_queue:
@@ -547,10 +589,11 @@ class TcpSock:
             return True                          # old ACK: the data is still processed
         # the window (`tcp_ack_update_window`, RFC 793 SND.WL1/WL2)
         window_changed = False
+        wnd = self.peer_window(h)
         if (after(ack, prior_una) or after(h.seq, self.snd_wl1)
-                or (h.seq == self.snd_wl1 and h.window != self.snd_wnd)):
-            window_changed = h.window != self.snd_wnd
-            self.snd_wnd = h.window
+                or (h.seq == self.snd_wl1 and wnd != self.snd_wnd)):
+            window_changed = wnd != self.snd_wnd
+            self.snd_wnd = wnd
             self.snd_wl1 = h.seq
             self.snd_wl2 = ack
         if after(ack, prior_una):
@@ -741,8 +784,9 @@ class TcpSock:
         self.irs = h.seq
         self.rcv_nxt = self.copied_seq = self.rcv_wup = (h.seq + 1) & SEQ_MASK
         self.snd_wl1 = h.seq
-        self.snd_wnd = h.window
+        self.snd_wnd = h.window                    # a SYN's window is never scaled (RFC 7323 2.2)
         self._take_mss(skb, h)
+        self._take_wscale(skb)
         self.state = TcpState.ESTABLISHED
         self.snd_una = h.ack_seq
         self.timer_ns = None
@@ -753,6 +797,25 @@ class TcpSock:
         self.stack.ack_sched(self)
         if self.write_queue:
             self.stack.xmit_sched(self)
+
+    def peer_window(self, h: PacketHeaders) -> int:
+        """The window a segment advertises in bytes: its field shifted by the peer's scale,
+        except on a SYN (RFC 7323 2.2, 2.3)."""
+        if TcpFlags.SYN in h.flags:
+            return h.window
+        return h.window << self.snd_wscale
+
+    def _take_wscale(self, skb: SkBuff) -> None:
+        """The peer's SYN (or SYN-ACK): scaling is on when it carries the option and we offer
+        it (RFC 7323 2.2, `tcp_parse_options` + `tcp_finish_connect`/`tcp_openreq_init`),
+        else both shifts are 0."""
+        shift = wscale_of(skb.tcp_options)
+        if shift is not None and self.ws_offered:
+            self.wscale_ok = True
+            self.snd_wscale = shift
+        else:
+            self.wscale_ok = False
+            self.snd_wscale = self.rcv_wscale = 0
 
     def _take_mss(self, skb: SkBuff, h: PacketHeaders) -> None:
         opts = skb.tcp_options
@@ -775,9 +838,14 @@ class TcpSock:
         return mtu - (IPV4_HLEN if self.family == 2 else IPV6_HLEN) - TCP_HLEN
 
     def free_space(self) -> int:
-        """Bytes the receiver can take now. On a queue bound to a dma-buf: the buffers the
-        NIC can still fill (posted and empty, cached in the page pool, free in the binding)
-        times the payload one buffer takes; else the receive buffer less what is queued."""
+        """Bytes the receiver can take now: the receive buffer (`sk_rcvbuf`, SO_RCVBUF) less
+        what is queued and not yet read (`tcp_space`); on a queue bound to a dma-buf also at
+        most this socket's share of the buffers the NIC can still fill (posted and empty,
+        cached in the page pool, free in the binding, times the payload one buffer takes,
+        divided among the sockets receiving on the queue, so that the windows together never
+        promise more buffers than there are)."""
+        queued = sum(s.len for s in self.receive_queue) + sum(s.len for s in self.ofo_queue)
+        space = max(0, self.rcvbuf - queued)
         dev = self.stack.kernel.dev_get_by_index(self.rx_ifindex) if self.rx_ifindex else None
         if dev is not None and 0 <= self.rx_queue < dev.num_rx_queues:
             q = dev.rx_queue(self.rx_queue)
@@ -785,20 +853,52 @@ class TcpSock:
                 pages = len(q.pay_bufs) + q.pay_pool.cached + q.mp_params.pages_free
                 buf = dev.ringparam.rx_buf_len
                 mss = self.adv_mss
-                per_buf = mss // -(-mss // buf)
-                return pages * per_buf
-        queued = sum(s.len for s in self.receive_queue) + sum(s.len for s in self.ofo_queue)
-        return max(0, self.rcvbuf - queued)
+                seg = -(-mss // dev.rx_mpb_stride) * dev.rx_mpb_stride
+                if dev.priv_flags.get('rx-mpb') and seg <= buf:   # multi-packet buffers
+                    per_buf = buf // seg * mss
+                else:
+                    per_buf = mss // -(-mss // buf)
+                return min(space, pages * per_buf // self._queue_sharers())
+        return space
 
-    def select_window(self) -> int:
-        """`tcp_select_window`: a multiple of the MSS up to 65535, never shrinking the right
-        edge; records what was advertised."""
+    @property
+    def window_clamp(self) -> int:
+        """The largest window we can advertise: 65535 << our shift (`tp->window_clamp`)."""
+        return MAX_WINDOW << self.rcv_wscale
+
+    def new_window(self) -> int:
+        """`__tcp_select_window`: the free space as a window, before the never-shrink rule:
+        a multiple of the MSS without scaling, of 2^shift with it (RFC 7323 2.3: a scaled
+        field cannot say less), at most `window_clamp`."""
+        space = min(self.window_clamp, self.free_space())
+        if self.rcv_wscale:
+            return space & ~((1 << self.rcv_wscale) - 1)
         mss = self.adv_mss
-        space = min(MAX_WINDOW, self.free_space())
-        new = (space // mss) * mss if space >= mss else space
-        cur = self.receive_window()
-        if new < cur:
-            new = cur
+        return (space // mss) * mss if space >= mss else space
+
+    def _queue_sharers(self) -> int:
+        """Sockets still receiving (no FIN yet) on this socket's device and RX queue, this one
+        included: the queue's buffers are shared among them."""
+        n = sum(1 for sk in self.stack.established.values()
+                if sk.rx_ifindex == self.rx_ifindex and sk.rx_queue == self.rx_queue
+                and sk.state in RECEIVING and not sk.fin_received)
+        return max(1, n + (0 if self.stack.established.get(self.key) is self
+                           and self.state in RECEIVING and not self.fin_received else 1))
+
+    def select_window(self, syn: bool = False) -> int:
+        """`tcp_select_window`: the window to advertise in bytes, never moving the right edge
+        left (a window below what is left of the last one is rounded up to 2^shift: RFC 7323
+        2.4); records it. `syn`: for a SYN or SYN-ACK, whose field is not scaled (at most
+        65535, RFC 7323 2.2) and which is the first window. The field is this
+        `>> rcv_wscale` (`build_skb`)."""
+        new = self.new_window()
+        if syn:
+            new = min(new, MAX_WINDOW)           # the first window: nothing to keep
+        else:
+            cur = self.receive_window()
+            if new < cur:
+                m = (1 << self.rcv_wscale) - 1
+                new = (cur + m) & ~m
         self.rcv_wnd = new
         self.rcv_wup = self.rcv_nxt
         return new
@@ -809,9 +909,9 @@ class TcpSock:
         if self.state not in RECEIVING:
             return False
         cur = self.receive_window()
-        if 2 * cur > MAX_WINDOW:
+        if 2 * cur > self.window_clamp:
             return False
-        space = min(MAX_WINDOW, self.free_space())
+        space = self.new_window()
         return space >= 2 * cur and space >= cur + self.adv_mss
 
     # --- send -------------------------------------------------------------------------------
@@ -835,7 +935,10 @@ class TcpSock:
         assert self.dst_dev is not None and self.dst_mac is not None
         assert self.laddr is not None and self.raddr is not None
         self.ip_id = (self.ip_id + 1) & 0xFFFF
-        window = self.select_window()
+        syn = bool(flags & TcpFlags.SYN)
+        window = self.select_window(syn)
+        if not syn:
+            window >>= self.rcv_wscale              # RFC 7323 2.3
         ack = self.rcv_nxt if flags & TcpFlags.ACK else 0
         head, csum_start = build_tcp_headers(
             self.dst_dev.dev_addr, self.dst_mac, self.laddr, self.raddr, self.lport,
@@ -865,7 +968,8 @@ class TcpSock:
 
     def queue_syn(self, ack: bool) -> None:
         """The SYN (active open, `tcp_connect`) or SYN-ACK (`tcp_conn_request`), with the MSS
-        option, on the retransmit queue; `tcp_write_xmit` sends it."""
+        option and, when offered (`ws_offered`), the Window Scale option, on the retransmit
+        queue; `tcp_write_xmit` sends it."""
         flags = TcpFlags.SYN | (TcpFlags.ACK if ack else TcpFlags(0))
         self.snd_una = self.iss
         self.snd_nxt = self.write_seq = (self.iss + 1) & SEQ_MASK
@@ -876,7 +980,11 @@ class TcpSock:
     _syn_pending: TcpTxSkb | None = None
 
     async def send_syn(self) -> None:
-        """`tcp_connect`: queue and send the SYN."""
+        """`tcp_connect`: queue and send the SYN, offering window scaling when the stack
+        does (`tcp_connect_init`)."""
+        if self.stack.window_scaling:
+            self.ws_offered = True
+            self.rcv_wscale = self.stack.initial_wscale()
         self.queue_syn(ack=False)
         await self.tcp_write_xmit()
 
@@ -893,7 +1001,7 @@ class TcpSock:
         if not self.can_send:
             self.stack.mib.OutNoRoutes += 1
             return
-        opts = mss_option(self.adv_mss) if t.flags & TcpFlags.SYN else b''
+        opts = self.syn_options() if t.flags & TcpFlags.SYN else b''
         skb = self.build_skb(t.seq, t.flags, t.len, t.linear, opts)
         if t.binding is not None:
             for f in t.frags:
@@ -907,10 +1015,16 @@ class TcpSock:
             t.sent_ns = self.now
         await self.transmit(skb)
 
-    async def tcp_write_xmit(self, probe: bool = False) -> int:
+    def syn_options(self) -> bytes:
+        """`tcp_syn_options` / `tcp_synack_options`: MSS, then NOP + Window Scale when offered
+        (no SACK, no timestamps: data segments carry no options)."""
+        return mss_option(self.adv_mss) + (wscale_option(self.rcv_wscale) if self.ws_offered else b'')
+
+    async def tcp_write_xmit(self, probe: bool = False, max_segs: int | None = None) -> int:
         """`tcp_write_xmit`: send the SYN/SYN-ACK if due, then write-queue skbs while they fit
         the peer's window (`tcp_snd_wnd_test`), moving each to the retransmit queue; with
-        `probe`, one skb even if it does not fit. Returns the skbs sent."""
+        `probe`, one skb even if it does not fit; at most `max_segs` new skbs (a turn of the
+        per-flow round robin, `TcpStack.flush_acks`). Returns the skbs sent."""
         n = 0
         if self._syn_pending is not None or self.synack_again:
             t = self._syn_pending or (self.rtx_queue[0] if self.rtx_queue else None)
@@ -931,7 +1045,8 @@ class TcpSock:
         if self.ca_state == 'loss' and not probe:
             return n                         # the lost window first
         wnd_end = self._send_window_end()
-        while self.write_queue:
+        new = 0
+        while self.write_queue and (max_segs is None or new < max_segs):
             t = self.write_queue[0]
             fits = not after(t.end_seq, wnd_end) or (t.len == 0 and t.flags & TcpFlags.FIN)
             if not fits and not probe:
@@ -946,6 +1061,7 @@ class TcpSock:
             self.snd_nxt = t.end_seq
             await self.tcp_transmit_skb(t)
             n += 1
+            new += 1
             if self.timer_ns is None:
                 self._arm_timer(self.rto_ns)
         return n
@@ -1260,6 +1376,18 @@ class TcpStack:
         SYN-ACK). A backend whose time runs much slower than the peer's may lower it."""
         self.congestion_control = 'reno'
         """`net.ipv4.tcp_congestion_control` (`CONGESTION_CONTROLS`)."""
+        self.xmit_quantum: int | None = 1
+        """New segments a socket sends per turn when several sockets have data to send at the
+        end of a poll, in turns until none can send more: the per-flow round robin of the
+        default qdisc (fq_codel's deficit round robin with a quantum of one MTU-sized frame,
+        RFC 8290 4.2; Linux's `fq` does the same per socket), so that one flow's burst does
+        not queue ahead of the others' on the device. None: each socket sends all it may in
+        one go (a FIFO qdisc)."""
+        self.window_scaling = True
+        """`net.ipv4.tcp_window_scaling` (Linux: 1): offer RFC 7323 window scaling in SYNs and
+        accept it in SYN-ACKs."""
+        self.rmem_max = TCP_RMEM_MAX
+        """`net.ipv4.tcp_rmem[2]`: the largest receive buffer, which sets the shift offered."""
         self.repair_iss: dict[tuple, int] = {}
         """ISS a passive connection with this key `(family, laddr, lport, raddr, rport)`
         takes instead of a fresh one, as a `TCP_REPAIR` socket would set its sequence: a
@@ -1268,6 +1396,12 @@ class TcpStack:
     @property
     def clock(self) -> Clock:
         return self.kernel.get_clock()
+
+    def initial_wscale(self) -> int:
+        """The shift we offer (`tcp_select_initial_window`): the smallest that lets the
+        largest receive buffer (`rmem_max`) be advertised, i.e. floor(log2(rmem_max)) - 15,
+        within 0..14 (7 for Linux's 6 MiB default)."""
+        return max(0, min(TCP_MAX_WSCALE, self.rmem_max.bit_length() - 1 - 15))
 
     # --- tables -----------------------------------------------------------------------------
 
@@ -1317,20 +1451,27 @@ class TcpStack:
                 self.mib.OutSegs += 1
                 self.mib.OutRsts += 1
                 await rdev.dev_queue_xmit(skb)
+        turn: dict[TcpSock, int] = {}
         for sk in list(self._xmit_pending):
             if dev is not None and sk.dst_dev is not None and sk.dst_dev is not dev:
                 continue
             del self._xmit_pending[sk]
             if sk.state == TcpState.CLOSED:
                 continue
-            sent = 0
+            turn[sk] = 0
             if sk._rtx_due:
                 sk._rtx_due = False
                 await sk.tcp_retransmit_skb()
-                sent += 1
-            sent += await sk.tcp_write_xmit()
-            if sent and sk in self._ack_pending and not sk.dupacks_owed:
-                del self._ack_pending[sk]       # the data carried the ACK
+                turn[sk] += 1
+        q = self.xmit_quantum
+        while turn:                             # the flows in turns (`xmit_quantum`)
+            for sk in list(turn):
+                k = await sk.tcp_write_xmit(max_segs=q) if sk.state != TcpState.CLOSED else 0
+                turn[sk] += k
+                if q is None or k < q or sk.state == TcpState.CLOSED:
+                    sent = turn.pop(sk)
+                    if sent and sk in self._ack_pending and not sk.dupacks_owed:
+                        del self._ack_pending[sk]       # the data carried the ACK
         for sk in list(self.established.values()):
             if (sk not in self._ack_pending and sk.window_update_due()
                     and (dev is None or sk.dst_dev is dev)):
@@ -1453,7 +1594,8 @@ class TcpStack:
     def _conn_request(self, listener: TcpSock, skb: SkBuff, h: PacketHeaders,
                       src_mac: bytes) -> None:
         """`tcp_conn_request`: a request socket in SYN_RECV (hashed, so the handshake's ACK
-        finds it), a SYN-ACK with the MSS option at the end of the poll."""
+        finds it), a SYN-ACK with the MSS option (and Window Scale when the SYN offered it) at
+        the end of the poll."""
         isn_next = (h.seq + 1) & SEQ_MASK
         child = TcpSock(self, h.family, TcpState.SYN_RECV, h.daddr, h.dport, h.saddr,
                         h.sport, irs=h.seq, rcv_nxt=isn_next, copied_seq=isn_next,
@@ -1467,7 +1609,12 @@ class TcpStack:
         child.dst_dev = self.route(h.saddr, skb.skb_iif)
         child.dst_mac = self.kernel.neigh_lookup(h.saddr) or src_mac
         child.zerocopy = listener.zerocopy     # sock flags are cloned
+        child.rcvbuf = listener.rcvbuf         # and sk_rcvbuf (`sk_clone_lock`)
         child._take_mss(skb, h)
+        if self.window_scaling and wscale_of(skb.tcp_options) is not None:
+            child.ws_offered = True            # a SYN-ACK offers it only in reply (RFC 7323 2.2)
+            child.rcv_wscale = self.initial_wscale()
+        child._take_wscale(skb)
         child.queue_syn(ack=True)
         self.established[child.key] = child
         listener.syn_queue.append(child)

@@ -91,6 +91,14 @@ def _steer(text: str) -> dict:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _rss_context(text: str) -> dict:
+    from nicsim.engine import parse_rss_context
+    try:
+        return parse_rss_context(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _tap(text: str) -> str:
     import re
     if not re.fullmatch(r"[A-Za-z0-9_.-]{1,15}", text):
@@ -160,7 +168,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
          f"({sum(f is None for f in frames)} not replayable) on the {args.backend}"
          f" (DATA_W={args.data_width}" + (f", {args.testbench} testbench)" if args.backend == "rtl" else ")"))
     cfg = ReplayConfig(rss_key=args.rss_key, rss_equal=args.rss_equal, steer=args.steer or [],
-                       devmem_queues=args.devmem_queues or [], mtu=args.mtu, pad=not args.no_pad,
+                       rss_contexts=args.rss_context or [],
+                       devmem_queues=args.devmem_queues or [], zcrx_queues=args.zcrx_queues or [],
+                       mtu=args.mtu, pad=not args.no_pad,
                        dump_streams=str(Path(args.dump_streams).resolve()) if args.dump_streams else None,
                        rx_mpb=args.rx_mpb)
     from nicsim.engine import validate
@@ -193,7 +203,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         _say(f"report: {args.report} ({len(res.records)} lines)")
     for name, s in res.streams.items():
         if "file" in s:
-            _say(f"stream: {s['file']} ({s['bytes']} bytes, {s['devmem_bytes']} via device memory)")
+            via = (f"{s['zcrx_bytes']} via io_uring zcrx" if s.get("zcrx_queue")
+                   else f"{s['devmem_bytes']} via device memory")
+            _say(f"stream: {s['file']} ({s['bytes']} bytes, {via})")
     if args.waves:
         _say(f"waves: {args.waves} (render with: nicsim waves {args.waves} -o waves.png)")
     return 0
@@ -207,6 +219,7 @@ def summarize(res: ReplayResult) -> list[tuple[str, str]]:
     perq = Counter(r["queue"] for r in deliv)
     dev = sum(r["payload_len"] for r in deliv if r["payload_in"] == "device")
     host_pay = sum(r["payload_len"] for r in deliv if r["payload_in"] == "host")
+    zc = sum(r["payload_len"] for r in deliv if r["payload_in"] == "zcrx")
     hdr = sum(r["hdr_len"] for r in deliv if r["split"])
     rows = [
         ("frames in / delivered / dropped", f"{len(recs)} / {len(deliv)} / {len(recs) - len(deliv)}"),
@@ -216,9 +229,17 @@ def summarize(res: ReplayResult) -> list[tuple[str, str]]:
         ("header bytes to host memory", str(hdr)),
         ("payload bytes to device memory", str(dev)),
         ("payload bytes to host memory", str(host_pay)),
+        *([("payload bytes to io_uring zcrx areas", str(zc)),
+           ("zcrx kernel copies (bytes)", str(sum(z["copy_fallback_bytes"]
+                                                   for z in res.stats["zcrx"].values())))]
+          if res.stats.get("zcrx") else []),
         ("drops by reason", ", ".join(f"{k}:{v}" for k, v in sorted(drops.items())) or "none"),
         ("CPU reads of device memory", str(res.stats["cpu_reads_of_device_memory"])),
-        ("devmem tokens returned (dontneed)", str(sum(s["tokens_returned"] for s in res.streams.values()))),
+        ("devmem tokens returned (dontneed)",
+         str(sum(s["tokens_returned"] for s in res.streams.values() if not s.get("zcrx_queue")))),
+        *([("zcrx buffers returned (refill ring)",
+            str(sum(s["tokens_returned"] for s in res.streams.values() if s.get("zcrx_queue"))))]
+          if res.stats.get("zcrx") else []),
     ]
     if res.stats.get("protocol_checker"):           # RTL runs: the checker bound into nic_top
         rows.append(checker_row(res.stats["protocol_checker"]))
@@ -285,6 +306,14 @@ def cmd_live(args: argparse.Namespace) -> int:
     if args.backend == "model" and args.data_width is not None:
         print("nicsim live: --data-width needs --backend rtl", file=sys.stderr)
         return 2
+    zq = args.zcrx_queues or []
+    if 0 in zq:
+        print("nicsim live: --zcrx-queues: queue 0 takes the ordinary traffic (ARP, ND); "
+              "give queues from 1", file=sys.stderr)
+        return 2
+    if len(set(zq)) < len(zq) or (zq and max(zq) > 7):
+        print(f"nicsim live: --zcrx-queues {zq}: distinct queues 1..7", file=sys.stderr)
+        return 2
     reason = probe()
     if reason is not None:
         print(f"nicsim live: cannot create the namespace: {reason}", file=sys.stderr)
@@ -293,7 +322,7 @@ def cmd_live(args: argparse.Namespace) -> int:
     timeout = args.timeout if args.timeout is not None else (300.0 if args.backend == "model" else 3600.0)
     cfg = LiveConfig(nbytes=args.bytes, drop_rate=args.drop_rate, seed=args.seed, mtu=args.mtu,
                      tap_name=args.tap, timeout_s=timeout,
-                     rx=args.only in (None, "rx"), tx=args.only in (None, "tx"),
+                     rx=args.only in (None, "rx"), tx=args.only in (None, "tx"), zcrx_queues=zq,
                      rto_min_us=args.rto_min_us if args.backend == "rtl" else None)
     width = args.data_width or 64
     _say(f"live: {cfg.nbytes} B each way, drop rate {cfg.drop_rate:g}, on the {args.backend}"
@@ -321,7 +350,7 @@ def cmd_live(args: argparse.Namespace) -> int:
 
     lx = res.linux
     rows = [
-        ("devmem RX (Linux -> driver)", f"{res.rx_bytes} B, {'byte-exact' if res.rx_ok else 'FAILED'}, "
+        ("zcrx RX (Linux -> driver)" if zq else "devmem RX (Linux -> driver)", f"{res.rx_bytes} B, {'byte-exact' if res.rx_ok else 'FAILED'}, "
          f"{rate(res.rx_bytes, res.rx_wall_s, res.rx_sim_ns)}" if cfg.rx else "-"),
         ("devmem TX (driver -> Linux)", f"{res.tx_bytes} B, {'byte-exact' if res.tx_ok else 'FAILED'}, "
          f"{rate(res.tx_bytes, res.tx_wall_s, res.tx_sim_ns)}" if cfg.tx else "-"),
@@ -406,7 +435,8 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     cfg = ClusterConfig(nics=n, bytes_per_pair=args.bytes_per_pair, data_width=args.data_width,
                         mss=args.mss, switch_buffer_kib=args.switch_buffer, drop_rate=args.drop_rate,
                         pairs=pairs, seed=args.seed, rto_min_us=args.rto_min_us,
-                        timeout_ms=args.timeout_ms, napi_interval_ns=args.napi_interval_ns)
+                        timeout_ms=args.timeout_ms, napi_interval_ns=args.napi_interval_ns,
+                        rcvbuf_kib=args.rcvbuf)
     try:
         cfg.check()
         if args.backend == "model" and args.threads != 1:
@@ -490,18 +520,27 @@ def build_parser() -> argparse.ArgumentParser:
                    help="MAC width in bits (DMA is twice that); default 64")
     r.add_argument("--rss-key", type=_rss_key, default=None, help="40-byte Toeplitz key in hex")
     r.add_argument("--rss-equal", type=_number(int, 1), default=None,
-                   help="spread RSS over queues 0..N-1 (default: the queues below the first devmem queue, else all)")
+                   help="spread RSS over queues 0..N-1 (default: the queues below the first devmem or zcrx queue, else all)")
     r.add_argument("--steer", type=_steer, action="append", metavar="RULE",
-                   help="n-tuple rule, e.g. proto=tcp,dst-port=5201,queue=7 (repeatable)")
+                   help="n-tuple rule, e.g. proto=tcp,dst-port=5201,queue=7 or "
+                        "flow-type=tcp4,dst-port=5201,context=1 (repeatable; with context=K, "
+                        "queue=O is the ring offset, default 0)")
+    r.add_argument("--rss-context", type=_rss_context, action="append", metavar="start=S,equal=N",
+                   help="an RSS context spreading over queues S..S+N-1 (ethtool -X context new "
+                        "start S equal N); repeatable, numbered 1, 2, ... in order")
     r.add_argument("--devmem-queues", type=_queues, default=None, metavar="LIST",
                    help="bind a dma-buf (device memory) to these queues, e.g. 7 or 6,7 or 4-7")
+    r.add_argument("--zcrx-queues", type=_queues, default=None, metavar="LIST",
+                   help="register an io_uring zero-copy receive ifq (payload into a host-memory area) "
+                        "on each of these queues, same syntax; not with --devmem-queues on a queue")
     r.add_argument("--mtu", type=_number(int, 68), default=1500, help="MTU (frame limit = MTU + 22); default 1500")
     r.add_argument("--no-pad", action="store_true", help="do not pad frames under 60 bytes as a MAC would")
     r.add_argument("--rx-mpb", action="store_true",
                    help="multi-packet payload buffers and completion batches on (ethtool --set-priv-flags "
                         "rx-mpb on, -C rx-frames max)")
     r.add_argument("--report", metavar="FILE.jsonl", help="one JSON object per input frame")
-    r.add_argument("--dump-streams", metavar="DIR", help="TCP streams received on devmem queues, one .bin each")
+    r.add_argument("--dump-streams", metavar="DIR",
+                   help="TCP streams received on devmem or zcrx queues, one .bin each")
     r.add_argument("--waves", metavar="FILE.fst", help="record an FST waveform (rtl only)")
     r.add_argument("--seed", type=int, default=None)
     r.add_argument("--strict", action="store_true",
@@ -522,6 +561,9 @@ def build_parser() -> argparse.ArgumentParser:
     lv.add_argument("--timeout", type=_number(float, 0, above=True), default=None,
                     help="wall seconds before giving up (default 300 on the model, 3600 on the RTL)")
     lv.add_argument("--only", choices=["rx", "tx"], default=None, help="one direction only")
+    lv.add_argument("--zcrx-queues", type=_queues, default=None, metavar="LIST",
+                    help="RX through io_uring zero-copy receive (an ifq on each queue, from 1; the flow "
+                         "steered to the first) instead of a dma-buf")
     lv.add_argument("--rto-min-us", type=_number(float, 0, above=True), default=None,
                     help="rtl: the driver's rto_min in simulated microseconds (default 200; initial RTO 5x)")
     lv.add_argument("--sim-seed", type=int, default=None, help="rtl: cocotb random seed")
@@ -562,6 +604,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--napi-interval-ns", type=int, default=1000, metavar="NS",
                    help="a host polls its NIC at most once per NS simulated ns, one ACK per socket "
                         "per poll (default 1000)")
+    c.add_argument("--rcvbuf", type=int, default=256, metavar="KIB",
+                   help="receive buffer per host in KiB, shared evenly by its incoming "
+                        "connections (SO_RCVBUF), 4..6144 (default 256)")
     c.add_argument("--threads", type=int, default=1, choices=[1, 2],
                    help="rtl: Verilator threads of the model (docs/cluster.md: measured); default 1")
     c.add_argument("--sim-seed", type=int, default=None, help="rtl: cocotb random seed")

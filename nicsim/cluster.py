@@ -79,6 +79,17 @@ def steady_fractions(res: ClusterResult, lo: float = 0.1, hi: float = 0.9) -> di
     return {r: (res.samples["rx_bytes"][r][b] - res.samples["rx_bytes"][r][a]) / line for r in receivers}
 
 
+def ack_wire_share(res: ClusterResult) -> float:
+    """The pure ACKs' share of the switch ports' wire time over the transfer: every pure ACK
+    the hosts took in (TCP MIB `TCPPureAck`; each is a 60-byte frame once padded) times its
+    wire time, over the transfer's cycles times the ports. Time the data cannot use."""
+    cfg = res.config
+    db = cfg["data_width"] // 8
+    ack_cycles = max(-(-60 // db), (60 + cfg["ifg_bytes"]) / db)
+    span = (res.t_end_ns - res.t0_ns) / CLK_NS * cfg["nics"]
+    return sum(t["TCPPureAck"] for t in res.tcp) * ack_cycles / span if span > 0 else 0.0
+
+
 def summary_lines(res: ClusterResult) -> list[str]:
     """The report's text: per pair, aggregate (the `aggregate goodput X% of line rate` line),
     drops and retransmissions."""
@@ -104,6 +115,8 @@ def summary_lines(res: ClusterResult) -> list[str]:
     share = res.payload_share
     lines.append(f"  payload share of the MAC stream (MSS / frame on the wire) {pct(share)}; "
                  f"goodput is {pct(res.aggregate_fraction / share)} of it")
+    lines.append(f"  pure ACKs {sum(t['TCPPureAck'] for t in res.tcp)}: {pct(ack_wire_share(res))} "
+                 f"of the ports' wire time; receive buffer {cfg.get('rcvbuf_kib', 0)} KiB per host")
     drops = [s["drops"] for s in res.switch]
     inj = [s["injected"] for s in res.switch]
     lines.append(f"  switch drops (buffer full) per port {drops}, random drops per port {inj}")

@@ -3,11 +3,12 @@
 `replay(env, frames, cfg)` brings the reference driver up on `env` (anything with `hw`,
 `dev` and `send`, like tb/scenario's ModelEnv and RtlEnv), programs RSS and n-tuple
 steering through driver/ethtool.py, binds dma-bufs to the devmem queues through the netlink
-`bind_rx`, listens on every TCP port a SYN in the capture goes to, and then sends the frames
+`bind_rx` (or registers one io_uring zcrx ifq per zcrx queue: `--zcrx-queues`), listens on every TCP port a SYN in the capture goes to, and then sends the frames
 one at a time: after each it waits until the NIC has counted it (RX_FRAMES or one of the
 drop counters), runs NAPI, lets the socket layer take the data and drains every socket like
 ncdevmem does (recvmsg with MSG_SOCK_DEVMEM, payload read through the GPU accessor, tokens
-returned with SO_DEVMEM_DONTNEED). One frame in flight at a time makes every counter and
+returned with SO_DEVMEM_DONTNEED; on a zcrx queue RECV_ZC, payload read in place from the
+ifq's area, buffers back through the refill ring: tb/scenario/zcrx.py). One frame in flight at a time makes every counter and
 completion attributable to its frame, so the per-frame record is exact on both backends.
 
 The register writes of the driver also go to a shadow `models.rss.Classifier`
@@ -34,10 +35,11 @@ from driver.rx_queue import RxFrame
 from driver.skbuff import SkBuff
 from driver.socket import SOCK_STREAM, Socket
 from models.host_memory import PAGE_SIZE
-from models.rss import NUM_RULES, Classifier, RssType
+from models.rss import NUM_CONTEXTS, NUM_RULES, Classifier, RssType
 from models.rx_parser import parse_frame
 from tb.rx_env import MirrorHw
 from tb.scenario import Reader
+from tb.scenario.zcrx import Zcrx, ZcrxReader, zcrx_register, zcrx_ring
 
 ETH_MIN = 60
 DEFAULT_RSS_KEY = bytes.fromhex(
@@ -54,7 +56,11 @@ class ReplayConfig:
     rss_key: bytes | None = None
     rss_equal: int | None = None
     steer: list[dict[str, Any]] = field(default_factory=list)
+    rss_contexts: list[dict[str, int]] = field(default_factory=list)
+    """RSS contexts 1, 2, ... in order (`ethtool -X context new start S equal N`)."""
     devmem_queues: list[int] = field(default_factory=list)
+    zcrx_queues: list[int] = field(default_factory=list)
+    """Queues given to io_uring zero-copy receive (one ifq each, docs/driver.md)."""
     mtu: int = 1500
     pad: bool = True
     dump_streams: str | None = None
@@ -77,27 +83,57 @@ class ReplayConfig:
 
 # ------------------------------------------------------------------------------- steer rules
 STEER_KEYS = {"proto", "flow-type", "src-ip", "dst-ip", "src-port", "dst-port", "queue",
-              "action", "ipv6", "loc"}
+              "action", "ipv6", "loc", "context"}
+RSS_CONTEXT_KEYS = ("start", "equal")
+
+
+def _key_values(text: str, what: str, keys: Sequence[str] | set[str]) -> list[tuple[str, str]]:
+    """`a=1,b=2` -> [("a", "1"), ("b", "2")], refusing a part without `=` or an unknown key
+    (ValueError naming `what`)."""
+    out = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        if "=" not in part:
+            raise ValueError(f"{what} {text!r}: {part!r} is not key=value")
+        k, v = (s.strip() for s in part.split("=", 1))
+        if k not in keys:
+            raise ValueError(f"{what} {text!r}: unknown key {k!r} "
+                             f"(known: {', '.join(sorted(keys))})")
+        out.append((k, v))
+    return out
+
+
+def parse_rss_context(text: str) -> dict[str, int]:
+    """`start=4,equal=4` -> {"start": 4, "equal": 4}: an RSS context spreading over queues
+    start .. start+equal-1 (ethtool's `context new start S equal N`; start defaults to 0)."""
+    ctx: dict[str, int] = {}
+    for k, v in _key_values(text, "RSS context", RSS_CONTEXT_KEYS):
+        try:
+            ctx[k] = int(v, 0)
+        except ValueError:
+            raise ValueError(f"RSS context {text!r}: {k}={v!r} is not a number") from None
+    if "equal" not in ctx:
+        raise ValueError(f"RSS context {text!r}: says no equal=N")
+    ctx.setdefault("start", 0)
+    if ctx["equal"] < 1 or ctx["start"] < 0:
+        raise ValueError(f"RSS context {text!r}: needs start >= 0 and equal >= 1")
+    return ctx
 
 
 def parse_steer(text: str) -> dict[str, Any]:
     """`proto=tcp,dst-port=5201,queue=7` -> a dict `steer_spec` turns into an NtupleSpec.
 
     Keys: proto (tcp|udp|ip), flow-type (tcp4|udp4|ip4|tcp6|udp6|ip6, instead of proto),
-    src-ip, dst-ip, src-port, dst-port, queue (or action), loc. Without flow-type the IP
-    version follows the addresses given (IPv4 when none is)."""
+    src-ip, dst-ip, src-port, dst-port, queue (or action), loc, context (an RSS context:
+    queue is then the ring offset, default 0). Without flow-type the IP version follows the
+    addresses given (IPv4 when none is)."""
     rule: dict[str, Any] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        if "=" not in part:
-            raise ValueError(f"steer rule {text!r}: {part!r} is not key=value")
-        k, v = (s.strip() for s in part.split("=", 1))
-        if k not in STEER_KEYS:
-            raise ValueError(f"steer rule {text!r}: unknown key {k!r} "
-                             f"(known: {', '.join(sorted(STEER_KEYS))})")
+    for k, v in _key_values(text, "steer rule", STEER_KEYS):
         rule["queue" if k == "action" else k] = v
+    if "context" in rule:
+        rule.setdefault("queue", "0")        # with a context, the queue is an offset (ethtool)
     if "queue" not in rule:
         raise ValueError(f"steer rule {text!r}: says no queue=N")
-    for k in ("queue", "src-port", "dst-port", "loc"):
+    for k in ("queue", "src-port", "dst-port", "loc", "context"):
         if k in rule:
             try:
                 rule[k] = int(rule[k], 0)
@@ -126,7 +162,8 @@ def steer_spec(rule: dict[str, Any]) -> ethtool.NtupleSpec:
         raise ValueError(f"flow-type={ft!r}: expected one of {sorted(ALL_FLOW_TYPES)}")
     return ethtool.NtupleSpec(ft, rule["queue"], src_ip=rule.get("src-ip"),
                               dst_ip=rule.get("dst-ip"), src_port=rule.get("src-port"),
-                              dst_port=rule.get("dst-port"), loc=rule.get("loc"))
+                              dst_port=rule.get("dst-port"), loc=rule.get("loc"),
+                              context=rule.get("context"))
 
 
 FlowKey = tuple[int, IpAddress, int, IpAddress, int]
@@ -152,7 +189,7 @@ class Conn:
     (`reader`: tb.scenario.Reader, the ncdevmem-like loop)."""
 
     name: str
-    reader: Reader
+    reader: Reader | ZcrxReader
     tokens_returned: int = 0
 
     def drain(self) -> None:
@@ -180,11 +217,34 @@ class ReplayResult:
 
 def validate(cfg: ReplayConfig, nq: int = 8) -> None:
     """Raise ValueError for settings the NIC (`nq` RX queues) cannot take."""
-    bad = [q for q in cfg.devmem_queues if not 0 <= q < nq]
-    if bad:
-        raise ValueError(f"--devmem-queues {bad}: the NIC has queues 0..{nq - 1}")
+    for opt, queues in (("--devmem-queues", cfg.devmem_queues), ("--zcrx-queues", cfg.zcrx_queues)):
+        bad = [q for q in queues if not 0 <= q < nq]
+        if bad:
+            raise ValueError(f"{opt} {bad}: the NIC has queues 0..{nq - 1}")
+    both = sorted(set(cfg.devmem_queues) & set(cfg.zcrx_queues))
+    if both:
+        raise ValueError(f"--zcrx-queues and --devmem-queues both name queue(s) {both}: a queue has "
+                         f"one memory provider (a dma-buf or an io_uring ifq)")
+    if len(cfg.rss_contexts) > NUM_CONTEXTS:
+        raise ValueError(f"--rss-context given {len(cfg.rss_contexts)} times: the NIC has "
+                         f"{NUM_CONTEXTS} RSS contexts")
+    for c in cfg.rss_contexts:
+        if c["start"] + c["equal"] > nq:
+            raise ValueError(f"--rss-context start={c['start']},equal={c['equal']}: queues "
+                             f"{c['start']}..{c['start'] + c['equal'] - 1}, the NIC has queues 0..{nq - 1}")
     for rule in cfg.steer:
-        if not 0 <= rule["queue"] < nq:
+        ctx = rule.get("context")
+        if ctx is not None:
+            if not 1 <= ctx <= len(cfg.rss_contexts):
+                have = (f"1..{len(cfg.rss_contexts)}" if cfg.rss_contexts else "none")
+                raise ValueError(f"steer rule context={ctx}: no such RSS context (--rss-context "
+                                 f"makes them: {have})")
+            c = cfg.rss_contexts[ctx - 1]
+            top = c["start"] + c["equal"] - 1 + rule["queue"]
+            if top >= nq:
+                raise ValueError(f"steer rule context={ctx},queue={rule['queue']}: the offset takes "
+                                 f"the context to queue {top}, the NIC has queues 0..{nq - 1}")
+        elif not 0 <= rule["queue"] < nq:
             raise ValueError(f"steer rule to queue {rule['queue']}: the NIC has queues 0..{nq - 1}")
     if cfg.rss_equal is not None and not 1 <= cfg.rss_equal <= nq:
         raise ValueError(f"--rss-equal {cfg.rss_equal}: between 1 and {nq}")
@@ -213,10 +273,15 @@ async def replay(env: Any, frames: Sequence[bytes | None], cfg: ReplayConfig,
     await nd.open()
     await ethtool.set_rx_flow_hash(hw, ALL_FLOW_TYPES)
     await ethtool.set_rxfh(hw, key=cfg.rss_key or DEFAULT_RSS_KEY, num_queues=nq)
-    rss_n = cfg.rss_equal or (min(cfg.devmem_queues) if cfg.devmem_queues and min(cfg.devmem_queues) > 0 else nq)
+    provider_queues = set(cfg.devmem_queues) | set(cfg.zcrx_queues)
+    rss_n = cfg.rss_equal or (min(provider_queues) if provider_queues and min(provider_queues) > 0 else nq)
     await ethtool.set_rxfh_equal(hw, rss_n, nq)
-    rules = ethtool.NtupleRules(hw, nq)
+    contexts = ethtool.RssContexts(hw, nq)
+    rules = ethtool.NtupleRules(hw, nq, contexts=contexts)
     await rules.clear()
+    for ctx_cfg in cfg.rss_contexts:    # ethtool -X context new start S equal N: 1, 2, ...
+        await ethtool.set_rxfh(hw, indir=ethtool.equal_indir(ctx_cfg["equal"], ctx_cfg["start"]),
+                               rss_context=ethtool.ETH_RXFH_CONTEXT_ALLOC, contexts=contexts)
     for rule in cfg.steer:
         await rules.add(steer_spec(rule))
     nl = kernel.netlink_open()
@@ -226,8 +291,16 @@ async def replay(env: Any, frames: Sequence[bytes | None], cfg: ReplayConfig,
         fd = kernel.dma_buf_fd(dmabuf)
         bid = await nl.bind_rx(nd.ifindex, fd, sorted(set(cfg.devmem_queues)))
         dmabufs[bid] = dmabuf
+    ring = zcrx_ring(kernel)
+    zcrx: dict[int, Zcrx] = {}
+    for q in sorted(set(cfg.zcrx_queues)):
+        zcrx[q] = await zcrx_register(ring, nd, q, pages=DEVMEM_PAGES)
     progress(f"replay: {nq} RX queues, RSS equal over queues 0..{rss_n - 1}, "
-             f"{len(cfg.steer)} steering rule(s), devmem queues {sorted(set(cfg.devmem_queues)) or 'none'}")
+             f"{len(cfg.steer)} steering rule(s), "
+             + "".join(f"RSS context {k} over queues {c['start']}..{c['start'] + c['equal'] - 1}, "
+                       for k, c in enumerate(cfg.rss_contexts, 1))
+             + f"devmem queues {sorted(set(cfg.devmem_queues)) or 'none'}"
+             + (f", io_uring zcrx queues {sorted(zcrx)}" if zcrx else ""))
 
     # Listen on every port a SYN goes to, so the socket layer accepts those connections.
     listeners: dict[tuple[int, int], Socket] = {}
@@ -273,7 +346,9 @@ async def replay(env: Any, frames: Sequence[bytes | None], cfg: ReplayConfig,
                 sk = s.sk
                 assert sk is not None, "accept() returns a connected socket"
                 name = conn_name(sk.family, sk.raddr, sk.rport, sk.laddr, sk.lport)
-                conns[name] = Conn(name, Reader(s, dmabufs, withhold=True))
+                zc = zcrx.get(sk.rx_queue)     # RECV_ZC with the ifq of the queue it came in on
+                conns[name] = Conn(name, ZcrxReader(s, zc, withhold=True) if zc else
+                                   Reader(s, dmabufs, withhold=True))
         for c in conns.values():
             c.drain()
 
@@ -281,6 +356,7 @@ async def replay(env: Any, frames: Sequence[bytes | None], cfg: ReplayConfig,
         return await nd.hw_stats()
 
     bound = set(cfg.devmem_queues)
+    zbound = set(zcrx)
     records: list[dict[str, Any]] = []
     before = await counters()
     t0 = time.monotonic()
@@ -328,7 +404,8 @@ async def replay(env: Any, frames: Sequence[bytes | None], cfg: ReplayConfig,
                        rss_type=RssType(c.rss_type).name.lower(),
                        steered=bool(cls and cls.steered), hdr_len=fr.hdr_len,
                        payload_len=fr.payload_len, split=fr.split,
-                       payload_in=("device" if q in bound else "host") if fr.payload_len else None)
+                       payload_in=("device" if q in bound else "zcrx" if q in zbound else "host")
+                       if fr.payload_len else None)
             h = _headers(wire)
             if h and h.protocol == IPPROTO_TCP:   # a connection's frames, even without payload
                 conn_queues.setdefault(conn_name(h.family, h.saddr, h.sport, h.daddr, h.dport),
@@ -350,17 +427,25 @@ async def replay(env: Any, frames: Sequence[bytes | None], cfg: ReplayConfig,
     streams: dict[str, dict[str, Any]] = {}
     for name, conn in conns.items():
         on_devmem = bool(conn_queues.get(name, set()) & bound)
+        on_zcrx = bool(conn_queues.get(name, set()) & zbound)
         r = conn.reader
-        streams[name] = {"bytes": len(r.got), "devmem_bytes": r.devmem_bytes,
-                         "linear_bytes": r.linear_bytes, "tokens_returned": conn.tokens_returned,
-                         "eof": r.eof, "devmem_queue": on_devmem,
+        zr = r if isinstance(r, ZcrxReader) else None
+        streams[name] = {"bytes": len(r.got), "devmem_bytes": r.devmem_bytes if isinstance(r, Reader) else 0,
+                         "zcrx_bytes": zr.zc_bytes if zr else 0,
+                         "linear_bytes": r.linear_bytes if isinstance(r, Reader) else 0,
+                         "tokens_returned": conn.tokens_returned,
+                         "eof": r.eof, "devmem_queue": on_devmem, "zcrx_queue": on_zcrx,
                          "queues": sorted(conn_queues.get(name, set()))}
-        if cfg.dump_streams and on_devmem:
+        if cfg.dump_streams and (on_devmem or on_zcrx):
             out = Path(cfg.dump_streams)
             out.mkdir(parents=True, exist_ok=True)
             (out / f"{name}.bin").write_bytes(bytes(r.got))
             streams[name]["file"] = str(out / f"{name}.bin")
-    stats = {"hw": await counters(), "cpu_reads_of_device_memory": env.dev.cpu_reads,
+    zstats = {q: {"copy_fallback_bytes": z.area.copy_fallback_bytes, "kernel_reads": z.area.kernel_reads,
+                  "niovs": z.area.num_niovs, "refill_entries": z.ifq.rq.tail}
+              for q, z in zcrx.items()}
+    await ring.close()
+    stats = {"hw": await counters(), "cpu_reads_of_device_memory": env.dev.cpu_reads, "zcrx": zstats,
              "tcp": kernel.tcp.mib.as_dict(),
              "queues": {q.index: q.stats.as_dict() for q in nd.rx_queues},
              "num_rxq": nq, "rss_equal": rss_n}

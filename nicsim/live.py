@@ -37,7 +37,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 from driver import ethtool
 from driver.clock import WallClock
@@ -54,6 +54,7 @@ from models.device_memory import DmaBuf
 from models.host_memory import PAGE_SIZE
 from nicsim.live_net import LiveNet, LiveNetConfig
 from tb.scenario import Reader
+from tb.scenario.zcrx import Zcrx, ZcrxReader, zcrx_register, zcrx_ring
 
 NIC_MAC = "02:00:00:00:00:02"
 RX_PORT = 5201
@@ -74,6 +75,10 @@ class LiveConfig:
     timeout_s: float = 300.0
     rx: bool = True
     tx: bool = True
+    zcrx_queues: list[int] = field(default_factory=list)
+    """RX through io_uring zero-copy receive instead of a dma-buf: one ifq on each of these
+    queues (1 and up; queue 0 takes the ordinary traffic, ARP and ND), the test flow steered
+    to the first (docs/driver.md, "io_uring zero-copy receive")."""
     rto_min_us: float | None = None
     """The driver's `rto_min` in microseconds of the backend's time, with the initial RTO 5
     times and the clock granularity G 1/200 of it; None: Linux's 200 ms, 1 s and 1 ms. The
@@ -124,6 +129,8 @@ def pattern(n: int, seed: int) -> bytes:
     return random.Random(seed).randbytes(n)
 
 
+RxProvider: TypeAlias = "tuple[int, DmaBuf] | dict[int, Zcrx]"
+"""The RX provider of a run: (binding id, dma-buf), or the zcrx ifq of each queue."""
 Pump = Callable[[Callable[[], str]], Awaitable[None]]
 """One round of the bridge and the driver; its argument says where the run is (progress)."""
 
@@ -166,11 +173,12 @@ class LiveEnv(Protocol):
 
 
 class ModelLiveEnv:
-    """The golden model (two RX queues, DMA 16 bytes wide), TCP timers on the wall clock."""
+    """The golden model (two RX queues, more when zcrx queues need them; DMA 16 bytes wide),
+    TCP timers on the wall clock."""
 
-    def __init__(self) -> None:
+    def __init__(self, num_rxq: int = 2) -> None:
         from driver.backends.model import ModelHw
-        self.hw = ModelHw(num_rxq=2, dma_bytes=16, data_bytes=8, clock=WallClock())
+        self.hw = ModelHw(num_rxq=num_rxq, dma_bytes=16, data_bytes=8, clock=WallClock())
         self.hw.wire.keep_tx_frames = False
         self._tx: list[bytes] = []
         self.hw.wire.on_tx = self._tx.append
@@ -286,7 +294,7 @@ async def run_live(cfg: LiveConfig, env: LiveEnv | None = None,
     try:
         net.set_nonblocking()
         if env is None:
-            env = ModelLiveEnv()
+            env = ModelLiveEnv(max([2, *(q + 1 for q in cfg.zcrx_queues)]))
         hw = env.hw
         bridge = Bridge(net, env, cfg.drop_rate, cfg.seed, res)
         kernel = Kernel(clock=hw.clock)
@@ -298,24 +306,35 @@ async def run_live(cfg: LiveConfig, env: LiveEnv | None = None,
         nd.dev_addr = mac_bytes(NIC_MAC)
         await nd.probe()
         await nd.set_ringparam(rx_pending=256, tcp_data_split=True, hds_thresh=0)
-        await nd.set_channels(2)
+        nq = max([2, *(q + 1 for q in cfg.zcrx_queues)])
+        if nq > nd.num_rx_queues:
+            raise RuntimeError(f"--zcrx-queues {cfg.zcrx_queues}: the NIC has queues 0..{nd.num_rx_queues - 1}")
+        await nd.set_channels(nq)
         await nd.set_mtu(cfg.mtu)
         await nd.open()
         nd.add_ip(f"{ncfg.nic_ipv4}/{ncfg.prefix_v4}")
         nd.add_ip(f"{ncfg.nic_ipv6}/{ncfg.prefix_v6}")
         await ethtool.set_rx_flow_hash(hw, {"ip4", "tcp4", "udp4", "ip6", "tcp6", "udp6"})
-        await ethtool.set_rxfh(hw, key=bytes(range(40)), num_queues=2)
-        await ethtool.set_rxfh_equal(hw, 1, 2)            # RSS: queue 0 only
-        rules = ethtool.NtupleRules(hw, 2)
+        await ethtool.set_rxfh(hw, key=bytes(range(40)), num_queues=nq)
+        await ethtool.set_rxfh_equal(hw, 1, nq)           # RSS: queue 0 only
+        rules = ethtool.NtupleRules(hw, nq)
         await rules.clear()
-        await rules.add(ethtool.NtupleSpec("tcp4", DEVMEM_QUEUE, src_ip=ncfg.linux_ipv4,
+        rx_queue = cfg.zcrx_queues[0] if cfg.zcrx_queues else DEVMEM_QUEUE
+        await rules.add(ethtool.NtupleSpec("tcp4", rx_queue, src_ip=ncfg.linux_ipv4,
                                            dst_ip=ncfg.nic_ipv4, dst_port=RX_PORT))
         nl = kernel.netlink_open()
-        rx_buf = hw.dev.export_dmabuf(RX_PAGES * PAGE_SIZE, chunk_size=64 * PAGE_SIZE)
-        rx_id = await nl.bind_rx(nd.ifindex, kernel.dma_buf_fd(rx_buf), [DEVMEM_QUEUE])
+        rx: RxProvider
+        if cfg.zcrx_queues:
+            ring = zcrx_ring(kernel)
+            rx = {q: await zcrx_register(ring, nd, q, pages=RX_PAGES) for q in cfg.zcrx_queues}
+            what = f"io_uring zcrx RX queue(s) {cfg.zcrx_queues} ({RX_PAGES}-page area each)"
+        else:
+            rx_buf = hw.dev.export_dmabuf(RX_PAGES * PAGE_SIZE, chunk_size=64 * PAGE_SIZE)
+            rx_id = await nl.bind_rx(nd.ifindex, kernel.dma_buf_fd(rx_buf), [DEVMEM_QUEUE])
+            rx = (rx_id, rx_buf)
+            what = f"devmem RX queue {DEVMEM_QUEUE} (binding {rx_id}, {RX_PAGES} pages)"
         progress(f"live: namespace up, TAP {ncfg.tap_name} ({ncfg.linux_ipv4}, {ncfg.linux_mac}) "
-                 f"<-> NIC {NIC_MAC} ({ncfg.nic_ipv4}); devmem RX queue {DEVMEM_QUEUE} "
-                 f"(binding {rx_id}, {RX_PAGES} pages), drop rate {cfg.drop_rate:g}")
+                 f"<-> NIC {NIC_MAC} ({ncfg.nic_ipv4}); {what}, drop rate {cfg.drop_rate:g}")
         deadline = time.monotonic() + cfg.timeout_s
         last = [time.monotonic()]
 
@@ -336,7 +355,7 @@ async def run_live(cfg: LiveConfig, env: LiveEnv | None = None,
 
         if cfg.rx:
             t = env.sim_ns()
-            await _devmem_rx(cfg, ncfg, net, kernel, nd, rx_buf, rx_id, socks, res, pump, progress, env)
+            await _devmem_rx(cfg, ncfg, net, kernel, nd, rx, socks, res, pump, progress, env)
             res.rx_sim_ns = _sim_since(env, t)
         if cfg.tx:
             t = env.sim_ns()
@@ -374,9 +393,10 @@ def _rate(nbytes: int, wall_s: float, sim_ns: int | None) -> str:
 
 
 async def _devmem_rx(cfg: LiveConfig, ncfg: LiveNetConfig, net: LiveNet, kernel: Kernel, nd: Netdev,
-                     rx_buf: DmaBuf, rx_id: int, socks: list[socket.socket], res: LiveResult, pump: Pump,
+                     rx: RxProvider, socks: list[socket.socket], res: LiveResult, pump: Pump,
                      progress: Callable[[str], None], env: LiveEnv) -> None:
-    """Linux sends `nbytes`; the driver reads them through the GPU accessor."""
+    """Linux sends `nbytes`; the driver reads them through the GPU accessor (devmem), or in
+    place from the area of the ifq of the queue the connection arrived on (zcrx)."""
     data = pattern(cfg.nbytes, cfg.seed)
     lst = kernel.socket(AF_INET, SOCK_STREAM)
     lst.bind(("0.0.0.0", RX_PORT))
@@ -397,7 +417,8 @@ async def _devmem_rx(cfg: LiveConfig, ncfg: LiveNetConfig, net: LiveNet, kernel:
     t0 = time.monotonic()
     s0 = env.sim_ns()
     peer.start()
-    reader: Reader | None = None     # the ncdevmem-like loop, once Linux has connected
+    reader: Reader | ZcrxReader | None = None     # the ncdevmem-like loop, once Linux has connected
+    via = "io_uring zcrx" if isinstance(rx, dict) else "device memory"
 
     def status() -> str:
         return (f"live rx: {len(reader.got) if reader else 0}/{cfg.nbytes} B, drops to nic/linux "
@@ -414,7 +435,15 @@ async def _devmem_rx(cfg: LiveConfig, ncfg: LiveNetConfig, net: LiveNet, kernel:
                 if e.errno != errno.EAGAIN:
                     raise
                 continue
-            reader = Reader(conn, {rx_id: rx_buf}, ctrl_msgs=128)
+            if isinstance(rx, dict):
+                assert conn.sk is not None
+                zc = rx.get(conn.sk.rx_queue)
+                if zc is None:
+                    raise RuntimeError(f"the test flow arrived on queue {conn.sk.rx_queue}, not a zcrx "
+                                       f"queue {sorted(rx)}: a steering error")
+                reader = ZcrxReader(conn, zc)
+            else:
+                reader = Reader(conn, {rx[0]: rx[1]}, ctrl_msgs=128)
         if not reader.eof:
             reader.drain()
             if reader.eof:
@@ -425,11 +454,15 @@ async def _devmem_rx(cfg: LiveConfig, ncfg: LiveNetConfig, net: LiveNet, kernel:
     res.rx_bytes = len(got)
     res.rx_ok = bytes(got) == data and res.rx_devmem_bytes == len(data)
     if not res.rx_ok:
-        res.errors.append(f"devmem RX: got {len(got)} B ({res.rx_devmem_bytes} via device memory), "
+        res.errors.append(f"RX: got {len(got)} B ({res.rx_devmem_bytes} via {via}), "
                           f"sent {len(data)} B, equal: {bytes(got) == data}")
     sim = _sim_since(env, s0)
     progress(f"live rx: {len(got)} B in {res.rx_wall_s:.2f} s wall ({_rate(len(got), res.rx_wall_s, sim)}), "
-             f"{'byte-exact' if res.rx_ok else 'MISMATCH'}, {res.rx_devmem_bytes} B via device memory")
+             f"{'byte-exact' if res.rx_ok else 'MISMATCH'}, {res.rx_devmem_bytes} B via {via}")
+    if isinstance(rx, dict):
+        copies = sum(z.area.copy_fallback_bytes for z in rx.values())
+        if copies:
+            res.errors.append(f"zcrx RX: the kernel copied {copies} B into the area (not zero-copy)")
     lst.close()
 
 

@@ -43,7 +43,7 @@ from driver.headers import AF_INET
 from driver.kernel import Kernel
 from driver.netdev import Netdev
 from driver.socket import (CMSG_SPACE, MSG_SOCK_DEVMEM, MSG_ZEROCOPY, SCM_DEVMEM_DMABUF,
-                           SO_ZEROCOPY, SOCK_STREAM, SOL_SOCKET, DmabufCmsg, Socket)
+                           SO_RCVBUF, SO_ZEROCOPY, SOCK_STREAM, SOL_SOCKET, DmabufCmsg, Socket)
 from driver.tcp import TcpState
 from models.device_memory import DmaBuf
 from models.gpu_unpack import LOAD_META_BYTES, NET_UNPACK_MAX_SLICE_PAGES, UnpackSlot, gpu_unpack
@@ -88,6 +88,12 @@ class ClusterConfig:
     rx_pages: int = 1024
     slice_bytes: int = 128 << 10
     """Bytes of one receive request (its fragments are unpacked, then its tokens returned)."""
+    rcvbuf_kib: int = 256
+    """The receive buffer a host gives its incoming connections together (KiB): each
+    receive socket gets an equal share by SO_RCVBUF on the listener (the application knows
+    its peers, as NCCL does), which bounds its window. 256 KiB is about the fabric's
+    bandwidth-delay product (docs/cluster.md: measured against 128 to 384 KiB and the
+    kernel's default of 128 KiB per socket)."""
     napi_interval_ns: int = 1000
     """A host runs its NAPI poll at most once per this interval (the CPU's time for a poll,
     and interrupt moderation: a poll takes the frames of the last interval in one batch, and
@@ -124,6 +130,8 @@ class ClusterConfig:
             raise ValueError("--bytes-per-pair must be at least 1")
         if not 88 <= self.mss <= 8960:
             raise ValueError(f"--mss {self.mss}: 88 to 8960 (MTU 128 to 9000)")
+        if not 4 <= self.rcvbuf_kib <= 6 << 10:
+            raise ValueError(f"--rcvbuf {self.rcvbuf_kib}: 4 to 6144 KiB (tcp_rmem[2])")
         if self.napi_interval_ns < 0:
             raise ValueError(f"--napi-interval-ns {self.napi_interval_ns}: cannot be negative")
         if not self.rto_min_us > 0:
@@ -461,6 +469,9 @@ class Cluster:
                     tx_buf.gpu_write(n * _round_page(cfg.bytes_per_pair), pair_data(cfg, i, j))
                 tx_id = await nl.bind_tx(nd.ifindex, k.dma_buf_fd(tx_buf))
             lst = k.socket(AF_INET, SOCK_STREAM)
+            peers = sum(1 for _, r in pairs if r == i)
+            if peers:                                               # inherited by accept()
+                lst.setsockopt(SOL_SOCKET, SO_RCVBUF, (cfg.rcvbuf_kib << 10) // peers)
             lst.bind(("0.0.0.0", PORT))
             lst.listen()
             self.hosts.append(Host(i, hw, k, nd, rx_buf, rx_id, tx_buf, tx_id, lst))

@@ -21,7 +21,7 @@ from driver.backends.model import ModelHw
 from driver.headers import AF_INET
 from driver.kernel import Kernel
 from driver.netdev import Netdev
-from driver.socket import (MSG_ZEROCOPY, SCM_DEVMEM_DMABUF, SO_ZEROCOPY, SOCK_STREAM,
+from driver.socket import (MSG_ZEROCOPY, SCM_DEVMEM_DMABUF, SO_RCVBUF, SO_ZEROCOPY, SOCK_STREAM,
                            SOL_SOCKET, Socket)
 from driver.tcp import TcpState
 from models.host_memory import PAGE_SIZE
@@ -337,4 +337,121 @@ def test_close_with_unread_data_sends_rst() -> None:
         await ln.run(lambda: c.tcp_info().state == TcpState.CLOSED)
         expect_errno(errno.ECONNRESET, c.recv, 10)
         assert ln.b.kernel.tcp.mib.TCPAbortOnData == 1
+    run(body())
+
+
+# --- RFC 7323 window scaling --------------------------------------------------------------
+
+def _hdr(src: Host, dst: Host) -> Ether:
+    return Ether(src=src.nd.dev_addr, dst=dst.nd.dev_addr) / IP(src=src.ip, dst=dst.ip)
+
+
+def test_window_scale_negotiated_when_both_syns_carry_it() -> None:
+    """Both SYNs carry the Window Scale option (RFC 7323 2.2), with the shift Linux offers for
+    a 6 MiB tcp_rmem[2] (7); the SYN and SYN-ACK windows are unscaled (at most 65535); every
+    later window field is the window >> 7 (2.3): a 128 KiB receive buffer is advertised, which
+    the 16-bit field alone cannot say; the sender's snd_wnd is the field << 7."""
+    async def body() -> None:
+        ln = await link()
+        c, s = await connected(ln, ln.a, ln.b)
+        syn, synack = tcp_of(ln.sent['ab'][0]), tcp_of(ln.sent['ba'][0])
+        assert syn.flags == 'S' and dict(syn.options)['WScale'] == 7
+        assert synack.flags == 'SA' and dict(synack.options)['WScale'] == 7
+        assert syn.window <= 0xFFFF and synack.window <= 0xFFFF
+        for sock in (c, s):
+            info = sock.tcp_info()
+            assert (info.snd_wscale, info.rcv_wscale) == (7, 7)
+        c.setsockopt(SOL_SOCKET, SO_ZEROCOPY, 1)
+        await c.send(bytes(4000))
+        await ln.run(lambda: c.tcp_info().bytes_acked == 4000)
+        acks = [tcp_of(f) for f in ln.sent['ba'][1:]]
+        assert acks and all(a.flags == 'A' and not a.options for a in acks)
+        last = acks[-1]
+        assert last.window << 7 > 0xFFFF, 'a window beyond 64 KiB, only expressible scaled'
+        assert c.tcp_info().snd_wnd == last.window << 7
+        assert (s.sk.rcv_wnd >> 7) == last.window and s.sk.rcv_wnd % 128 == 0
+    run(body())
+
+
+@pytest.mark.parametrize('offered', [None, 3, 15])
+def test_window_scale_from_a_peer_syn(offered: int | None) -> None:
+    """A SYN without the option: the SYN-ACK carries none and nothing is scaled either way
+    (RFC 7323 2.2). With it: the SYN-ACK offers ours, the peer's windows are shifted by its
+    shift, a shift above 14 taken as 14 (2.3), ours applied to what we advertise."""
+    async def body() -> None:
+        ln = await link()
+        lst = listen(ln.b, 7000)
+        opts = [('MSS', 1460)] + ([('WScale', offered)] if offered is not None else [])
+        await ln.b.hw.wire.send(pad(bytes(_hdr(ln.a, ln.b) / TCP(sport=4000, dport=7000, seq=100,
+                                                                   flags='S', window=1000, options=opts))))
+        await ln.b.nd.poll()
+        synack = tcp_of(ln.sent['ba'][-1])
+        assert synack.flags == 'SA'
+        got = dict(synack.options).get('WScale')
+        assert got == (None if offered is None else 7)
+        await ln.b.hw.wire.send(pad(bytes(_hdr(ln.a, ln.b) / TCP(sport=4000, dport=7000, seq=101,
+                                                                   ack=synack.seq + 1, flags='A', window=100))))
+        await ln.b.nd.poll()
+        s, _ = lst.accept()
+        info = s.tcp_info()
+        shift = 0 if offered is None else min(offered, 14)
+        assert (info.snd_wscale, info.rcv_wscale) == (shift, 0 if offered is None else 7)
+        assert info.snd_wnd == 100 << shift
+        await s.send(b'x' * 10)
+        await ln.b.nd.poll()
+        data = tcp_of(ln.sent['ba'][-1])
+        assert bytes(data.payload) == b'x' * 10
+        assert data.window == s.sk.rcv_wnd >> info.rcv_wscale
+        if offered is None:
+            assert s.sk.rcv_wnd <= 0xFFFF
+    run(body())
+
+
+def test_window_scale_refused_by_the_synack_is_off_both_ways() -> None:
+    """Our SYN offered scaling; a SYN-ACK without the option turns it off (RFC 7323 2.2):
+    our shift goes back to 0 and the peer's window is taken as it is."""
+    async def body() -> None:
+        ln = await link()
+        c = ln.a.kernel.socket(AF_INET, SOCK_STREAM)
+        await c.connect((ln.b.ip, 7000))
+        ln.b.inbox.clear()
+        syn = tcp_of(ln.sent['ab'][0])
+        assert dict(syn.options)['WScale'] == 7
+        await ln.a.hw.wire.send(pad(bytes(_hdr(ln.b, ln.a) / TCP(
+            sport=7000, dport=syn.sport, seq=1000, ack=syn.seq + 1, flags='SA', window=50000,
+            options=[('MSS', 1460)]))))
+        await ln.a.nd.poll()
+        info = c.tcp_info()
+        assert info.state == TcpState.ESTABLISHED
+        assert (info.snd_wscale, info.rcv_wscale) == (0, 0) and info.snd_wnd == 50000
+        ack = tcp_of(ln.sent['ab'][-1])
+        assert ack.flags == 'A' and ack.window == c.sk.rcv_wnd <= 0xFFFF
+    run(body())
+
+
+def test_so_rcvbuf_bounds_the_window_and_is_inherited() -> None:
+    """SO_RCVBUF on the listener: the accepted socket has it (`sk_clone_lock`) and never
+    advertises more than it (less what is queued unread); clamped to [2304, tcp_rmem[2]]."""
+    async def body() -> None:
+        ln = await link()
+        lst = listen(ln.b, 7000)
+        lst.setsockopt(SOL_SOCKET, SO_RCVBUF, 20000)
+        assert lst.getsockopt(SOL_SOCKET, SO_RCVBUF) == 20000
+        c = ln.a.kernel.socket(AF_INET, SOCK_STREAM)
+        await c.connect((ln.b.ip, 7000))
+        await ln.run(lambda: c.tcp_info().state == TcpState.ESTABLISHED)
+        await ln.step()
+        s, _ = lst.accept()
+        assert s.getsockopt(SOL_SOCKET, SO_RCVBUF) == 20000
+        await c.send(bytes(6000))
+        await ln.run(lambda: c.tcp_info().bytes_acked == 6000)
+        info = s.tcp_info()
+        left = (20000 - 6000 + 127) & ~127           # the right edge kept, in units of 2^7
+        assert c.tcp_info().snd_wnd <= left and info.rcv_wnd <= left
+        s.recv(6000)
+        assert s.tcp_info().rcv_wnd == 20000 & ~127
+        s.setsockopt(SOL_SOCKET, SO_RCVBUF, 1)
+        assert s.getsockopt(SOL_SOCKET, SO_RCVBUF) == 2304
+        s.setsockopt(SOL_SOCKET, SO_RCVBUF, 1 << 30)
+        assert s.getsockopt(SOL_SOCKET, SO_RCVBUF) == 6 << 20
     run(body())
