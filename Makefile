@@ -34,7 +34,7 @@ REGRESS_SCHEDULER ?=
 SYNTH_ARGS  ?=
 NO_ROUTE    ?=
 
-.PHONY: help setup test test-rtl lint regs formats demo waves bench regress formal synth synth-pnr clean
+.PHONY: help setup test test-rtl lint regs formats demo waves bench regress formal synth synth-pnr synth-depth clean
 
 help: ## list the targets (default)
 	@echo "devmem-nic: make TARGET [VAR=value]"
@@ -43,7 +43,7 @@ help: ## list the targets (default)
 	@echo "formal:    FORMAL_LONG=$(FORMAL_LONG) (1: also tasks tagged long) FORMAL_ONLY=<blocks> FORMAL_JOBS=$(FORMAL_JOBS) BUG=<name of tests/bugs/*.patch> (docs/verification.md)"
 	@echo "regress:   REGRESS_SEEDS=$(REGRESS_SEEDS) SHARD=$(SHARD) COVERAGE=$(COVERAGE) (0|1|toggle) BUG=<name of tests/bugs/*.patch> REGRESS_K=<pytest -k>"
 	@echo "           JOBS=<LocalCluster workers> REGRESS_SCHEDULER=tcp://HOST:PORT (an existing Dask cluster; docs/verification.md)"
-	@echo "synth:     SYNTH_ARGS='--configs 64_128_1q,... --flows ecp5,xilinx,ecp5-hier --jobs 2'; synth-pnr: NO_ROUTE=1 (placement only) (docs/synthesis.md)"
+	@echo "synth:     SYNTH_ARGS='--configs 64_128_1q,... --flows ecp5,xilinx,ecp5-hier --jobs 2'; synth-pnr: NO_ROUTE=1 (placement only); synth-depth: SYNTH_ARGS='--blocks u_desc,u_tx.u_fetch --flows xilinx' (docs/synthesis.md)"
 
 setup: ## install apt packages, .venv and pinned Python deps if missing or changed (idempotent)
 	@scripts/setup.sh
@@ -116,6 +116,9 @@ synth: setup ## Yosys synthesis of nic_top, 5 configs x ECP5/Xilinx/per module: 
 
 synth-pnr: setup ## nextpnr-ecp5 place and route of the 64-bit configs at 156.25 MHz: Fmax, critical path (NO_ROUTE=1: placement only; hours)
 	@$(VENV_PY) scripts/synth.py --pnr $(if $(NO_ROUTE),--no-route) $(SYNTH_ARGS)
+
+synth-depth: setup ## logic depth per block (each synthesized alone, ECP5 LUT4 and Xilinx LUT6 levels) at 64_128_1q and 512_1024_1q, ranked (tens of minutes)
+	@$(VENV_PY) scripts/synth.py --depth $(SYNTH_ARGS)
 
 clean: ## remove build/ (simulator builds, results, waves)
 	rm -rf build

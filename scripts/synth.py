@@ -46,6 +46,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import netdepth  # noqa: E402  (scripts/ is not a package)
+import sdfpath  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES_F = ROOT / "rtl/files.f"
@@ -595,8 +596,23 @@ def summary_console(configs: list[Config]) -> str:
                            f"({w['carry_cells']} carry cells on it): {w['start']} -> {w['end']}")
         pnr = r.get("pnr")
         if pnr and "fmax_mhz" in pnr:
-            out.append(f"{cfg.name} nextpnr-ecp5 ({pnr.get('mode')}): Fmax {pnr['fmax_mhz']:.2f} MHz "
-                       f"(target {PNR_MHZ})")
+            out.append(pnr_lines(cfg.name, pnr))
+    return "\n".join(out)
+
+
+def pnr_lines(name: str, pnr: dict) -> str:
+    """Fmax per clock and the critical path of a `pnr` result, for the console."""
+    out = [f"{name} nextpnr-ecp5 ({pnr.get('mode')}, {pnr.get('commit')}): Fmax {pnr['fmax_mhz']:.2f} MHz "
+           f"(target {PNR_MHZ})"]
+    for clk, c in pnr.get("clocks", {}).items():
+        out.append(f"  clock {clk}: {c['fmax_mhz']:.2f} MHz ({c['result']} at {c['constraint_mhz']} MHz)")
+    cp = pnr.get("critical_path")
+    if cp:
+        cells = cp.get("cells") or []
+        out.append(f"  critical path ({cp.get('source', 'nextpnr report')}): {cp.get('from')} -> {cp.get('to')}, "
+                   f"{cp.get('logic_ns')} ns logic + {cp.get('routing_ns')} ns routing, {len(cells)} cells")
+        if cells:
+            out.append("    through " + " -> ".join(cells[:12]) + (" ..." if len(cells) > 12 else ""))
     return "\n".join(out)
 
 
@@ -639,6 +655,105 @@ def summary_md(configs: list[Config]) -> str:
             out += [f"## {cfg.name}: nextpnr-ecp5", "", "```", json.dumps(
                 {k: v for k, v in pnr.items() if k != "critical_path"}, indent=1), "```", ""]
     return "\n".join(out) + "\n"
+
+
+# ------------------------------------------------------------------------------------------
+# --depth: logic depth per block (make synth-depth)
+# ------------------------------------------------------------------------------------------
+# The blocks timed one at a time: nic_top's children, and the children of the two engines
+# (u_tx, u_dma) whose own glue is small. Each is synthesized alone with the parameters it
+# has in the config (read_slang --keep-hierarchy names a module per instance), so a run
+# takes seconds to minutes instead of the whole design's 20-60 minutes.
+DEPTH_BLOCKS = ("u_desc", "u_tx.u_fetch", "u_tx.u_sched", "u_tx.u_gather", "u_tx.u_store",
+                "u_tx.u_egress", "u_tx.u_cpl", "u_dma.u_plan", "u_dma.u_realign", "u_dma.u_merge",
+                "u_dma.u_cpl_pack", "u_dma.u_wr", "u_wr_mux", "u_ar_arb", "u_classify",
+                "u_steer_table", "u_rss_table", "u_parser", "u_frame_fifo", "u_ingress",
+                "u_rxq_regs", "u_txq_regs", "u_csr", "u_meta_fifo")
+
+
+def block_modules(cfg: Config, d: Path) -> dict[str, str]:
+    """Instance path (below nic_top) -> the module read_slang --keep-hierarchy made for it."""
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "ls.ys").write_text("\n".join([read_slang(cfg, keep_hierarchy=True),
+                                        f"hierarchy -check -top {TOP}", "tee -q -o modules.txt ls"]) + "\n")
+    res = subprocess.run([str(YOSYS), "-q", "-s", "ls.ys"], cwd=d, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise SystemExit(f"synth: elaboration of {cfg.name} failed: "
+                         f"{(res.stderr or res.stdout).strip().splitlines()[-1:]}")
+    out = {}
+    for line in (d / "modules.txt").read_text().splitlines():
+        m = re.match(rf"\s*\\?([A-Za-z0-9_]+)\${TOP}\.(\S+)$", line.strip())
+        if m:
+            out[m.group(2)] = f"{m.group(1)}${TOP}.{m.group(2)}"
+    return out
+
+
+def cmd_depth(args: argparse.Namespace) -> int:
+    configs = [CONFIGS[c] for c in (args.configs if args.configs_given else ("64_128_1q", "512_1024_1q"))]
+    fams = [f for f in args.flows if f in ("ecp5", "xilinx")] if args.flows_given else ["ecp5", "xilinx"]
+    problems: list[str] = []
+    for cfg in configs:
+        base = OUT / "depth" / cfg.name
+        mods = block_modules(cfg, base)
+        blocks = [b for b in (args.blocks or DEPTH_BLOCKS) if b in mods]
+        missing = [b for b in (args.blocks or DEPTH_BLOCKS) if b not in mods]
+        if missing:
+            log(f"{cfg.name}: no such instance: {', '.join(missing)}")
+        for fam in fams:
+            rows: list[dict] = []
+            jobs = []
+            for b in blocks:
+                mod = mods[b]
+                d = base / fam / b
+                synth_cmd = (f"synth_ecp5 -top \\{mod}" if fam == "ecp5" else
+                             f"synth_xilinx -top \\{mod} -family xcup -flatten -noiopad -noclkbuf")
+                script = "\n".join([read_slang(cfg, keep_hierarchy=True), f"hierarchy -top \\{mod}",
+                                     synth_cmd, "tee -q -o stat.json stat -json" + (" -tech xilinx" if fam == "xilinx" else ""),
+                                     "write_json -noscopeinfo netlist.json"]) + "\n"
+                job = yosys_job(f"{cfg.name}/{fam}/{b}", script, d)
+
+                def done(j: Job, b: str = b, mod: str = mod, d: Path = d, fam: str = fam) -> None:
+                    if j.rc != 0:
+                        problems.append(f"{cfg.name}/{fam}/{b}: Yosys failed: {tail_error(j)}")
+                        return
+                    try:
+                        net = json.loads((d / "netlist.json").read_text())
+                        top = next(k for k in net["modules"] if k.lstrip("\\") == mod)
+                        rep = netdepth.analyse(net, top, fam)
+                        by_type = read_stat(d)["design"]["num_cells_by_type"]
+                    except (OSError, ValueError, KeyError, StopIteration) as exc:
+                        problems.append(f"{cfg.name}/{fam}/{b}: reading the results failed: {exc}")
+                        return
+                    w, c = rep.worst_lut, rep.worst_cells
+                    counts = ecp5_counts(by_type) if fam == "ecp5" else xilinx_counts(by_type)
+                    rows.append({"block": b, "module": mod.split("$", 1)[0], "lut_levels": w.lut_levels,
+                                 "carry_cells": w.carry_cells, "mux_levels": w.mux_levels,
+                                 "start": w.start, "end": w.end, "through": w.through,
+                                 "most_cells": c.cell_levels, "most_cells_path": f"{c.start} -> {c.end}",
+                                 "top_endpoints": [{"lut_levels": n, "end": e} for n, e in rep.top_endpoints[:6]],
+                                 "luts": counts.get("LUT4", counts.get("LUT")), "ff": counts["FF"],
+                                 "seconds": round(j.end - j.start)})
+                job.done_cb = done
+                jobs.append(job)
+            log(f"{cfg.name}/{fam}: {len(jobs)} blocks, {args.jobs} at a time")
+            run_jobs(jobs, args.jobs, args.progress)
+            rows.sort(key=lambda r: (-r["lut_levels"], -r["most_cells"]))
+            res = {"config": cfg.name, "family": fam, "commit": git_rev(),
+                   "date": time.strftime("%Y-%m-%d %H:%M"), "blocks": rows}
+            (base / f"{fam}.json").write_text(json.dumps(res, indent=1) + "\n")
+            print(depth_table(res))
+    for p in problems:
+        print(f"synth: ERROR: {p}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def depth_table(res: dict) -> str:
+    unit = "LUT4" if res["family"] == "ecp5" else "LUT6"
+    head = ["block", "module", f"{unit} levels", "carry", "most cells", "deepest path", unit, "FF", "s"]
+    rows = [[r["block"], r["module"], str(r["lut_levels"]), str(r["carry_cells"]), str(r["most_cells"]),
+             f"`{r['start']}` -> `{r['end']}`", _n(r["luts"]), _n(r["ff"]), str(r["seconds"])]
+            for r in res["blocks"]]
+    return f"### {res['config']}, {res['family']} ({res['commit']}, {res['date']})\n\n" + md_table(head, rows) + "\n"
 
 
 # ------------------------------------------------------------------------------------------
@@ -744,17 +859,53 @@ def parse_nextpnr(d: Path) -> dict:
         if paths:
             p = paths[0]
             steps = p.get("path", [])
+            cs = [s.get("from", {}).get("cell") for s in steps]
             out["critical_path"] = {
-                "from": p.get("from"), "to": p.get("to"),
+                "source": "nextpnr --report", "clock": p.get("from"),
+                "from": cs[0] if cs else None, "to": steps[-1].get("to", {}).get("cell") if steps else None,
                 "steps": len(steps),
-                "cells": [s.get("from", {}).get("cell") for s in steps][:80],
+                "cells": [c for i, c in enumerate(cs) if i == 0 or c != cs[i - 1]][:200],
                 "logic_ns": round(sum(s.get("delay", 0) for s in steps if s.get("type") == "logic"), 3),
                 "routing_ns": round(sum(s.get("delay", 0) for s in steps if s.get("type") == "routing"), 3),
             }
     text = (d / "nextpnr.log").read_text(errors="replace") if (d / "nextpnr.log").exists() else ""
-    m = re.findall(r"Max frequency for clock '[^']+': ([\d.]+) MHz", text)
-    if m and "fmax_mhz" not in out:
-        out["fmax_mhz"] = float(m[-1])
+    # Per clock, the last estimate nextpnr printed (after placement, then after routing).
+    clocks: dict[str, dict] = {}
+    for m in re.finditer(r"Max frequency for clock '([^']+)': ([\d.]+) MHz \((PASS|FAIL) at ([\d.]+) MHz\)", text):
+        clocks[m.group(1)] = {"fmax_mhz": float(m.group(2)), "result": m.group(3),
+                              "constraint_mhz": float(m.group(4))}
+    if clocks:
+        out["clocks"] = clocks
+        if "fmax_mhz" not in out:
+            out["fmax_mhz"] = min(c["fmax_mhz"] for c in clocks.values())
+            out["constraint_mhz"] = next(iter(clocks.values()))["constraint_mhz"]
+    # nextpnr's own critical path reports (printed after routing only), as text.
+    reports = parse_crit_reports(text)
+    if reports:
+        out["nextpnr_path_reports"] = reports
+    # After placement nextpnr names no path: search the SDF it wrote (its delay estimates).
+    sdf = d / "timing.sdf"
+    if sdf.exists():
+        paths = sdfpath.analyse(sdf, 5)
+        if paths:
+            out["sdf_paths"] = [p.as_dict() for p in paths]
+            if "critical_path" not in out:
+                w = paths[0].as_dict()
+                out["critical_path"] = {"source": "scripts/sdfpath.py on timing.sdf",
+                                        **{k: w[k] for k in ("from", "to", "delay_ns", "fmax_mhz",
+                                                             "steps", "logic_ns", "routing_ns", "cells")}}
+    return out
+
+
+def parse_crit_reports(text: str) -> list[dict]:
+    """nextpnr's "Critical path report for ..." sections: the clock(s), the cells in order,
+    and its logic / routing totals."""
+    out = []
+    for m in re.finditer(r"^Info: Critical path report for (.+?):\n((?:Info: .*\n)+?)Info: ([\d.]+) ns logic, "
+                         r"([\d.]+) ns routing", text, re.M):
+        cells = re.findall(r"^Info:\s+(?:clk-to-q|logic|source)\s+[\d.]+\s+[\d.]+ Source (\S+)", m.group(2), re.M)
+        out.append({"for": m.group(1), "logic_ns": float(m.group(3)), "routing_ns": float(m.group(4)),
+                    "cells": cells[:200]})
     return out
 
 
@@ -780,22 +931,36 @@ def cmd_pnr(args: argparse.Namespace) -> int:
         script = "\n".join([
             read_slang(cfg, extra=[wrap], top="nic_pnr_wrap"),
             "hierarchy -check -top nic_pnr_wrap",
-            f"synth_ecp5 -top nic_pnr_wrap -json {d}/wrap.json"]) + "\n"
+            f"synth_ecp5 -top nic_pnr_wrap -json {d}/wrap.json",
+            f"tee -q -o {d}/synth/stat.json stat -json"]) + "\n"
         sj = yosys_job(f"{cfg.name}/pnr-synth", script, d / "synth")
         pnr_argv = [str(NEXTPNR), "--um-85k", "--package", "CABGA381", "--speed", "6",
                     "--freq", str(PNR_MHZ), "--json", str(d / "wrap.json"),
                     "--report", str(d / "report.json"), "--timing-allow-fail",
-                    "--seed", "1", "-l", str(d / "nextpnr.log"), "-q"]
+                    "--seed", "1", "-l", str(d / "nextpnr.log"), "--sdf", str(d / "timing.sdf")]
+        # (not -q: the log keeps nextpnr's timing sections, its per-clock Fmax and, after
+        # routing, its critical path report; the SDF gives the path after placement too)
         if args.no_route:
             pnr_argv.append("--no-route")
-        (d / "report.json").unlink(missing_ok=True)
+        for stale in ("report.json", "timing.sdf", "nextpnr.log"):
+            (d / stale).unlink(missing_ok=True)
         pj2 = Job(f"{cfg.name}/nextpnr", pnr_argv, d / "nextpnr.log", step_re=_NEXTPNR_STEP)
         run_jobs([sj], 1, args.progress)
         if sj.rc != 0:
             problems.append(f"{cfg.name}: synthesis of the wrapper failed: {tail_error(sj)}")
             continue
+        wrap_counts: dict = {}
+        try:      # the wrapper's resources (nic_top's plus the two shift registers' flip-flops)
+            wrap_counts = {"totals": ecp5_counts(read_stat(d / "synth")["design"]["num_cells_by_type"]),
+                           "wrapper_ff": 1 + sum(w for n, _, w in parse_portlist((d / "ports.txt").read_text())
+                                                     if n not in ("clk", "rst"))}
+            wrap_counts["depth"] = netdepth.analyse(d / "wrap.json", "nic_pnr_wrap", "ecp5").as_dict()
+        except (OSError, ValueError, KeyError) as exc:
+            log(f"{cfg.name}: reading the wrapper's statistics failed: {exc}")
         run_jobs([pj2], 1, args.progress)
         res = parse_nextpnr(d)
+        if wrap_counts:
+            res["wrapper_synth"] = wrap_counts
         res.update({"mode": mode, "device": "LFE5UM-85F CABGA381 speed 6",
                     "synth_seconds": round(sj.end - sj.start),
                     "pnr_seconds": round(pj2.end - pj2.start), "commit": sj.rev or git_rev(),
@@ -808,11 +973,9 @@ def cmd_pnr(args: argparse.Namespace) -> int:
             r["pnr"] = res
             save_result(cfg, r)
         if "fmax_mhz" in res:
-            cp = res.get("critical_path", {})
             log(f"{cfg.name}: {mode}: Fmax {res['fmax_mhz']:.2f} MHz (target {PNR_MHZ}); "
-                f"critical path {cp.get('from')} -> {cp.get('to')} ({cp.get('steps')} steps, "
-                f"{cp.get('logic_ns')} ns logic, {cp.get('routing_ns')} ns routing); "
                 f"synthesis {fmt_s(res['synth_seconds'])}, nextpnr {fmt_s(res['pnr_seconds'])}")
+            print(pnr_lines(cfg.name, res))
     (OUT / "summary.md").write_text(summary_md(list(CONFIGS.values())))
     for p in problems:
         print(f"synth: ERROR: {p}", file=sys.stderr)
@@ -831,12 +994,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="elaboration + latch check only (make test)")
     ap.add_argument("--pnr", action="store_true", help="nextpnr-ecp5 place and route (make synth-pnr)")
     ap.add_argument("--no-route", action="store_true", help="with --pnr: placement only")
+    ap.add_argument("--depth", action="store_true",
+                    help="logic depth per block, each synthesized alone (make synth-depth)")
+    ap.add_argument("--blocks", default=None,
+                    help=f"with --depth: comma-separated instance paths below {TOP} (default: {len(DEPTH_BLOCKS)} blocks)")
     ap.add_argument("--summary", action="store_true",
                     help="only print the table of the results in build/synth/")
     args = ap.parse_args(argv)
     args.configs_given = args.configs is not None
     args.configs = (args.configs or ",".join(CONFIGS)).split(",")
+    args.flows_given = args.flows != ",".join(FLOWS)
     args.flows = args.flows.split(",")
+    args.blocks = args.blocks.split(",") if args.blocks else None
     bad = [c for c in args.configs if c not in CONFIGS] + [f for f in args.flows if f not in FLOWS]
     if bad:
         print(f"synth: unknown config or flow {', '.join(bad)}; configs: {', '.join(CONFIGS)}; "
@@ -855,6 +1024,8 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_quick(args)
     if args.pnr:
         return cmd_pnr(args)
+    if args.depth:
+        return cmd_depth(args)
     return cmd_synth(args)
 
 

@@ -6,11 +6,18 @@
 //
 // Fetching: a ring wants a read when it may fetch (`fetch_en`) and runs, no read of it is in
 // flight, software posted descriptors past its fetch index (`sw_idx`), its cache has room
-// and it is less than a ring ahead of what was consumed. Among the rings that want one, a
-// round-robin pick, made while the engine's AR register is free (so at most every other
-// cycle), issues one AXI read burst (ARID = ID_BASE + ring) of a batch of up to
-// MAX_BATCH consecutive descriptors (the rules: batch_size below). One read per ring is
-// in flight at a time; reads of different rings may overlap and their beats may interleave.
+// and it is less than a ring ahead of what was consumed. Two pipeline stages (for timing:
+// the pick and the batch arithmetic are not in one cycle): a registered candidate ring
+// (`cand_q`) is issued, when the engine's AR register is free (so at most every other
+// cycle), as one AXI read burst (ARID = ID_BASE + ring) of a batch of up to MAX_BATCH
+// consecutive descriptors (the rules: batch_size below), computed from the candidate's state
+// in that cycle; it issues only if it still wants a read then. Meanwhile a round-robin pick
+// among the other rings that want one chooses the next candidate; when none does, the
+// candidate is the ring whose read ends in that cycle (a busy ring wants its next read
+// right after), else the ring after the last one issued (the ring a round-robin pick would
+// try first), so a ring that becomes ready is usually issued in the same cycle as with an
+// unregistered pick. One read per ring is in flight at a time;
+// reads of different rings may overlap and their beats may interleave.
 //
 // Unpacking: one whole descriptor per cycle from the R beat of ring m_rid - ID_BASE (a
 // 512-bit beat holds four, a 64-bit descriptor takes two beats), shown on rd_valid/rd_ring/
@@ -23,7 +30,8 @@
 // them); a read still in flight then is waited for and its data discarded. `fetch_en` low
 // only stops new reads. The user reads the heads of NHEAD caches through `head_sel`/
 // `head_data` (combinational, like register-file read ports) and pops with `desc_pop`.
-// Reset: synchronous, active high.
+// Reset: synchronous, active high (the candidate ring too; any candidate is safe, since its
+// read is planned from its state in the cycle it issues).
 module desc_engine
   import nic_pkg::*;
 #(
@@ -140,14 +148,17 @@ module desc_engine
   // A ring wants a read exactly when batch_size would give at least one descriptor: it may
   // fetch and runs, nothing in flight, something posted, cache room, less than a ring ahead
   // (rings are 16-byte aligned, so an entry is never within 16 bytes of a 4 KiB boundary;
-  // the issue below still checks the batch is not empty). The pick waits until the engine's
-  // AR register is free: it depends only on this engine's registers, not on m_arready (a
-  // path from the AXI port through the pick and the batch arithmetic would be long), at the
-  // cost of one cycle between two reads of this engine.
+  // the issue below still checks the batch is not empty). The next candidate is chosen in a
+  // cycle the engine's AR register is free (the candidate is then issued or found not ready
+  // and replaced): it depends only on this engine's registers, not on m_arready (a path from
+  // the AXI port through the pick and the batch arithmetic would be long), at the cost of
+  // one cycle between two reads of this engine. The candidate in place is not picked again.
   logic          ar_valid_q;
   logic [NR-1:0] want;
   logic          can_issue, pick_valid;
   logic [RW-1:0] pick;
+  logic [RW-1:0] cand_q;              // the ring issued next (stage 2 of the fetch pipeline)
+  logic [RW-1:0] last_q;              // the ring issued last
 
   assign can_issue = !ar_valid_q;
 
@@ -155,7 +166,7 @@ module desc_engine
     want = '0;
     if (can_issue) begin
       for (int unsigned r = 0; r < NR; r++) begin
-        if (fetch_en[r] && run[r] && !inflight_q[r] && sw_idx[r] != fetch_idx_q[r]) begin
+        if (fetch_en[r] && run[r] && !inflight_q[r] && sw_idx[r] != fetch_idx_q[r] && cand_q != RW'(r)) begin
           automatic logic [15:0] ahead = fetch_idx_q[r] - hw_idx_q[r];
           want[r] = (count[r] != (AW + 1)'(CACHE_DEPTH)) && (ahead < (16'd1 << ring_log2[r]));
         end
@@ -167,7 +178,7 @@ module desc_engine
     .clk,
     .rst,
     .req       (want),
-    .accept    (1'b1),       // the pick is issued in the cycle it is made
+    .accept    (1'b1),       // the pick becomes the candidate in the cycle it is made
     .gnt_valid (pick_valid),
     .gnt_idx   (pick)
   );
@@ -229,44 +240,79 @@ module desc_engine
   // `fidx` is at an address ending in `addr_lo`: at most MAX_BATCH, what software posted, what
   // is left before the ring wraps and before the next 4 KiB boundary, what the cache has room
   // for, and never more than one ring ahead of what was consumed, whatever SW_IDX says.
-  function automatic logic [15:0] batch_size(input logic [15:0] sw, input logic [15:0] fidx,
-                                             input logic [15:0] hw, input logic [3:0] log2,
-                                             input logic [11:0] addr_lo, input logic [15:0] room);
-    logic [15:0] mask, pending, in_ring, to_4k, ahead, ring_room, k;
-    mask      = (16'd1 << log2) - 16'd1;
-    pending   = sw - fidx;
-    in_ring   = (mask + 16'd1) - (fidx & mask);
-    to_4k     = (16'h1000 - {4'd0, addr_lo}) >> 4;
-    ahead     = fidx - hw;
-    ring_room = (ahead >= mask + 16'd1) ? 16'd0 : (mask + 16'd1) - ahead;
-    k = 16'(MAX_BATCH);
-    if (pending < k)   k = pending;
-    if (ring_room < k) k = ring_room;
-    if (in_ring < k)   k = in_ring;
-    if (to_4k < k)     k = to_4k;
-    if (room < k)      k = room;
+  // For timing the bounds are not compared in a chain: for each batch length j every bound
+  // is compared with the constant j, all in parallel, giving a thermometer code `fits` (a
+  // batch of j fits every bound), and the batch is its length, read off with ORs.
+  function automatic logic [KW-1:0] batch_size(input logic [15:0] sw, input logic [15:0] fidx,
+                                               input logic [15:0] hw, input logic [3:0] log2,
+                                               input logic [11:0] addr_lo, input logic [15:0] room);
+    logic [15:0] size, pending, in_ring, to_4k, ahead, ring_room;
+    logic [8:0]  units_to_4k;         // whole descriptors before the next 4 KiB boundary
+    logic [MAX_BATCH+1:1] fits;
+    logic [KW-1:0] k;
+    size        = 16'd1 << log2;
+    pending     = sw - fidx;
+    in_ring     = size - (fidx & (size - 16'd1));
+    units_to_4k = 9'h100 - {1'b0, addr_lo[11:4]} - {8'd0, addr_lo[3:0] != 4'd0};
+    to_4k       = {7'd0, units_to_4k};
+    ahead       = fidx - hw;
+    ring_room   = (ahead >= size) ? 16'd0 : size - ahead;
+    fits        = '0;
+    for (int unsigned j = 1; j <= MAX_BATCH; j++) begin
+      fits[j] = pending >= 16'(j) && ring_room >= 16'(j) && in_ring >= 16'(j) && to_4k >= 16'(j);
+      if (room < 16'(j)) fits[j] = 1'b0;
+    end
+    k = '0;
+    for (int unsigned j = 1; j <= MAX_BATCH; j++) begin
+      if (fits[j] && !fits[j + 1]) k = k | KW'(j);     // one j at most: fits is a thermometer
+    end
     return k;
   endfunction
 
-  // The picked ring's next entry and batch; its read: the bus word holding the first
+  // The candidate ring's next entry and batch; its read: the bus word holding the first
   // descriptor (a 64-bit bus reads the descriptor itself, two beats each), the burst length
-  // to the last one's end, and the 16-byte lane of the first one in the first beat.
-  logic [63:0] pick_entry;
-  logic [15:0] pick_k;
-  logic [16:0] pick_span;             // bytes from the first beat's start to the last descriptor's end
+  // to the last one's end, and the 16-byte lane of the first one in the first beat. Only
+  // the entry's low 12 bits feed the batch (the 4 KiB bound); the full 64-bit sum goes to
+  // the AR register alone.
+  logic [63:0]   cand_entry;
+  logic [KW-1:0] cand_k;
+  logic [16:0]   cand_span;           // bytes from the first beat's start to the last descriptor's end
+  logic          cand_ready;          // the candidate may fetch now (the rest is in cand_k != 0)
   always_comb begin
-    pick_entry = '0;
-    pick_k     = '0;
-    if (pick_valid) begin
-      pick_entry = ring_base[pick] + {44'd0, fetch_idx_q[pick] & ((16'd1 << ring_log2[pick]) - 16'd1), 4'd0};
-      pick_k     = batch_size(sw_idx[pick], fetch_idx_q[pick], hw_idx_q[pick], ring_log2[pick],
-                              pick_entry[11:0], 16'(CACHE_DEPTH) - 16'(count[pick]));
-    end
-    pick_span = ({5'd0, pick_entry[11:0]} & 17'(DB - 1)) + {pick_k[12:0], 4'd0};
+    cand_entry = ring_base[cand_q] + {44'd0, fetch_idx_q[cand_q] & ((16'd1 << ring_log2[cand_q]) - 16'd1), 4'd0};
+    cand_ready = fetch_en[cand_q] && run[cand_q] && !inflight_q[cand_q];
+    cand_k     = batch_size(sw_idx[cand_q], fetch_idx_q[cand_q], hw_idx_q[cand_q], ring_log2[cand_q],
+                            cand_entry[11:0], 16'(CACHE_DEPTH) - 16'(count[cand_q]));
+    cand_span  = ({5'd0, cand_entry[11:0]} & 17'(DB - 1)) + {13'(cand_k), 4'd0};
   end
 
-  logic issue;                        // the picked ring's read is issued this cycle
-  assign issue = pick_valid && pick_k != '0;
+  // The candidate's read is issued this cycle: exactly when cand_k != 0 (every bound at least
+  // one: something posted, less than a ring ahead, cache room, not at a 4 KiB boundary), but
+  // from those conditions directly, in parallel with the batch arithmetic.
+  logic issue;
+  logic cand_posted, cand_in_ring, cand_room, cand_before_4k;
+  always_comb begin
+    automatic logic [15:0] ahead = fetch_idx_q[cand_q] - hw_idx_q[cand_q];
+    cand_posted    = sw_idx[cand_q] != fetch_idx_q[cand_q];
+    cand_in_ring   = ahead < (16'd1 << ring_log2[cand_q]);
+    cand_room      = count[cand_q] != (AW + 1)'(CACHE_DEPTH);
+    cand_before_4k = !(cand_entry[11:4] == 8'hff && cand_entry[3:0] != 4'd0);
+  end
+  assign issue = can_issue && cand_ready && cand_posted && cand_in_ring && cand_room && cand_before_4k;
+
+  // The next candidate: chosen when the AR register is free (the candidate is used now).
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      cand_q <= '0;
+      last_q <= RW'(NR - 1);
+    end else if (can_issue) begin
+      automatic logic [RW-1:0] last_n = issue ? cand_q : last_q;
+      last_q <= last_n;
+      // Nothing else wants a read: the ring whose read ends now (it may want the next one
+      // in the next cycle, as a ring kept busy does), else the one after the last issued.
+      cand_q <= pick_valid ? pick : (r_done && 32'(rr) < NR) ? rr : ((32'(last_n) == NR - 1) ? '0 : last_n + 1'b1);
+    end
+  end
 
   // Engine-wide state and per-ring flags.
   always_ff @(posedge clk) begin
@@ -286,12 +332,12 @@ module desc_engine
       if (ar_valid_q && m_arready) ar_valid_q <= 1'b0;
       // Issue the picked ring's read.
       if (issue) begin
-        ar_valid_q       <= 1'b1;
-        ar_ring_q        <= pick;
-        ar_addr_q        <= (DB >= 16) ? ADDR_W'(pick_entry & ~64'(DB - 1)) : ADDR_W'(pick_entry);
-        ar_len_q         <= (DB >= 16) ? 8'((pick_span + 17'(DB - 1)) / 17'(DB) - 17'd1)
-                                       : 8'(pick_k * 16'(BPD) - 16'd1);
-        inflight_n[pick] = 1'b1;
+        ar_valid_q         <= 1'b1;
+        ar_ring_q          <= cand_q;
+        ar_addr_q          <= (DB >= 16) ? ADDR_W'(cand_entry & ~64'(DB - 1)) : ADDR_W'(cand_entry);
+        ar_len_q           <= (DB >= 16) ? 8'((cand_span + 17'(DB - 1)) / 17'(DB) - 17'd1)
+                                         : 8'(16'(cand_k) * 16'(BPD) - 16'd1);
+        inflight_n[cand_q] = 1'b1;
       end
       if (DB < 16 && m_rvalid && m_rready) begin
         lo_err_q[rr] <= (32'(half_q[rr]) == 0) ? m_rresp[1] : lo_err_q[rr] || m_rresp[1];
@@ -311,9 +357,9 @@ module desc_engine
   // reset needed: it is used only while the ring's read is in flight).
   always_ff @(posedge clk) begin
     if (issue) begin
-      lane_q[pick] <= (DPB > 1) ? LW'(pick_entry >> 4) : '0;   // entry bits [log2(DB)-1:4]
-      half_q[pick] <= '0;
-      left_q[pick] <= KW'(pick_k);
+      lane_q[cand_q] <= (DPB > 1) ? LW'(cand_entry >> 4) : '0;   // entry bits [log2(DB)-1:4]
+      half_q[cand_q] <= '0;
+      left_q[cand_q] <= cand_k;
     end
     if (m_rvalid) begin
       if (DB < 16 && m_rready) begin
@@ -340,11 +386,11 @@ module desc_engine
     if (rst || issue || push || skip_now || desc_pop != '0 || stopping != '0) begin
       for (int unsigned r = 0; r < NR; r++) begin
         automatic logic stop    = rst || stopping[r];
-        automatic logic fetched = issue && pick == RW'(r);
+        automatic logic fetched = issue && cand_q == RW'(r);
         automatic logic pushed  = push && rr == RW'(r);
         automatic logic popped  = desc_pop[r] && count[r] != '0;
         automatic logic skipped = skip_now && rr == RW'(r) && run[r];
-        if (stop || fetched)            fetch_idx_q[r] <= stop ? '0 : fetch_idx_q[r] + pick_k;
+        if (stop || fetched)            fetch_idx_q[r] <= stop ? '0 : fetch_idx_q[r] + 16'(cand_k);
         if (stop || pushed)             wr_ptr_q[r]    <= stop ? '0 : wr_ptr_q[r] + 1'b1;
         if (stop || popped)             rd_ptr_q[r]    <= stop ? '0 : rd_ptr_q[r] + 1'b1;
         if (stop || popped || skipped)  hw_idx_q[r]    <= stop ? '0 : hw_idx_q[r] + 16'(popped) + 16'(skipped);

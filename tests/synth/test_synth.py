@@ -125,3 +125,47 @@ def test_pnr_wrapper_uses_every_port() -> None:
     sv = synth.wrapper_sv(synth.CONFIGS["64_128_1q"], ports)
     assert ".a (in_q[63:0])" in sv and ".c (in_q[66:64])" in sv and ".b (out_d[7:0])" in sv
     assert "logic [66:0]  in_q" in sv and "logic [7:0] out_d, out_q" in sv
+
+
+MAC8 = """
+module mac8 (input logic clk, input logic [7:0] a, b, output logic [7:0] q);
+  logic [7:0] a_q, b_q;
+  always_ff @(posedge clk) begin a_q <= a; b_q <= b; q <= a_q * b_q + (a_q ^ b_q); end
+endmodule
+"""
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("route", [False, True], ids=["placed", "routed"])
+def test_sdf_critical_path_matches_nextpnr(tmp_path, route: bool) -> None:
+    """scripts/sdfpath.py's longest path through nextpnr's SDF gives the Fmax nextpnr prints
+    (after placement: its estimate; after routing: the routed delays), and `parse_nextpnr`
+    reads the per-clock Fmax and the path from the log, report and SDF. A few seconds."""
+    synth = load("synth")
+    sdfpath = load("sdfpath")
+    (tmp_path / "d.sv").write_text(MAC8)
+    res = subprocess.run([str(YOSYS), "-q", "-p", "read_slang --threads 1 d.sv; synth_ecp5 -top mac8 -json w.json"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr + res.stdout
+    argv = [str(synth.NEXTPNR), "--um-85k", "--package", "CABGA381", "--speed", "6", "--freq", "156.25",
+            "--json", "w.json", "--report", "report.json", "--timing-allow-fail", "--seed", "1",
+            "-l", "nextpnr.log", "--sdf", "timing.sdf"] + ([] if route else ["--no-route"])
+    res = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-2000:]
+    fmax = [float(m) for m in re.findall(r"Max frequency for clock '[^']+': ([\d.]+) MHz",
+                                         (tmp_path / "nextpnr.log").read_text())]
+    assert fmax
+    paths = sdfpath.analyse(tmp_path / "timing.sdf", 3)
+    assert paths and abs(paths[0].fmax_mhz - fmax[-1]) <= 0.01 * fmax[-1], (paths[0].as_dict(), fmax)
+    w = paths[0]
+    assert w.start.split(".")[0].startswith(("a_q", "b_q")) and w.end.startswith("q_")
+    assert abs(w.logic_ns + w.routing_ns - w.delay_ns) < 1e-6
+    assert all(p.delay_ns <= w.delay_ns for p in paths)
+    got = synth.parse_nextpnr(tmp_path)
+    assert abs(got["fmax_mhz"] - fmax[-1]) < 0.01 and got["clocks"]
+    assert got["critical_path"]["cells"], got
+    if route:   # nextpnr's own report, text and JSON
+        assert got["critical_path"]["source"] == "nextpnr --report"
+        assert got["nextpnr_path_reports"] and got["nextpnr_path_reports"][0]["cells"]
+    else:
+        assert got["critical_path"]["source"].startswith("scripts/sdfpath.py")
