@@ -10,9 +10,14 @@ rest of that page. Errors are `KernelError`s (an `OSError`: compare `err.errno` 
 | `ethtool -x` / `ETHTOOL_MSG_RSS_GET` (`get_rxfh`) | `get_rxfh(hw)` |
 | `ethtool -X hkey .. weight/..` (`set_rxfh`) | `set_rxfh(hw, key, indir)` |
 | `ethtool -X equal N` | `set_rxfh_equal(hw, n, num_queues)` |
+| `ethtool -X context new start S equal N` (`create_rxfh_context`) | `set_rxfh(hw, indir=equal_indir(N, S), rss_context=ETH_RXFH_CONTEXT_ALLOC, contexts=ctxs)` -> K |
+| `ethtool -X context K equal N` (`modify_rxfh_context`) | `set_rxfh(hw, indir=..., rss_context=K, contexts=ctxs)` |
+| `ethtool -X context K delete` (`remove_rxfh_context`) | `set_rxfh(hw, rss_context=K, rss_delete=True, contexts=ctxs)` |
+| `ethtool -x context K` | `ctxs.get_rxfh(K)` |
 | `ethtool -N rx-flow-hash tcp4 sdfn` (`ETHTOOL_SRXFH`) | `set_rx_flow_hash(hw, {"tcp4", ...})` |
 | `ethtool -n rx-flow-hash ..` (`ETHTOOL_GRXFH`) | `get_rx_flow_hash(hw)` |
 | `ethtool -N flow-type tcp4 ... action Q [loc L]` (`ETHTOOL_SRXCLSRLINS`) | `NtupleRules.add(spec)` |
+| `ethtool -N flow-type tcp4 ... context K [action O]` (FLOW_RSS) | `NtupleRules.add(NtupleSpec(..., action=O, context=K))` |
 | `ethtool -N delete L` (`ETHTOOL_SRXCLSRLDEL`) | `NtupleRules.delete(rule_id)` |
 | `ethtool -n` (`ETHTOOL_GRXCLSRLALL`) | `NtupleRules.list()` |
 | `ethtool -c` / `ETHTOOL_MSG_COALESCE_GET` | `Netdev.get_coalesce()`, `Netdev.coalesce_reply()` |
@@ -37,7 +42,7 @@ from typing import NamedTuple
 from driver import regs
 from driver.errors import KernelError
 from driver.hw import NicHw
-from driver.steer_table import NoRoom, SlotOp, SteerSlots
+from driver.steer_table import NoRoom, SlotOp, SteerSlots, action_fields, slot_action
 
 RSS_KEY_BYTES = regs.RSS_KEY_MAX * 4
 """Length of the Toeplitz key (40)."""
@@ -60,6 +65,8 @@ FLOW_HASH_BITS = {
 
 _INDIR_FIELDS = (regs.RSS_INDIR_ENTRY0, regs.RSS_INDIR_ENTRY1, regs.RSS_INDIR_ENTRY2,
                  regs.RSS_INDIR_ENTRY3)
+_CTX_INDIR_FIELDS = (regs.RSS_CTX_INDIR_ENTRY0, regs.RSS_CTX_INDIR_ENTRY1,
+                     regs.RSS_CTX_INDIR_ENTRY2, regs.RSS_CTX_INDIR_ENTRY3)
 
 
 def _einval(msg: str) -> KernelError:
@@ -113,13 +120,48 @@ async def _write_indir(hw: NicHw, indir: list[int]) -> None:
         await hw.write32(regs.rss_indir_reg(j), word)
 
 
+ETH_RXFH_CONTEXT_ALLOC = 0xFFFF_FFFF
+"""`rss_context` value asking `set_rxfh` to create a context (include/uapi/linux/ethtool.h)."""
+
+
+def equal_indir(n: int, start: int = 0, entries: int = RSS_INDIR_ENTRIES) -> list[int]:
+    """ethtool's `equal N [start S]` table: entry i is queue S + i mod N."""
+    return [start + i % n for i in range(entries)]
+
+
 async def set_rxfh(hw: NicHw, key: bytes | None = None, indir: list[int] | None = None, *,
-                   num_queues: int | None = None) -> None:
-    """Program the Toeplitz key and/or the indirection table (None: leave it).
+                   num_queues: int | None = None, rss_context: int = 0, rss_delete: bool = False,
+                   hfunc: str | None = None, contexts: RssContexts | None = None) -> int:
+    """Program the Toeplitz key and/or the indirection table (None: leave it); returns the
+    RSS context set (0: the default).
 
     The key must be 40 bytes; the table must have 128 entries, each a queue below
     `num_queues` (default: `CAPS.num_rxq`). Key byte 0 goes to the top byte of RSS_KEY[0].
+    `hfunc` may only be 'toeplitz' (EOPNOTSUPP otherwise).
+
+    RSS contexts (docs/rss.md section 3a), as the kernel's ethtool_set_rxfh and the driver's
+    create/modify/remove_rxfh_context spell it, with `contexts` the NIC's `RssContexts`:
+    `rss_context=ETH_RXFH_CONTEXT_ALLOC` creates a context (its table `indir`, or without one
+    the default spread over every queue) and returns its number; `rss_context=K` replaces
+    context K's table; with `rss_delete=True` deletes it. Errors as the kernel gives them:
+    EOPNOTSUPP for a key or hash function on a context (the NIC shares them: no
+    `rxfh_per_ctx_key`) or contexts without `contexts`; ENOENT for a context that does not
+    exist; EBUSY when none is free or, on delete, when an n-tuple rule points at it; EINVAL
+    for a bad table, a request that changes nothing, create together with delete, and a
+    table that would send a rule's frames (its offset added) beyond the queues.
     """
+    if hfunc is not None and (rss_context != 0 or hfunc != 'toeplitz'):
+        raise KernelError(errno.EOPNOTSUPP, f'hfunc {hfunc!r}: the NIC hashes with toeplitz, '
+                          f'shared by every context')
+    if rss_context != 0:
+        if contexts is None:
+            raise KernelError(errno.EOPNOTSUPP, 'RSS contexts need the RssContexts of the NIC')
+        if key is not None:
+            raise KernelError(errno.EOPNOTSUPP, 'the RSS key is shared by every context: '
+                              'set it on context 0')
+        return await contexts.set(rss_context, indir, delete=rss_delete, num_queues=num_queues)
+    if rss_delete:
+        raise _einval('context 0 cannot be deleted')
     if key is not None:
         key = bytes(key)
         if len(key) != RSS_KEY_BYTES:
@@ -128,11 +170,102 @@ async def set_rxfh(hw: NicHw, key: bytes | None = None, indir: list[int] | None 
         if num_queues is None:
             num_queues = await num_rx_queues(hw)
         indir = _check_indir(indir, min(num_queues, MAX_QUEUES))
+    if indir is not None and contexts is not None and contexts.rules is not None:
+        contexts.rules.check_table(0, indir)
     if key is not None:
         for i in range(regs.RSS_KEY_MAX):
             await hw.write32(regs.rss_key_reg(i), int.from_bytes(key[4 * i:4 * i + 4], 'big'))
     if indir is not None:
         await _write_indir(hw, indir)
+    return 0
+
+
+class RssContexts:
+    """The NIC's RSS contexts 1..`RSS_CTX_CAPS.contexts`, as the kernel's ethtool core keeps
+    them (`dev->ethtool->rss_ctx`: each context's table; the NIC's context tables are
+    write-only). Changed through `set_rxfh(..., rss_context=..., contexts=self)`; an
+    `NtupleRules` made with `contexts=self` points rules at them (and makes a context in use
+    undeletable, EBUSY). `num_queues`: the RX queues tables are checked against (default
+    `CAPS.num_rxq`)."""
+
+    def __init__(self, hw: NicHw, num_queues: int | None = None) -> None:
+        self.hw = hw
+        self.num_queues = num_queues
+        self.max_contexts: int | None = None        # RSS_CTX_CAPS.contexts, read on first use
+        self.tables: dict[int, list[int]] = {}
+        self.rules: NtupleRules | None = None
+
+    def __contains__(self, ctx: object) -> bool:
+        return ctx in self.tables
+
+    def ids(self) -> list[int]:
+        """The contexts that exist, in order."""
+        return sorted(self.tables)
+
+    def get_rxfh(self, ctx: int) -> Rxfh:
+        """`ethtool -x context K`: the table (the key is context 0's: shared). ENOENT."""
+        if ctx not in self.tables:
+            raise KernelError(errno.ENOENT, f'no RSS context {ctx!r}')
+        return Rxfh(b'', list(self.tables[ctx]))
+
+    def queues(self, ctx: int) -> list[int]:
+        """The queues context `ctx`'s table spreads over (what to bind for its flows). ENOENT."""
+        return sorted(set(self.get_rxfh(ctx).indir))
+
+    async def _caps(self) -> int:
+        if self.max_contexts is None:
+            self.max_contexts = regs.RSS_CTX_CAPS_CONTEXTS.get(await self.hw.read32(regs.RSS_CTX_CAPS))
+        return self.max_contexts
+
+    async def set(self, ctx: int, indir: list[int] | None, *, delete: bool = False,
+                  num_queues: int | None = None) -> int:
+        """`set_rxfh` for a context other than 0 (see there); returns the context."""
+        create = ctx == ETH_RXFH_CONTEXT_ALLOC
+        if create and delete:
+            raise _einval('a context cannot be created and deleted at once')
+        if not create and not delete and indir is None:
+            raise _einval(f'context {ctx}: nothing to change')
+        nq = num_queues or self.num_queues or await num_rx_queues(self.hw)
+        if indir is not None and not delete:
+            indir = _check_indir(indir, min(nq, MAX_QUEUES))
+        limit = await self._caps()
+        if create:
+            ctx = next((c for c in range(1, limit + 1) if c not in self.tables), 0)
+            if ctx == 0:
+                raise KernelError(errno.EBUSY, f'all {limit} RSS contexts in use')
+            if indir is None:
+                indir = [i % min(nq, MAX_QUEUES) for i in range(RSS_INDIR_ENTRIES)]
+        elif ctx not in self.tables:
+            raise KernelError(errno.ENOENT, f'no RSS context {ctx!r}')
+        if delete:
+            users = self.rules.users(ctx) if self.rules is not None else []
+            if users:
+                raise KernelError(errno.EBUSY, f'RSS context {ctx} is used by n-tuple rule(s) '
+                                  f'{users}')
+            del self.tables[ctx]
+            return ctx
+        assert indir is not None
+        if self.rules is not None:
+            self.rules.check_table(ctx, indir)
+        await self._write(ctx, indir)
+        self.tables[ctx] = indir
+        return ctx
+
+    async def _write(self, ctx: int, indir: list[int]) -> None:
+        words = RSS_INDIR_ENTRIES // 4
+        for j in range(words):
+            word = 0
+            for k, f in enumerate(_CTX_INDIR_FIELDS):
+                word |= f.put(indir[4 * j + k])
+            await self.hw.write32(regs.rss_ctx_indir_reg((ctx - 1) * words + j), word)
+
+    def check_channels(self, combined: int) -> None:
+        """Refuse (EINVAL) a queue count below a queue a context's table uses, as the
+        kernel's ethtool_get_max_rxfh_channel check does; fits `Netdev.channel_checks`."""
+        used = [c for c, t in self.tables.items() if max(t) >= combined]
+        if used:
+            raise _einval(f'requested channel count {combined} is too low for RSS context(s) '
+                          f'{sorted(used)}')
 
 
 async def set_rxfh_equal(hw: NicHw, n: int, num_queues: int) -> None:
@@ -185,7 +318,9 @@ class NtupleSpec:
     compared) may be ints or, for addresses, address strings ("255.255.255.0"). `l4_proto`
     is only for ip4/ip6 (tcp/udp flow types imply it); ports only for tcp/udp flow types.
     `action` is the RX queue. `loc` picks the rule's location (its precedence: the lowest
-    location wins); None takes the lowest free one.
+    location wins); None takes the lowest free one. `context` K (ethtool `context K`,
+    FLOW_RSS): the frames are spread by RSS context K's table (0: the default table) and
+    `action` is the offset added to the queue it gives (docs/rss.md section 3a).
     """
 
     flow_type: str
@@ -200,6 +335,7 @@ class NtupleSpec:
     dst_port_mask: int | None = None
     l4_proto: int | None = None
     loc: int | None = None
+    context: int | None = None
 
 
 class NtupleRule(NamedTuple):
@@ -225,7 +361,7 @@ class _HwRule:
     ftype: int
     mask: TypeMaskRegs
     key: bytes
-    queue: int
+    queue: int          # the slot's action (driver.steer_table.slot_action)
 
 
 _TYPE_CODES = {'tcp4': 1, 'udp4': 2, 'ip4': 3, 'tcp6': 4, 'udp6': 5, 'ip6': 6}
@@ -279,8 +415,12 @@ def _encode(spec: NtupleSpec, num_queues: int) -> _HwRule:
         raise _einval(f'flow-type {spec.flow_type!r}: one of {sorted(_FLOW_TYPES)}')
     version, proto, has_ports = _FLOW_TYPES[spec.flow_type]
     a = spec.action
+    ctx = spec.context
+    if ctx is not None and (isinstance(ctx, bool) or not isinstance(ctx, int) or not 0 <= ctx <= 15):
+        raise _einval(f'context {ctx!r}: no such RSS context')
     if isinstance(a, bool) or not isinstance(a, int) or not 0 <= a < min(num_queues, MAX_QUEUES):
-        raise _einval(f'action {a!r}: RX queues are 0..{num_queues - 1}')
+        what = 'action' if ctx is None else f'context {ctx} ring offset'
+        raise _einval(f'{what} {a!r}: RX queues are 0..{num_queues - 1}')
     abits = 32 if version == 4 else 128
 
     def addr_pair(value, mask, what: str) -> tuple[int, int]:
@@ -322,7 +462,7 @@ def _encode(spec: NtupleSpec, num_queues: int) -> _HwRule:
         else:
             proto_v, proto_m = spec.l4_proto, 0xFF
     mask = TypeMaskRegs(src_len, dst_len, sport_mask, dport_mask, proto_m)
-    return _HwRule(ftype, mask, _key(ftype, proto_v, src, dst, sport, dport), a)
+    return _HwRule(ftype, mask, _key(ftype, proto_v, src, dst, sport, dport), slot_action(a, ctx))
 
 
 async def steer_caps(hw: NicHw) -> tuple[int, int]:
@@ -347,9 +487,13 @@ class NtupleRules:
     `num_queues` is the number of RX queues in use: rules pointing at a queue at or above it
     are refused (EINVAL). `check_channels(n)` refuses to shrink the queues under a rule.
     `num_rules` limits the locations (default: all the NIC has, `STEER_CAPS.rules`).
+    `contexts` (the NIC's `RssContexts`) lets rules point at RSS contexts (`spec.context`):
+    a context that does not exist is EINVAL (as the kernel's ethtool_set_rxnfc checks), and
+    so is an offset that would take the context's largest queue beyond the queues.
     """
 
-    def __init__(self, hw: NicHw, num_queues: int, num_rules: int | None = None) -> None:
+    def __init__(self, hw: NicHw, num_queues: int, num_rules: int | None = None, *,
+                 contexts: RssContexts | None = None) -> None:
         if not 1 <= num_queues <= MAX_QUEUES:
             raise _einval(f'num_queues {num_queues}: 1..{MAX_QUEUES}')
         if num_rules is not None and (isinstance(num_rules, bool) or not isinstance(num_rules, int)
@@ -364,6 +508,10 @@ class NtupleRules:
         self._slots: SteerSlots | None = None
         self._masks: dict[int, TypeMaskRegs] = {t: TypeMaskRegs() for t in _TYPE_NAMES}
         self._staged: dict[int, int] = {}          # staging register -> value last written
+        self.contexts = contexts
+        self._default_indir: list[int] | None = None   # context 0's table, read for rules
+        if contexts is not None:
+            contexts.rules = self
 
     def __len__(self) -> int:
         return len(self._rules)
@@ -405,6 +553,8 @@ class NtupleRules:
         mask its flow type cannot take; ENOSPC when every location is taken or the table has
         no slot for the rule's key."""
         h = _encode(spec, self.num_queues)
+        if spec.context is not None:
+            await self._check_context(spec)
         table = await self._table()
         if spec.loc is not None:
             if isinstance(spec.loc, bool) or not isinstance(spec.loc, int) \
@@ -452,6 +602,44 @@ class NtupleRules:
         del self._rules[rule_id]
         del self._hw_rules[rule_id]
 
+    async def _check_context(self, spec: NtupleSpec) -> None:
+        ctx = spec.context
+        assert ctx is not None
+        if ctx == 0:
+            self._default_indir = (await get_rxfh(self.hw)).indir
+            indir = self._default_indir
+        elif self.contexts is None or ctx not in self.contexts:
+            raise _einval(f'context {ctx}: no such RSS context')
+        else:
+            indir = self.contexts.tables[ctx]
+        if max(indir) + spec.action >= min(self.num_queues, MAX_QUEUES):
+            raise _einval(f'context {ctx} ring offset {spec.action}: the context reaches queue '
+                          f'{max(indir) + spec.action}, RX queues are 0..{self.num_queues - 1}')
+
+    def users(self, ctx: int) -> list[int]:
+        """The rules that point at RSS context `ctx`."""
+        return sorted(r for r, s in self._rules.items() if s.context == ctx)
+
+    def check_table(self, ctx: int, indir: Sequence[int]) -> None:
+        """Refuse (EINVAL) a new table for context `ctx` that would take a rule's frames
+        (its offset added) beyond the queues."""
+        bad = [r for r in self.users(ctx)
+               if max(indir) + self._rules[r].action >= min(self.num_queues, MAX_QUEUES)]
+        if bad:
+            raise _einval(f'context {ctx}: the table would send n-tuple rule(s) {bad} beyond '
+                          f'RX queue {self.num_queues - 1}')
+        if ctx == 0:
+            self._default_indir = list(indir)
+
+    def _max_queue(self, spec: NtupleSpec) -> int:
+        if spec.context is None:
+            return spec.action
+        if spec.context == 0:
+            table = self._default_indir or [0]
+        else:
+            table = self.contexts.tables.get(spec.context, [0]) if self.contexts else [0]
+        return max(table) + spec.action
+
     def get(self, rule_id: int) -> NtupleSpec:
         """`ethtool -n <dev> rule N` (ENOENT if there is none)."""
         if rule_id not in self._rules:
@@ -465,7 +653,7 @@ class NtupleRules:
     def check_channels(self, combined: int) -> None:
         """Refuse (EINVAL) a queue count that would leave a rule pointing at a missing queue,
         as the kernel's ethtool_check_max_channel does; fits `Netdev.channel_checks`."""
-        used = [r for r, s in self._rules.items() if s.action >= combined]
+        used = [r for r, s in self._rules.items() if self._max_queue(s) >= combined]
         if used:
             raise _einval(f'requested channel count {combined} is too low for n-tuple rule(s) '
                           f'{sorted(used)}')
@@ -496,7 +684,10 @@ class NtupleRules:
             k = op.entry.key
             await self._stage(regs.STEER_ENTRY_CTRL, regs.STEER_ENTRY_CTRL_FTYPE.put(k[0])
                               | regs.STEER_ENTRY_CTRL_PROTO.put(k[1]))
-            await self._stage(regs.STEER_ENTRY_ACTION, regs.STEER_ENTRY_ACTION_QUEUE.put(op.entry.queue)
+            q, ctx, ctx_en = action_fields(op.entry.queue)
+            await self._stage(regs.STEER_ENTRY_ACTION, regs.STEER_ENTRY_ACTION_QUEUE.put(q)
+                              | regs.STEER_ENTRY_ACTION_CTX.put(ctx)
+                              | regs.STEER_ENTRY_ACTION_CTX_EN.put(ctx_en)
                               | regs.STEER_ENTRY_ACTION_LOC.put(op.entry.loc))
             await self._stage(regs.STEER_ENTRY_PORTS, regs.STEER_ENTRY_PORTS_SPORT.put(int.from_bytes(k[34:36], 'big'))
                               | regs.STEER_ENTRY_PORTS_DPORT.put(int.from_bytes(k[36:38], 'big')))

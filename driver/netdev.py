@@ -8,7 +8,8 @@ on the golden model and on the RTL:
 - ethtool: `get/set_ringparam` (rx ring size, `tcp-data-split`, `hds-thresh`),
   `get/set_coalesce` (`rx-usecs`, `rx-frames`: the NIC's completion batches, docs/rx-rules.md
   section 5; `tx-usecs`, `tx-frames`: TX completion moderation, docs/tx.md), `get/set_priv_flags` (`rx-mpb`: multi-packet payload buffers),
-  `get/set_channels` (RX queues in use), `set_mtu`. While a queue is bound to a dma-buf,
+  `get/set_channels` (RX queues in use), `get/set_features` (`ethtool -k`/`-K tso on|off`:
+  driver/ethtool_features.py), `set_mtu`. While a queue is bound to a dma-buf,
   disabling split, a non-zero threshold and channel counts below a bound queue are refused
   with EINVAL, as `ethnl_set_rings` and `ethnl_set_channels` do.
 - The queue management ops (`struct netdev_queue_mgmt_ops`): `rx_queue_restart` allocates the
@@ -41,6 +42,8 @@ from typing import TYPE_CHECKING, Callable, TypeAlias
 from driver import regs
 from driver.errors import KernelError
 from driver.ethtool import COALESCE_FIELDS, CoalesceAttr, EthtoolCoalesce, coalesce_attrs
+from driver.ethtool_features import (NO_FEATURES, apply_features, features_report,
+                                     hw_features_from_offloads)
 from driver.headers import ETH_HLEN, VLAN_HLEN, eth_get_headlen
 from driver.hw import NicHw
 from driver.netmem import Netmem, Page
@@ -263,6 +266,10 @@ class Netdev:
                                             f'16 .. {PAGE_SIZE}')
         self.rx_mpb_stride = rx_mpb_stride
         self.priv_flags: dict[str, bool] = dict.fromkeys(PRIV_FLAGS, False)
+        self.hw_features = NO_FEATURES
+        """`dev->hw_features`: what `ethtool -K` may switch on (driver/ethtool_features.py)."""
+        self.features = NO_FEATURES
+        """`dev->features`: what is on (TSO: docs/tx.md; not yet used by the TCP layer)."""
         self.supported_coalesce_params: frozenset[CoalesceAttr] = RX_COALESCE_PARAMS
         """`ethtool_ops->supported_coalesce_params`: the attributes `set_coalesce` takes."""
         self.rx_frames_max = 1
@@ -326,6 +333,9 @@ class Netdev:
             self.num_tx_queues = 0          # a NIC without a usable TX path (older RTL)
         self.real_num_tx_queues = self.num_tx_queues
         self._txqs = [NetdevTxQueue(i) for i in range(self.num_tx_queues)]
+        if self.num_tx_queues:
+            self.hw_features = hw_features_from_offloads(await self.hw.read32(regs.TX_OFFLOADS))
+        self.features = self.hw_features
         if self.num_tx_queues:
             self.tx_frames_max = max(1, regs.TXQ_COALESCE_FRAMES_MAX.get(
                 await self.hw.read32(regs.txq_reg(0, regs.TXQ_COALESCE))))
@@ -596,6 +606,15 @@ class Netdev:
         if usecs == 0 and frames == 0:
             raise KernelError(errno.EINVAL, f'{kind}-usecs and {kind}-frames both 0 (use '
                                             f'{kind}-frames 1 for no coalescing)')
+
+    def get_features(self) -> dict[str, str]:
+        """`ethtool -k`: each switchable feature on, off, or off [fixed]."""
+        return features_report(self.hw_features, self.features)
+
+    def set_features(self, changes: dict[str, bool]) -> None:
+        """`ethtool -K DEV tso on|off` (`parse_features_args`): EINVAL for an unknown name,
+        EOPNOTSUPP to turn on what the NIC lacks; nothing changes on an error."""
+        self.features = apply_features(self.hw_features, self.features, changes)
 
     def get_priv_flags(self) -> dict[str, bool]:
         """`ethtool --show-priv-flags`."""

@@ -45,6 +45,7 @@ TX_FRAME_LIMIT = 0x0014
 TX_FRAME_LIMIT_MAX_FRAME_LEN = Field(0, 16)
 TX_OFFLOADS = 0x001C
 TX_OFFLOADS_INLINE_MAX = Field(0, 8)
+TX_OFFLOADS_TSO = Field(8, 1)
 RX_FRAMES = 0x0100
 RX_FRAMES_COUNT = Field(0, 32)
 RX_DROP_RUNT = 0x0104
@@ -110,6 +111,9 @@ RSS_CTRL_UDP_IPV4 = Field(2, 1)
 RSS_CTRL_IPV6 = Field(3, 1)
 RSS_CTRL_TCP_IPV6 = Field(4, 1)
 RSS_CTRL_UDP_IPV6 = Field(5, 1)
+RSS_CTX_CAPS = 0x2004
+RSS_CTX_CAPS_CONTEXTS = Field(0, 8)
+RSS_CTX_CAPS_INDIR_ENTRIES = Field(16, 16)
 STEER_CAPS = 0x4000
 STEER_CAPS_RULES = Field(0, 16)
 STEER_CAPS_BUCKET_LOG2 = Field(16, 8)
@@ -122,6 +126,8 @@ STEER_ENTRY_CTRL_FTYPE = Field(0, 3)
 STEER_ENTRY_CTRL_PROTO = Field(8, 8)
 STEER_ENTRY_ACTION = 0x4084
 STEER_ENTRY_ACTION_QUEUE = Field(0, 8)
+STEER_ENTRY_ACTION_CTX = Field(8, 4)
+STEER_ENTRY_ACTION_CTX_EN = Field(12, 1)
 STEER_ENTRY_ACTION_LOC = Field(16, 16)
 STEER_ENTRY_PORTS = 0x4088
 STEER_ENTRY_PORTS_SPORT = Field(0, 16)
@@ -175,6 +181,14 @@ RSS_INDIR_ENTRY0 = Field(0, 8)
 RSS_INDIR_ENTRY1 = Field(8, 8)
 RSS_INDIR_ENTRY2 = Field(16, 8)
 RSS_INDIR_ENTRY3 = Field(24, 8)
+
+RSS_CTX_INDIR_BASE = 0x2400
+RSS_CTX_INDIR_STRIDE = 0x4
+RSS_CTX_INDIR_MAX = 256
+RSS_CTX_INDIR_ENTRY0 = Field(0, 8)
+RSS_CTX_INDIR_ENTRY1 = Field(8, 8)
+RSS_CTX_INDIR_ENTRY2 = Field(16, 8)
+RSS_CTX_INDIR_ENTRY3 = Field(24, 8)
 
 TXQ_BASE = 0x3000
 TXQ_STRIDE = 0x100
@@ -236,6 +250,13 @@ def rss_indir_reg(index: int) -> int:
     if not 0 <= index < RSS_INDIR_MAX:
         raise ValueError(f'rss_indir index {index} out of range 0..{RSS_INDIR_MAX - 1}')
     return RSS_INDIR_BASE + index * RSS_INDIR_STRIDE
+
+
+def rss_ctx_indir_reg(index: int) -> int:
+    """Absolute address of RSS_CTX_INDIR[index]."""
+    if not 0 <= index < RSS_CTX_INDIR_MAX:
+        raise ValueError(f'rss_ctx_indir index {index} out of range 0..{RSS_CTX_INDIR_MAX - 1}')
+    return RSS_CTX_INDIR_BASE + index * RSS_CTX_INDIR_STRIDE
 
 
 def txq_reg(index: int, offset: int) -> int:

@@ -53,9 +53,29 @@ def crc32c_msb(data: bytes) -> int:
     return crc
 
 
+ACTION_CTX_SHIFT = 8
+ACTION_CTX_EN = 1 << 12
+
+
+def slot_action(queue: int, context: int | None = None) -> int:
+    """A slot's action as `STEER_ENTRY_ACTION` bits [12:0] hold it: `queue` [7:0] and, for a
+    rule that spreads with an RSS context (ethtool `context K`), `ctx` [11:8] = K and
+    `ctx_en` [12] (docs/rss.md section 3a; the queue is then the offset)."""
+    if context is None:
+        return queue
+    return queue | context << ACTION_CTX_SHIFT | ACTION_CTX_EN
+
+
+def action_fields(action: int) -> tuple[int, int, int]:
+    """(queue, ctx, ctx_en) of a `slot_action` value."""
+    return action & 0xFF, (action >> ACTION_CTX_SHIFT) & 0xF, int(bool(action & ACTION_CTX_EN))
+
+
 @dataclass(frozen=True)
 class SlotEntry:
-    """What a slot holds: the 38-byte key, the queue and the rule's location."""
+    """What a slot holds: the 38-byte key, the action (`slot_action`: the queue, and the RSS
+    context of a rule that has one; called `queue` as it is one for most rules) and the
+    rule's location."""
 
     key: bytes
     queue: int

@@ -32,8 +32,8 @@ from driver import regs
 from driver.hw import NicHw
 from driver.ring import Ring, program_ring, wait_not_busy
 from driver.rx_queue import check_coalesce
-from models.formats import (TX_CPL_BYTES, TX_DESC_BYTES, TX_MAX_SEGS, TX_SEG_PAGE, TxCompletion,
-                            TxDesc, TxStatus)
+from models.formats import (TX_CPL_BYTES, TX_DESC_BYTES, TX_MAX_SEGS, TX_SEG_PAGE,
+                            TX_TSO_MAX_SEGS, TxCompletion, TxDesc, TxStatus, TxTsoCtx)
 
 MAX_TX_RING_LOG2 = 15
 IDX_MASK = 0xFFFF
@@ -65,6 +65,22 @@ class TxCsum:
 
 
 @dataclass(frozen=True)
+class TxTso:
+    """TCP segmentation offload of one send (docs/tx.md, "TCP segmentation offload"; the
+    `skb_shinfo(skb)->gso_size` / `skb_tcp_all_headers()` a Linux TSO driver reads): the
+    send's first `hdr_len` bytes are its headers, the IP header starts at `l3_offset`, the
+    TCP header at `csum_start`, and the NIC cuts the payload into `mss`-byte segments. The
+    TCP checksum field must hold the pseudo-header sum *without* the length
+    (`models.tso.tso_seed`), as Linux drivers prepare it for their hardware."""
+
+    mss: int
+    hdr_len: int
+    l3_offset: int
+    csum_start: int
+    ipv6: bool = False
+
+
+@dataclass(frozen=True)
 class TxDone:
     """One completed frame, as `clean_tx_irq` reports it."""
 
@@ -74,6 +90,8 @@ class TxDone:
     csum: int
     desc_idx: int
     ndesc: int
+    tso_segs: int = 0
+    """A `TSO` send: the segments the NIC sent (the completion's `tso_segs`)."""
 
     @property
     def ok(self) -> bool:
@@ -268,11 +286,7 @@ class TxQueue:
         The doorbell (`DESC_RING.SW_IDX`) is written unless `xmit_more` says another frame
         follows at once. `NetdevTx.BUSY` when the ring lacks room (nothing written; any
         frames held back by `xmit_more` are rung now so the NIC is not left waiting)."""
-        ring, _ = self._need_rings()
-        if not self.enabled:
-            raise RuntimeError(f'tx queue {self.index} is not enabled')
-        if not 0 <= tag <= 0xFFFF:
-            raise TxFrameError(f'tag {tag} is not a u16')
+        ring = self._ready_to_post(tag)
         descs = split_at_pages(segments)
         if not descs:
             raise TxFrameError('a frame needs at least one byte')
@@ -280,10 +294,7 @@ class TxQueue:
             raise TxFrameError(f'{len(descs)} descriptors, the NIC takes at most '
                                f'{self.max_segs} per frame')
         if len(descs) > self.desc_unused:
-            self.stopped = True
-            self.busy_returns += 1
-            await self.kick()
-            return NetdevTx.BUSY
+            return await self._ring_full()
         first = ring.sw_idx
         for i, (addr, n) in enumerate(descs):
             # The tag goes into every descriptor (the NIC reads the first's): a frame cut short
@@ -300,6 +311,60 @@ class TxQueue:
         if not xmit_more:
             await self.kick()
         return NetdevTx.OK
+
+    async def xmit_tso(self, segments: Sequence[tuple[int, int]], *, tag: int, tso: TxTso,
+                       xmit_more: bool = False) -> NetdevTx:
+        """Post one `TSO` send (docs/tx.md, "TCP segmentation offload"): its first descriptor
+        with `TSO` and `CSUM` (TCP, `csum_start`, offset 16), the TSO context entry right
+        after it, then the rest of the send's segments, cut at 4 KiB boundaries, at most
+        `TX_TSO_MAX_SEGS` descriptors. The NIC answers with one completion (`tso_segs`).
+        Only for a NIC with TSO (`TX_OFFLOADS.tso`): a NIC without it ignores the bit and
+        would read the context entry as a descriptor. `NetdevTx.BUSY` as for `xmit_frame`."""
+        ring = self._ready_to_post(tag)
+        descs = split_at_pages(segments)
+        if not descs:
+            raise TxFrameError('a send needs at least one byte')
+        if len(descs) > TX_TSO_MAX_SEGS:
+            raise TxFrameError(f'{len(descs)} descriptors, the NIC takes at most '
+                               f'{TX_TSO_MAX_SEGS} per TSO send')
+        ctx = TxTsoCtx(mss=tso.mss, hdr_len=tso.hdr_len, l3_offset=tso.l3_offset, ipv6=tso.ipv6)
+        ctx.pack()                                   # fields in range, or ValueError now
+        entries = len(descs) + 1
+        if entries > self.desc_unused:
+            return await self._ring_full()
+        first = ring.sw_idx
+        raws = []
+        for i, (addr, n) in enumerate(descs):
+            d = TxDesc(addr=addr, len=n, eop=i == len(descs) - 1, tag=tag)
+            if i == 0:
+                d.tso, d.csum, d.csum_start, d.csum_offset = True, True, tso.csum_start, 16
+                raws += [d.pack(), ctx.pack()]
+            else:
+                raws.append(d.pack())
+        for raw in raws:
+            self.hw.host.write(ring.entry_addr(ring.sw_idx), raw)
+            ring.sw_idx = (ring.sw_idx + 1) & IDX_MASK
+        self._inflight[first] = _InFlight(tag, entries)
+        self.frames_posted += 1
+        if not xmit_more:
+            await self.kick()
+        return NetdevTx.OK
+
+    def _ready_to_post(self, tag: int) -> Ring:
+        """The descriptor ring, after the checks every post makes (queue enabled, u16 tag)."""
+        ring, _ = self._need_rings()
+        if not self.enabled:
+            raise RuntimeError(f'tx queue {self.index} is not enabled')
+        if not 0 <= tag <= 0xFFFF:
+            raise TxFrameError(f'tag {tag} is not a u16')
+        return ring
+
+    async def _ring_full(self) -> NetdevTx:
+        """No room: stop the queue and ring the doorbell for what `xmit_more` held back."""
+        self.stopped = True
+        self.busy_returns += 1
+        await self.kick()
+        return NetdevTx.BUSY
 
     async def kick(self) -> None:
         """Ring the doorbell for every descriptor written since the last one."""
@@ -356,7 +421,8 @@ class TxQueue:
                 continue
             self.frames_completed += 1
             d = TxDone(frame.tag, status, cpl.len if frame.failed is None else 0,
-                       cpl.csum if status == TxStatus.OK else 0, cpl.desc_idx, ndesc)
+                       cpl.csum if status == TxStatus.OK else 0, cpl.desc_idx, ndesc,
+                       cpl.tso_segs if frame.failed is None else 0)
             done.append(d)
             if self.on_complete is not None:
                 self.on_complete(d)

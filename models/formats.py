@@ -29,6 +29,14 @@ TX_COAL_MAX = 8
 """Most completions a TX queue holds for one batch (tx.md, "Completion moderation"); `TXQ[t].COALESCE.frames_max`."""
 TX_MIN_FRAME_LEN = 60
 """Frames shorter than this are refused with BAD_LEN, never padded (tx.md, "Bad input")."""
+TX_TSO_MAX_SEGS = 18
+"""Descriptors of one `TSO` send (tx.md, "TCP segmentation offload"): a header segment and 17 payload segments, Linux's MAX_SKB_FRAGS, so 64 KiB at any alignment fits under the 4 KiB rule."""
+TX_TSO_MAX_HDR = 128
+"""Most header bytes (`hdr_len`) of a `TSO` send; above: TSO_BAD_HDR."""
+TX_TSO_MAX_PAYLOAD = 65535
+"""Most payload bytes of one `TSO` send (64 KiB - 1, Linux's GSO_LEGACY_MAX_SIZE limit with headers); above: TSO_BAD_LEN."""
+TX_TSO_MIN_MSS = 88
+"""Smallest `mss` of a `TSO` send (Linux TCP_MIN_MSS, include/net/tcp.h); below: TSO_BAD_MSS."""
 TX_SEG_MAX_LEN = 4096
 """A segment is 1..4096 bytes (tx.md, "TX descriptor", `len`)."""
 TX_SEG_PAGE = 4096
@@ -62,8 +70,10 @@ class L4Type(IntEnum):
 
 class TxStatus(IntEnum):
     """TX completion `status` (byte 14); docs/tx.md, "Bad input: status codes and counters".
-    Anything but OK means the frame was not sent. The values are in the table's order, which
-    is also the order the rules are applied in."""
+    Anything but OK means the frame (or TSO send: none of its segments) was not sent. For a
+    frame without `TSO` the rules are applied in the order of values 1-5; for a `TSO` send in
+    the order BAD_SEG, TSO_BAD_HDR, TSO_BAD_LEN, TSO_BAD_MSS, DMA_RD_ERR (BAD_LEN and
+    BAD_CSUM do not apply to it), DESC_RD_ERR before all of them in both cases."""
 
     OK = 0
     BAD_SEG = 1
@@ -71,6 +81,9 @@ class TxStatus(IntEnum):
     BAD_CSUM = 3
     DMA_RD_ERR = 4
     DESC_RD_ERR = 5
+    TSO_BAD_HDR = 6
+    TSO_BAD_LEN = 7
+    TSO_BAD_MSS = 8
 
 
 _L3_TYPE_VALUES = tuple(sorted(L3Type))
@@ -312,12 +325,13 @@ class RxCompletion:
 TX_DESC_BYTES = 16
 """Size of one TX descriptor."""
 
-# --- byte 10: eop, csum, csum_udp, inline
+# --- byte 10: eop, csum, csum_udp, inline, tso
 TX_FLAG_EOP = 0x01
 TX_FLAG_CSUM = 0x02
 TX_FLAG_CSUM_UDP = 0x04
 TX_FLAG_INLINE = 0x08
-TX_FLAGS_RESERVED_MASK = 0xF0
+TX_FLAGS_RESERVED_MASK = 0x70
+TX_FLAG_TSO = 0x80
 
 _TX_DESC_STRUCT = struct.Struct('<QHBBBBH')
 assert _TX_DESC_STRUCT.size == TX_DESC_BYTES
@@ -337,6 +351,7 @@ class TxDesc:
     csum: bool = False
     csum_udp: bool = False
     inline: bool = False
+    tso: bool = False
     csum_start: int = 0
     csum_offset: int = 0
     inline_len: int = 0
@@ -344,9 +359,10 @@ class TxDesc:
 
     @property
     def flags(self) -> int:
-        """Byte 10: eop, csum, csum_udp, inline."""
+        """Byte 10: eop, csum, csum_udp, inline, tso."""
         return ((0x1 if self.eop else 0) | (0x2 if self.csum else 0)
-                | (0x4 if self.csum_udp else 0) | (0x8 if self.inline else 0))
+                | (0x4 if self.csum_udp else 0) | (0x8 if self.inline else 0)
+                | (0x80 if self.tso else 0))
 
     def validate(self) -> None:
         """Raise `ValueError` naming the first field that does not fit its bits."""
@@ -356,6 +372,7 @@ class TxDesc:
         _check_bool('TxDesc.csum', self.csum)
         _check_bool('TxDesc.csum_udp', self.csum_udp)
         _check_bool('TxDesc.inline', self.inline)
+        _check_bool('TxDesc.tso', self.tso)
         _check_uint('TxDesc.csum_start', self.csum_start, 8)
         _check_uint('TxDesc.csum_offset', self.csum_offset, 8)
         _check_uint('TxDesc.inline_len', self.inline_len, 8)
@@ -375,8 +392,8 @@ class TxDesc:
         (addr, len_, g10, csum_start, csum_offset, inline_len,
          tag) = _TX_DESC_STRUCT.unpack(bytes(data))
         if strict:
-            if g10 & 0xF0:
-                raise ValueError(f'TxDesc byte 10 reserved bits [7:4] set: 0x{g10:02x}')
+            if g10 & 0x70:
+                raise ValueError(f'TxDesc byte 10 reserved bits [6:4] set: 0x{g10:02x}')
         return cls(
             addr=addr,
             len=len_,
@@ -384,6 +401,7 @@ class TxDesc:
             csum=bool(g10 & 0x2),
             csum_udp=bool(g10 & 0x4),
             inline=bool(g10 & 0x8),
+            tso=bool(g10 & 0x80),
             csum_start=csum_start,
             csum_offset=csum_offset,
             inline_len=inline_len,
@@ -403,7 +421,7 @@ TX_QUEUE_SHIFT = 0
 TX_QUEUE_MASK = 0x7F
 TX_GEN_BIT = 0x80
 
-_TX_CPL_STRUCT = struct.Struct('<HHHHH4sBB')
+_TX_CPL_STRUCT = struct.Struct('<HHHHHH2sBB')
 assert _TX_CPL_STRUCT.size == TX_CPL_BYTES
 
 
@@ -420,6 +438,7 @@ class TxCompletion:
     len: int = 0
     tag: int = 0
     csum: int = 0
+    tso_segs: int = 0
     status: TxStatus = TxStatus.OK
     queue: int = 0
     gen: int = 0
@@ -431,11 +450,12 @@ class TxCompletion:
         _check_uint('TxCompletion.len', self.len, 16)
         _check_uint('TxCompletion.tag', self.tag, 16)
         _check_uint('TxCompletion.csum', self.csum, 16)
+        _check_uint('TxCompletion.tso_segs', self.tso_segs, 16)
         try:
             TxStatus(self.status)
         except ValueError:
             raise ValueError(f'TxCompletion.status={self.status!r} is not a valid TxStatus '
-                             '(0..5)') from None
+                             '(0..8)') from None
         _check_uint('TxCompletion.queue', self.queue, 7)
         _check_uint('TxCompletion.gen', self.gen, 1)
 
@@ -443,26 +463,93 @@ class TxCompletion:
         """The 16 bytes of the ring entry."""
         self.validate()
         return _TX_CPL_STRUCT.pack(self.desc_idx, self.ndesc, self.len, self.tag, self.csum,
-                                   bytes(4), int(self.status), (self.queue | (self.gen << 7)))
+                                   self.tso_segs, bytes(2), int(self.status), (self.queue |
+                                   (self.gen << 7)))
 
     @classmethod
     def unpack(cls, data: bytes, strict: bool = False) -> TxCompletion:
         """Decode 16 bytes. Reserved bits are ignored, as the NIC ignores them, unless
         `strict`; an undefined enum value always raises `ValueError`."""
         _check_len('TxCompletion', data, TX_CPL_BYTES)
-        (desc_idx, ndesc, len_, tag, csum, rsvd10, status, g15) = _TX_CPL_STRUCT.unpack(bytes(data))
-        if status >= 6:
+        (desc_idx, ndesc, len_, tag, csum, tso_segs, rsvd12, status,
+         g15) = _TX_CPL_STRUCT.unpack(bytes(data))
+        if status >= 9:
             raise ValueError(f'TxCompletion status={status} is undefined (byte 14)')
         if strict:
-            if any(rsvd10):
-                raise ValueError(f'TxCompletion reserved bytes 10-13 not zero: {rsvd10.hex()}')
+            if any(rsvd12):
+                raise ValueError(f'TxCompletion reserved bytes 12-13 not zero: {rsvd12.hex()}')
         return cls(
             desc_idx=desc_idx,
             ndesc=ndesc,
             len=len_,
             tag=tag,
             csum=csum,
+            tso_segs=tso_segs,
             status=_TX_STATUS_VALUES[status],
             queue=g15 & 0x7F,
             gen=(g15 >> 7) & 0x1,
+        )
+
+
+# ==============================================================================================
+# TSO context entry (16 bytes)
+# ==============================================================================================
+
+TX_TSO_CTX_BYTES = 16
+"""Size of one TSO context entry."""
+
+# --- byte 4: ipv6
+TSO_CTX_IPV6 = 0x01
+TSO_CTX_FLAGS_RESERVED_MASK = 0xFE
+
+_TX_TSO_CTX_STRUCT = struct.Struct('<HBBB11s')
+assert _TX_TSO_CTX_STRUCT.size == TX_TSO_CTX_BYTES
+
+
+@dataclass
+class TxTsoCtx:
+    """TSO context entry (docs/tx.md, "TCP segmentation offload"): the ring entry right after
+    the first descriptor of a `TSO` send (before its inline header entries), naming the
+    segment size and where the headers are. Reserved bytes are written as zero and ignored by
+    the NIC."""
+
+    mss: int
+    hdr_len: int
+    l3_offset: int
+    ipv6: bool = False
+
+    @property
+    def flags(self) -> int:
+        """Byte 4: ipv6."""
+        return (0x1 if self.ipv6 else 0)
+
+    def validate(self) -> None:
+        """Raise `ValueError` naming the first field that does not fit its bits."""
+        _check_uint('TxTsoCtx.mss', self.mss, 16)
+        _check_uint('TxTsoCtx.hdr_len', self.hdr_len, 8)
+        _check_uint('TxTsoCtx.l3_offset', self.l3_offset, 8)
+        _check_bool('TxTsoCtx.ipv6', self.ipv6)
+
+    def pack(self) -> bytes:
+        """The 16 bytes of the ring entry."""
+        self.validate()
+        return _TX_TSO_CTX_STRUCT.pack(self.mss, self.hdr_len, self.l3_offset, self.flags,
+                                       bytes(11))
+
+    @classmethod
+    def unpack(cls, data: bytes, strict: bool = False) -> TxTsoCtx:
+        """Decode 16 bytes. Reserved bits are ignored, as the NIC ignores them, unless
+        `strict`; an undefined enum value always raises `ValueError`."""
+        _check_len('TxTsoCtx', data, TX_TSO_CTX_BYTES)
+        (mss, hdr_len, l3_offset, g4, rsvd5) = _TX_TSO_CTX_STRUCT.unpack(bytes(data))
+        if strict:
+            if g4 & 0xFE:
+                raise ValueError(f'TxTsoCtx byte 4 reserved bits [7:1] set: 0x{g4:02x}')
+            if any(rsvd5):
+                raise ValueError(f'TxTsoCtx reserved bytes 5-15 not zero: {rsvd5.hex()}')
+        return cls(
+            mss=mss,
+            hdr_len=hdr_len,
+            l3_offset=l3_offset,
+            ipv6=bool(g4 & 0x1),
         )

@@ -672,8 +672,8 @@ class NicModel:
 
     def transmit(self, max_frames: int | None = None) -> list[bytes]:
         """Run the TX engine (see `transmit_outcomes`); the frames sent on `m_axis_tx`, in
-        order (checksums patched, failed frames left out)."""
-        return [o.frame for o in self.transmit_outcomes(max_frames) if o.frame is not None]
+        order (checksums patched, failed frames left out, a `TSO` send's segments each)."""
+        return [f for o in self.transmit_outcomes(max_frames) for f in o.wire_frames]
 
     def irq_fire_tx(self, queue: int) -> bool:
         """`tx_irq[queue]` (docs/tx.md): fires, and disarms, when armed and the completion ring
@@ -915,7 +915,8 @@ class NicModel:
         if addr == regs.TX_FRAME_LIMIT:
             return regs.TX_FRAME_LIMIT_MAX_FRAME_LEN.put(self.tx.max_frame_len)
         if addr == regs.TX_OFFLOADS:
-            return regs.TX_OFFLOADS_INLINE_MAX.put(TX_INLINE_MAX)
+            return (regs.TX_OFFLOADS_INLINE_MAX.put(TX_INLINE_MAX)
+                    | regs.TX_OFFLOADS_TSO.put(int(self.tx.tso)))
         if addr in _TX_COUNTER_BY_ADDR:
             return self.tx.counters[_TX_COUNTER_BY_ADDR[addr]] & 0xFFFFFFFF
         tx_decoded = self._decode_txq(addr)

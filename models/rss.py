@@ -28,6 +28,10 @@ NUM_RULES = 1024
 """Flow-steering rule locations of the hardware (`STEER_CAPS.rules`)."""
 STEER_BUCKETS = 512
 """Buckets per bank of the hardware table (`STEER_CAPS.bucket_log2` = 9)."""
+NUM_CONTEXTS = 8
+"""RSS contexts besides the default (`RSS_CTX_CAPS.contexts`): contexts 1..8 (docs/rss.md 3a)."""
+MAX_QUEUES = 128
+"""The completion's queue field has 7 bits."""
 
 
 
@@ -147,16 +151,20 @@ def tuple_from_frame(frame: bytes, parse_bytes: int = DEFAULT_PARSE_BYTES) -> Fl
 # --------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class RssConfig:
-    """Key, enabled hash types and indirection table (docs/rss.md sections 2 and 3)."""
+    """Key, enabled hash types, indirection table (docs/rss.md sections 2 and 3) and the
+    tables of the RSS contexts: `contexts[c - 1]` is context c's (section 3a; contexts share
+    the key and the hash types)."""
 
     key: bytes = bytes(KEY_BYTES)
     types: frozenset[RssType] = frozenset()
     indir: tuple[int, ...] = (0,) * INDIR_ENTRIES
+    contexts: tuple[tuple[int, ...], ...] = ((0,) * INDIR_ENTRIES,) * NUM_CONTEXTS
 
     def __post_init__(self) -> None:
         object.__setattr__(self, 'key', bytes(self.key))
         object.__setattr__(self, 'types', frozenset(RssType(t) for t in self.types))
         object.__setattr__(self, 'indir', tuple(self.indir))
+        object.__setattr__(self, 'contexts', tuple(tuple(c) for c in self.contexts))
         if len(self.key) != KEY_BYTES:
             raise ValueError(f'RSS key must be {KEY_BYTES} bytes, got {len(self.key)}')
         if RssType.NONE in self.types:
@@ -166,6 +174,15 @@ class RssConfig:
             raise ValueError(f'indirection table size {n} is not a power of two')
         if any(not 0 <= q <= 0xFF for q in self.indir):
             raise ValueError('indirection entries are 8-bit queue numbers')
+        for c, table in enumerate(self.contexts, 1):
+            if len(table) != n or any(not 0 <= q <= 0xFF for q in table):
+                raise ValueError(f'context {c}: {n} 8-bit queue numbers, as the default table')
+
+    def table(self, ctx: int) -> tuple[int, ...] | None:
+        """The indirection table of RSS context `ctx` (0: the default), None if it has none."""
+        if ctx == 0:
+            return self.indir
+        return self.contexts[ctx - 1] if 1 <= ctx <= len(self.contexts) else None
 
     @staticmethod
     def equal(n: int, entries: int = INDIR_ENTRIES) -> tuple[int, ...]:
@@ -275,6 +292,10 @@ def frame_key(t: FlowTuple | None, masks: Mapping[FlowType, TypeMask]) -> bytes 
 class SteerRule:
     """One flow-steering rule (docs/rss.md section 4): its flow type, match values and queue.
 
+    `context` None: the frames go to `queue`. `context` K (ethtool `context K`, FLOW_RSS):
+    they go to the queue RSS context K's table gives plus `queue` (section 3a; K = 0 is the
+    default table).
+
     The values are compared under the type's `TypeMask`, so the same rule matches more or
     less depending on the mask (the driver keeps one mask per type). Values that do not apply
     to the type (ports for ip4/ip6, proto for the TCP/UDP types) must be 0.
@@ -287,9 +308,12 @@ class SteerRule:
     dst_addr: int = 0
     sport: int = 0
     dport: int = 0
+    context: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, 'ftype', FlowType(self.ftype))
+        if self.context is not None and not 0 <= self.context <= 15:
+            raise ValueError(f'SteerRule.context={self.context} does not fit 4 bits')
         if self.ftype is FlowType.NONE:
             raise ValueError('a steering rule needs a flow type')
         abits = self.ftype.addr_bits
@@ -389,11 +413,13 @@ def buckets_of(key: bytes, buckets: int) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class Slot:
-    """One slot of the table: the key, the queue and the rule's location."""
+    """One slot of the table: the key, the queue, the rule's location and its RSS context
+    (None: the queue is the queue; K: the queue is an offset into context K, section 3a)."""
 
     key: bytes
     queue: int
     loc: int
+    ctx: int | None = None
 
 
 class SteerTable:
@@ -432,7 +458,8 @@ class Classification:
     """`nic_pkg::rx_class_t` plus what the counters need.
 
     `bad_queue`: the rule's (if `steered`) or the table entry's queue number was not below the
-    number of queues; `queue` is then 0. `rule`: the winning rule's number, if any.
+    number of queues; `queue` is then 0. `rule`: the winning rule's number, if any; `context`:
+    its RSS context, if it has one.
     """
 
     queue: int
@@ -441,6 +468,7 @@ class Classification:
     steered: bool
     bad_queue: bool = False
     rule: int | None = None
+    context: int | None = None
 
 
 def hash_type(t: FlowTuple | None, types: Iterable[RssType]) -> RssType:
@@ -501,14 +529,21 @@ class RuleIndex:
         key = frame_key(t, self.masks)
         hit = self.by_key.get(key) if key is not None else None
         if hit is not None:
-            return steered(hit[1].queue, hit[0], h, rtype, num_queues)
+            return steered(hit[1].queue, hit[0], h, rtype, num_queues, hit[1].context, rss_cfg)
         return by_rss(t, rss_cfg, h, rtype, num_queues)
 
 
-def steered(queue: int, loc: int, h: int, rtype: RssType, num_queues: int) -> Classification:
-    """The classification of a frame a rule at `loc` sends to `queue`."""
-    bad = queue >= min(num_queues, 128)      # the completion's queue field has 7 bits
-    return Classification(0 if bad else queue, h, rtype, True, bad, loc)
+def steered(queue: int, loc: int, h: int, rtype: RssType, num_queues: int,
+            ctx: int | None = None, rss_cfg: RssConfig | None = None) -> Classification:
+    """The classification of a frame a rule at `loc` sends to `queue` or, with RSS context
+    `ctx`, to entry `h mod 128` of that context's table (in `rss_cfg`) plus `queue`
+    (docs/rss.md section 3a; a context the NIC does not have is a bad queue)."""
+    q: int | None = queue
+    if ctx is not None:
+        table = (rss_cfg or RssConfig()).table(ctx)
+        q = None if table is None else table[h & (len(table) - 1)] + queue
+    bad = q is None or q >= min(num_queues, MAX_QUEUES)
+    return Classification(0 if bad or q is None else q, h, rtype, True, bad, loc, ctx)
 
 
 def by_rss(t: FlowTuple, rss_cfg: RssConfig, h: int, rtype: RssType,
@@ -535,7 +570,8 @@ _CTRL_MASK = _reg_mask(regs.RSS_CTRL_IPV4, regs.RSS_CTRL_TCP_IPV4, regs.RSS_CTRL
                        regs.RSS_CTRL_IPV6, regs.RSS_CTRL_TCP_IPV6, regs.RSS_CTRL_UDP_IPV6)
 _STEER_RW: dict[int, int] = {
     regs.STEER_ENTRY_CTRL: _reg_mask(regs.STEER_ENTRY_CTRL_FTYPE, regs.STEER_ENTRY_CTRL_PROTO),
-    regs.STEER_ENTRY_ACTION: _reg_mask(regs.STEER_ENTRY_ACTION_QUEUE, regs.STEER_ENTRY_ACTION_LOC),
+    regs.STEER_ENTRY_ACTION: _reg_mask(regs.STEER_ENTRY_ACTION_QUEUE, regs.STEER_ENTRY_ACTION_CTX,
+                                       regs.STEER_ENTRY_ACTION_CTX_EN, regs.STEER_ENTRY_ACTION_LOC),
     regs.STEER_ENTRY_PORTS: _reg_mask(regs.STEER_ENTRY_PORTS_SPORT, regs.STEER_ENTRY_PORTS_DPORT),
 }
 for _w in range(regs.STEER_ENTRY_SRC_MAX):
@@ -556,6 +592,9 @@ COUNTER_NAMES = ('RX_STEER_BAD_QUEUE', 'RX_RSS_BAD_QUEUE')
 
 _INDIR_FIELDS = (regs.RSS_INDIR_ENTRY0, regs.RSS_INDIR_ENTRY1, regs.RSS_INDIR_ENTRY2,
                  regs.RSS_INDIR_ENTRY3)
+CTX_WORDS = INDIR_ENTRIES // 4
+"""RSS_CTX_INDIR words per context: context c's word j is RSS_CTX_INDIR[CTX_WORDS (c-1) + j]."""
+_CTX_END = regs.RSS_CTX_INDIR_BASE + regs.RSS_CTX_INDIR_MAX * regs.RSS_CTX_INDIR_STRIDE
 
 
 def _words_to_int(words: Sequence[int]) -> int:
@@ -584,6 +623,7 @@ class Classifier:
         self.num_rules = num_rules
         self.buckets = buckets
         self._regs: dict[int, int] = {}
+        self._ctx_words: list[int] = []
         self.counters: dict[str, int] = {}
         self.table = SteerTable(buckets)
         self._cache: tuple[RssConfig, dict[FlowType, TypeMask]] | None = None
@@ -592,6 +632,8 @@ class Classifier:
     def reset(self) -> None:
         """Registers, slots and counters to their reset values (all zero, every slot empty)."""
         self._regs = {}
+        self._ctx_words = [0] * regs.RSS_CTX_INDIR_MAX   # RSS_CTX_INDIR (write-only; the RTL
+        #                                                  leaves them undefined until written)
         self.counters = {name: 0 for name in COUNTER_NAMES}
         self.table = SteerTable(self.buckets)
         self._cache = None
@@ -618,7 +660,9 @@ class Classifier:
     @staticmethod
     def handles(addr: int) -> bool:
         """True for every address of the RSS, STEER and counter registers of this block."""
-        return (addr in (regs.RX_STEER_BAD_QUEUE, regs.RX_RSS_BAD_QUEUE, regs.RSS_CTRL)
+        return (addr in (regs.RX_STEER_BAD_QUEUE, regs.RX_RSS_BAD_QUEUE, regs.RSS_CTRL,
+                         regs.RSS_CTX_CAPS)
+                or regs.RSS_CTX_INDIR_BASE <= addr < _CTX_END
                 or regs.RSS_KEY_BASE <= addr < regs.RSS_KEY_BASE + regs.RSS_KEY_MAX * 4
                 or regs.RSS_INDIR_BASE <= addr < regs.RSS_INDIR_BASE + regs.RSS_INDIR_MAX * 4
                 or regs.STEER_CAPS <= addr < regs.STEER_CAPS + STEER_BLOCK_BYTES)
@@ -641,7 +685,10 @@ class Classifier:
             return self.counters['RX_RSS_BAD_QUEUE'] & 0xFFFF_FFFF
         if addr == regs.STEER_CAPS:
             return self.caps
-        if self._mask_of(addr) is None:
+        if addr == regs.RSS_CTX_CAPS:
+            return (regs.RSS_CTX_CAPS_CONTEXTS.put(NUM_CONTEXTS)
+                    | regs.RSS_CTX_CAPS_INDIR_ENTRIES.put(INDIR_ENTRIES))
+        if self._mask_of(addr) is None:      # also RSS_CTX_INDIR: write-only, reads 0
             return 0
         return self._regs.get(addr, 0)
 
@@ -654,6 +701,10 @@ class Classifier:
             return False
         if addr == regs.STEER_SLOT_CMD:
             self._slot_cmd(value)
+            return True
+        if regs.RSS_CTX_INDIR_BASE <= addr < _CTX_END:
+            self._ctx_words[(addr - regs.RSS_CTX_INDIR_BASE) // regs.RSS_CTX_INDIR_STRIDE] = value
+            self._cache = None
             return True
         mask = self._mask_of(addr)
         if mask is not None:
@@ -684,8 +735,11 @@ class Classifier:
                + src.to_bytes(16, 'big') + dst.to_bytes(16, 'big')
                + regs.STEER_ENTRY_PORTS_SPORT.get(ports).to_bytes(2, 'big')
                + regs.STEER_ENTRY_PORTS_DPORT.get(ports).to_bytes(2, 'big'))
+        ctx = (regs.STEER_ENTRY_ACTION_CTX.get(action)
+               if regs.STEER_ENTRY_ACTION_CTX_EN.get(action) else None)
+        # The slot keeps the location's low 11 bits (docs/rss.md section 5).
         return Slot(key, regs.STEER_ENTRY_ACTION_QUEUE.get(action),
-                    regs.STEER_ENTRY_ACTION_LOC.get(action))
+                    regs.STEER_ENTRY_ACTION_LOC.get(action) & 0x7FF, ctx)
 
     # --- configuration views ------------------------------------------------------------------
     def _reg(self, addr: int) -> int:
@@ -709,7 +763,13 @@ class Classifier:
                                 regs.STEER_TYPE_PORT_MASK_SPORT_MASK.get(p),
                                 regs.STEER_TYPE_PORT_MASK_DPORT_MASK.get(p),
                                 regs.STEER_TYPE_MASK_PROTO_MASK.get(m))
-        return RssConfig(key, types, tuple(indir)), masks
+        contexts = []
+        for c in range(NUM_CONTEXTS):
+            table: list[int] = []
+            for word in self._ctx_words[CTX_WORDS * c:CTX_WORDS * (c + 1)]:
+                table += [f.get(word) for f in _INDIR_FIELDS]
+            contexts.append(tuple(table))
+        return RssConfig(key, types, tuple(indir), tuple(contexts)), masks
 
     @property
     def rss_config(self) -> RssConfig:
@@ -738,7 +798,7 @@ class Classifier:
             rtype = hash_type(t, cfg.types)
             h = rss_hash(t, cfg.key, rtype)
             hit = self.table.lookup(frame_key(t, masks))
-            c = (steered(hit.queue, hit.loc, h, rtype, nq) if hit is not None
+            c = (steered(hit.queue, hit.loc, h, rtype, nq, hit.ctx, cfg) if hit is not None
                  else by_rss(t, cfg, h, rtype, nq))
         if c.bad_queue:
             self.counters['RX_STEER_BAD_QUEUE' if c.steered else 'RX_RSS_BAD_QUEUE'] += 1

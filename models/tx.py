@@ -28,7 +28,9 @@ from dataclasses import dataclass, field
 from models.bus import DmaAddressSpace, DmaError
 from models.formats import (TX_COAL_MAX, TX_DESC_BYTES, TX_FIFO_KIB, TX_FRAME_LIMIT_RESET,
                             TX_INLINE_MAX, TX_MAX_SEGS, TX_MIN_FRAME_LEN, TX_SEG_MAX_LEN,
-                            TX_SEG_PAGE, TxCompletion, TxDesc, TxStatus)
+                            TX_SEG_PAGE, TX_TSO_MAX_SEGS, TxCompletion, TxDesc, TxStatus,
+                            TxTsoCtx)
+from models.tso import TsoSend, tso_segments, tso_sent_bounds, tso_status
 
 IDX_MASK = 0xFFFF
 """Ring indices are free-running 16-bit counters (dma-formats.md, Rings)."""
@@ -46,6 +48,16 @@ TX_COUNTER_NAMES: tuple[str, ...] = (
 )
 """Counter names, identical to the register names in `driver.regs`."""
 
+TSO_COUNTER_NAMES: tuple[str, ...] = (
+    'TX_TSO_SENDS',
+    'TX_TSO_SEGS',
+    'TX_ERR_TSO_HDR',
+    'TX_ERR_TSO_LEN',
+    'TX_ERR_TSO_MSS',
+)
+"""The TSO counters of docs/tx.md ("TCP segmentation offload"): planned registers, not in
+`driver.regs` yet (the RTL does not implement TSO), so `NicModel` does not map them."""
+
 STATUS_COUNTER: dict[TxStatus, str] = {
     TxStatus.OK: 'TX_FRAMES',
     TxStatus.BAD_SEG: 'TX_ERR_BAD_SEG',
@@ -53,6 +65,9 @@ STATUS_COUNTER: dict[TxStatus, str] = {
     TxStatus.BAD_CSUM: 'TX_ERR_BAD_CSUM',
     TxStatus.DMA_RD_ERR: 'TX_DMA_RD_ERR',
     TxStatus.DESC_RD_ERR: 'TX_DESC_RD_ERR',
+    TxStatus.TSO_BAD_HDR: 'TX_ERR_TSO_HDR',
+    TxStatus.TSO_BAD_LEN: 'TX_ERR_TSO_LEN',
+    TxStatus.TSO_BAD_MSS: 'TX_ERR_TSO_MSS',
 }
 """The counter of each status (docs/tx.md, "Bad input" table): every frame counts in exactly
 one of them."""
@@ -183,10 +198,15 @@ class ParsedFrame:
     """Bytes of the inline header (0 without `INLINE`)."""
     inline_on: bool = False
     """The first descriptor's `INLINE` is honoured (its `len` may be 0)."""
+    tso_on: bool = False
+    """The first descriptor's `TSO` is honoured: the entry after it is a TSO context."""
+    tso_ctx: TxTsoCtx | None = None
+    """The TSO context entry (None: its read failed, or no `TSO`)."""
 
     @property
     def desc_err(self) -> bool:
-        return any(d is None for d in self.descs) or any(e is None for e in self.inline)
+        return (any(d is None for d in self.descs) or any(e is None for e in self.inline)
+                or (self.tso_on and self.tso_ctx is None))
 
     def header(self) -> bytes:
         """The inline header bytes (every inline entry read)."""
@@ -195,10 +215,13 @@ class ParsedFrame:
 
 
 def parse_frame(entries: Sequence[Entry], max_segs: int = TX_MAX_SEGS,
-                inline_en: bool = True) -> ParsedFrame | None:
+                inline_en: bool = True, tso: bool = False) -> ParsedFrame | None:
     """The frame at the start of the posted ring entries `entries`, or None when its end is not
     posted yet (the NIC waits). `inline_en` is the queue's `CTRL.inline_en`: without it
-    `INLINE` and `inline_len` are ignored.
+    `INLINE` and `inline_len` are ignored. `tso`: the NIC has TSO (`TX_OFFLOADS.tso`);
+    without it the `TSO` bit is ignored, as the reserved bit it was. With it a first
+    descriptor with `TSO` is followed by its context entry (before any inline entries) and
+    the send may have `TX_TSO_MAX_SEGS` descriptors instead of `max_segs`.
 
     The first entry is a descriptor. With `INLINE` (and `inline_len` > 0) the next
     `ceil(inline_len / 16)` entries are its inline header, whatever their bytes; the entries
@@ -214,18 +237,25 @@ def parse_frame(entries: Sequence[Entry], max_segs: int = TX_MAX_SEGS,
         return ParsedFrame(1, [None], [], 0)
     d0 = _desc(first)
     honoured = inline_en and d0.inline
+    tso_on = tso and d0.tso
+    c = 1 if tso_on else 0
     hlen = d0.inline_len if honoured else 0
     k = inline_entries(hlen)
-    if len(entries) < 1 + k:
+    if len(entries) < 1 + c + k:
         return None
+    ctx: TxTsoCtx | None = None
+    if tso_on and entries[1] is not None:
+        e1 = entries[1]
+        ctx = TxTsoCtx.unpack(e1.pack() if isinstance(e1, TxDesc) else bytes(e1))
     inline = [None if e is None else (e.pack() if isinstance(e, TxDesc) else bytes(e))
-              for e in entries[1:1 + k]]
+              for e in entries[1 + c:1 + c + k]]
     descs: list[TxDesc | None] = [d0]
-    pos = 1 + k
+    limit = TX_TSO_MAX_SEGS if tso_on else max_segs
+    pos = 1 + c + k
     while True:
         last = descs[-1]
-        if last is None or last.eop or len(descs) == max_segs:
-            return ParsedFrame(pos, descs, inline, hlen, honoured)
+        if last is None or last.eop or len(descs) == limit:
+            return ParsedFrame(pos, descs, inline, hlen, honoured, tso_on, ctx)
         if pos >= len(entries):
             return None
         e = entries[pos]
@@ -234,10 +264,10 @@ def parse_frame(entries: Sequence[Entry], max_segs: int = TX_MAX_SEGS,
 
 
 def frame_extent(entries: Sequence[Entry], max_segs: int = TX_MAX_SEGS,
-                 inline_en: bool = True) -> int | None:
+                 inline_en: bool = True, tso: bool = False) -> int | None:
     """How many of the posted ring entries `entries` (in ring order) the next frame takes, or
     None when the NIC cannot start it yet (see `parse_frame`)."""
-    f = parse_frame(entries, max_segs, inline_en)
+    f = parse_frame(entries, max_segs, inline_en, tso)
     return None if f is None else f.entries
 
 
@@ -253,23 +283,26 @@ def frame_length(frame: ParsedFrame) -> int:
 
 def check_frame(entries: Sequence[Entry] | ParsedFrame, frame_limit: int = TX_FRAME_LIMIT_RESET,
                 fifo_bytes: int = TX_FIFO_KIB * 1024,
-                max_segs: int = TX_MAX_SEGS, inline_en: bool = True) -> TxStatus:
+                max_segs: int = TX_MAX_SEGS, inline_en: bool = True,
+                tso: bool = False) -> TxStatus:
     """The status the descriptor rules give the frame made of `entries` (exactly the frame's
     ring entries, as `frame_extent` cut them; None is an entry whose read failed; or the
     `ParsedFrame`), or `OK` when the frame may be read.
 
     docs/tx.md, "Bad input", in the table's order: BAD_SEG (a bad segment, or `max_segs`
     descriptors without EOP), BAD_LEN (< 60 or > the effective frame limit, or an inline
-    header over `TX_INLINE_MAX`), BAD_CSUM. A frame holding a failed read (descriptor or
-    inline entry) is DESC_RD_ERR before anything else. DMA_RD_ERR comes from reading the
-    segments, which only a frame passing these rules does.
+    header over `TX_INLINE_MAX`), BAD_CSUM. A frame holding a failed read (descriptor,
+    inline entry or TSO context) is DESC_RD_ERR before anything else. DMA_RD_ERR comes from
+    reading the segments, which only a frame passing these rules does. A `TSO` send (with
+    `tso`) follows docs/tx.md "TCP segmentation offload" instead: BAD_SEG, TSO_BAD_HDR,
+    TSO_BAD_LEN, TSO_BAD_MSS (`models.tso.tso_status`).
     """
     if isinstance(entries, ParsedFrame):
         frame = entries
     else:
         if not entries:
             raise ValueError('a frame has at least one descriptor')
-        parsed = parse_frame(entries, max_segs, inline_en)
+        parsed = parse_frame(entries, max_segs, inline_en, tso)
         if parsed is None or parsed.entries != len(entries):
             raise ValueError(f'{len(entries)} entries are not exactly one frame')
         frame = parsed
@@ -277,10 +310,15 @@ def check_frame(entries: Sequence[Entry] | ParsedFrame, frame_limit: int = TX_FR
         return TxStatus.DESC_RD_ERR
     good: list[TxDesc] = [d for d in frame.descs if d is not None]
     first = good[0]
-    if (any(seg_is_bad(d, frame.inline_on and i == 0) for i, d in enumerate(good))
-            or not good[-1].eop):
-        return TxStatus.BAD_SEG
+    segs_ok = not (any(seg_is_bad(d, frame.inline_on and i == 0) for i, d in enumerate(good))
+                   or not good[-1].eop)
     length = frame_length(frame)
+    if frame.tso_on:
+        assert frame.tso_ctx is not None
+        return tso_status(TsoSend(first, frame.tso_ctx, frame.inline_len, length), segs_ok,
+                          effective_frame_limit(frame_limit, fifo_bytes))
+    if not segs_ok:
+        return TxStatus.BAD_SEG
     if (length < TX_MIN_FRAME_LEN or length > effective_frame_limit(frame_limit, fifo_bytes)
             or frame.inline_len > TX_INLINE_MAX):
         return TxStatus.BAD_LEN
@@ -386,8 +424,21 @@ class TxOutcome:
     descs: list[TxDesc | None] = field(default_factory=list)
     """The frame's descriptors (None: read failed); inline header entries are not among them."""
     frame: bytes | None = None
-    """The bytes sent on `m_axis_tx` (checksum patched); None when the frame failed."""
+    """The bytes sent on `m_axis_tx` (checksum patched); None when the frame failed, and for
+    a `TSO` send (its frames are `segments`)."""
     cpl_write_failed: bool = False
+    segments: list[bytes] = field(default_factory=list)
+    """A `TSO` send: the TCP segments sent on `m_axis_tx`, in order (also those sent before a
+    DMA_RD_ERR)."""
+    segments_max: int = 0
+    """A `TSO` send ending in DMA_RD_ERR: the most segments the RTL may have sent (it may
+    send those holding bytes of the failed segment read before the failing beat; the model
+    sends `len(segments)`, the fewest: docs/tx.md, rule 5)."""
+
+    @property
+    def wire_frames(self) -> list[bytes]:
+        """Every frame this outcome put on `m_axis_tx`, in order."""
+        return [self.frame] if self.frame is not None else list(self.segments)
 
     @property
     def status(self) -> TxStatus:
@@ -412,6 +463,9 @@ class TxEngine:
       one completion; a full CQ makes the queue wait (no descriptor consumed).
     - Segments of a frame passing `check_frame` are read in order, one read per segment; the
       first `DmaError` makes the frame DMA_RD_ERR and the rest are not read.
+    - `TSO` sends (with `tso`): the segments are read in order, one read per segment; the
+      first `DmaError` sends the TCP segments made of bytes before the failed read (the
+      fewest docs/tx.md allows; `TxOutcome.segments_max` is the most).
     - Completions are one 16-byte write; a failed write sets `STATUS.dma_wr_err` and
       `CQ.HW_IDX` still advances.
     - Round robin: `rr_next` is the queue looked at first; after a frame of queue `t` it is
@@ -423,7 +477,7 @@ class TxEngine:
     """
 
     def __init__(self, dma: DmaAddressSpace, num_txq: int = 4, max_segs: int = TX_MAX_SEGS,
-                 fifo_kib: int = TX_FIFO_KIB) -> None:
+                 fifo_kib: int = TX_FIFO_KIB, tso: bool = False) -> None:
         if not 1 <= num_txq <= 8:
             raise ValueError(f'num_txq={num_txq} out of range 1..8')
         if not 1 <= max_segs <= 0xFF:
@@ -434,6 +488,9 @@ class TxEngine:
         self.num_txq = num_txq
         self.max_segs = max_segs
         self.fifo_kib = fifo_kib
+        self.tso = tso
+        """The NIC has TSO (`TX_OFFLOADS.tso`, docs/tx.md "TCP segmentation offload"):
+        without it the `TSO` bit is ignored, as today's RTL does."""
         self.queues: list[TxQueueState] = []
         self.max_frame_len = TX_FRAME_LIMIT_RESET
         self.counters: dict[str, int] = {}
@@ -444,7 +501,7 @@ class TxEngine:
         """Every queue disabled, indices and counters zero, frame limit 1522."""
         self.queues = [TxQueueState(t) for t in range(self.num_txq)]
         self.max_frame_len = TX_FRAME_LIMIT_RESET
-        self.counters = {name: 0 for name in TX_COUNTER_NAMES}
+        self.counters = {name: 0 for name in TX_COUNTER_NAMES + TSO_COUNTER_NAMES}
         self.rr_next = 0
 
     @property
@@ -458,7 +515,8 @@ class TxEngine:
 
     @property
     def frames_seen(self) -> int:
-        """Frames finished, sent or failed: the sum of the per-status counters."""
+        """Frames finished, sent or failed: the sum of the per-status counters (a `TSO` send
+        counts its segments in `TX_FRAMES` and itself in `TX_TSO_SENDS` or its error)."""
         return sum(self.counters[n] for n in STATUS_COUNTER.values())
 
     def _count(self, name: str, n: int = 1) -> None:
@@ -489,9 +547,10 @@ class TxEngine:
         self.fetch(q)
         if q.cq.cq_free < 1:
             return None
-        most = self.max_segs + inline_entries(0xFF)     # a frame's most entries
+        # a frame's most entries: descriptors, a TSO context, inline entries
+        most = max(self.max_segs, TX_TSO_MAX_SEGS) + 1 + inline_entries(0xFF)
         head = itertools.islice(q.fetched, most)
-        return frame_extent([e for _, e in head], self.max_segs, q.inline_en)
+        return frame_extent([e for _, e in head], self.max_segs, q.inline_en, self.tso)
 
     # --- one frame ------------------------------------------------------------------------
 
@@ -510,12 +569,14 @@ class TxEngine:
         q = self.queues[queue]
         taken = [q.fetched.popleft() for _ in range(ndesc)]
         desc_idx = taken[0][0]
-        parsed = parse_frame([e for _, e in taken], self.max_segs, q.inline_en)
+        parsed = parse_frame([e for _, e in taken], self.max_segs, q.inline_en, self.tso)
         assert parsed is not None and parsed.entries == ndesc
         if parsed.descs[0] is None and q.inline_en:
             q.halted = True
         descs = parsed.descs
         status = check_frame(parsed, self.max_frame_len, self.fifo_bytes, self.max_segs)
+        if parsed.tso_on and status != TxStatus.DESC_RD_ERR:
+            return self._process_tso(queue, ndesc, desc_idx, parsed, status)
         frame: bytes | None = None
         csum = 0
         length = tag = 0
@@ -542,9 +603,17 @@ class TxEngine:
             self._count('TX_BYTES', len(frame))
         else:
             self._count(STATUS_COUNTER[status])
-        cq_idx = q.cq.hw_idx
         cpl = TxCompletion(desc_idx=desc_idx, ndesc=ndesc, len=length & 0xFFFF, tag=tag,
-                           csum=csum, status=status, queue=queue, gen=q.cq.gen(cq_idx))
+                           csum=csum, status=status, queue=queue)
+        cq_idx, failed = self._write_completion(q, cpl)
+        return TxOutcome(queue=queue, completion=cpl, cq_idx=cq_idx, descs=descs, frame=frame,
+                         cpl_write_failed=failed)
+
+    def _write_completion(self, q: TxQueueState, cpl: TxCompletion) -> tuple[int, bool]:
+        """Write `cpl` (its `gen` set here) at the queue's next CQ slot; advance `CQ.HW_IDX`.
+        Returns the slot's free-running index and whether the write failed."""
+        cq_idx = q.cq.hw_idx
+        cpl.gen = q.cq.gen(cq_idx)
         failed = False
         try:
             self.dma.write(q.cq.entry_addr(cq_idx), cpl.pack())
@@ -552,8 +621,52 @@ class TxEngine:
             q.dma_wr_err = True
             failed = True
         q.cq.hw_idx = (cq_idx + 1) & IDX_MASK
-        return TxOutcome(queue=queue, completion=cpl, cq_idx=cq_idx, descs=descs, frame=frame,
-                         cpl_write_failed=failed)
+        return cq_idx, failed
+
+    def _process_tso(self, queue: int, ndesc: int, desc_idx: int, parsed: ParsedFrame,
+                     status: TxStatus) -> TxOutcome:
+        """A `TSO` send whose descriptors and context entry were read (docs/tx.md, "TCP
+        segmentation offload"): check, read, cut, count, one completion."""
+        q = self.queues[queue]
+        first = parsed.descs[0]
+        ctx = parsed.tso_ctx
+        assert first is not None and ctx is not None
+        send_len = frame_length(parsed)
+        payload = max(0, send_len - ctx.hdr_len)
+        segments: list[bytes] = []
+        seg_max = 0
+        if status == TxStatus.OK:
+            good = [d for d in parsed.descs if d is not None and d.len]
+            parts = [parsed.header()] if parsed.inline_len else []
+            failed_at: int | None = None
+            for d in good:
+                try:
+                    parts.append(self.dma.read(d.addr, d.len))
+                except DmaError:
+                    failed_at = len(parts)
+                    break
+            lens = ([parsed.inline_len] if parsed.inline_len else []) + [d.len for d in good]
+            data = b''.join(parts)
+            # Unread bytes are zeros: only segments made of read bytes are kept.
+            cut = tso_segments(data + bytes(send_len - len(data)), first, ctx)
+            if failed_at is None:
+                segments = cut
+            else:
+                status = TxStatus.DMA_RD_ERR
+                lo, seg_max = tso_sent_bounds(lens, failed_at, ctx)
+                segments = cut[:lo]
+        q.desc_ring.hw_idx = (q.desc_ring.hw_idx + ndesc) & IDX_MASK
+        for seg in segments:
+            self._count('TX_FRAMES')
+            self._count('TX_BYTES', len(seg))
+        self._count('TX_TSO_SEGS', len(segments))
+        self._count('TX_TSO_SENDS' if status == TxStatus.OK else STATUS_COUNTER[status])
+        cpl = TxCompletion(desc_idx=desc_idx, ndesc=ndesc, len=payload & 0xFFFF, tag=first.tag,
+                           csum=0, tso_segs=len(segments), status=status, queue=queue)
+        cq_idx, failed = self._write_completion(q, cpl)
+        return TxOutcome(queue=queue, completion=cpl, cq_idx=cq_idx, descs=parsed.descs,
+                         cpl_write_failed=failed, segments=segments,
+                         segments_max=max(seg_max, len(segments)))
 
     # --- scheduling -----------------------------------------------------------------------
 

@@ -91,6 +91,14 @@ def _steer(text: str) -> dict:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _rss_context(text: str) -> dict:
+    from nicsim.engine import parse_rss_context
+    try:
+        return parse_rss_context(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _tap(text: str) -> str:
     import re
     if not re.fullmatch(r"[A-Za-z0-9_.-]{1,15}", text):
@@ -160,6 +168,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
          f"({sum(f is None for f in frames)} not replayable) on the {args.backend}"
          f" (DATA_W={args.data_width}" + (f", {args.testbench} testbench)" if args.backend == "rtl" else ")"))
     cfg = ReplayConfig(rss_key=args.rss_key, rss_equal=args.rss_equal, steer=args.steer or [],
+                       rss_contexts=args.rss_context or [],
                        devmem_queues=args.devmem_queues or [], zcrx_queues=args.zcrx_queues or [],
                        mtu=args.mtu, pad=not args.no_pad,
                        dump_streams=str(Path(args.dump_streams).resolve()) if args.dump_streams else None,
@@ -513,7 +522,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--rss-equal", type=_number(int, 1), default=None,
                    help="spread RSS over queues 0..N-1 (default: the queues below the first devmem or zcrx queue, else all)")
     r.add_argument("--steer", type=_steer, action="append", metavar="RULE",
-                   help="n-tuple rule, e.g. proto=tcp,dst-port=5201,queue=7 (repeatable)")
+                   help="n-tuple rule, e.g. proto=tcp,dst-port=5201,queue=7 or "
+                        "flow-type=tcp4,dst-port=5201,context=1 (repeatable; with context=K, "
+                        "queue=O is the ring offset, default 0)")
+    r.add_argument("--rss-context", type=_rss_context, action="append", metavar="start=S,equal=N",
+                   help="an RSS context spreading over queues S..S+N-1 (ethtool -X context new "
+                        "start S equal N); repeatable, numbered 1, 2, ... in order")
     r.add_argument("--devmem-queues", type=_queues, default=None, metavar="LIST",
                    help="bind a dma-buf (device memory) to these queues, e.g. 7 or 6,7 or 4-7")
     r.add_argument("--zcrx-queues", type=_queues, default=None, metavar="LIST",

@@ -35,7 +35,7 @@ from driver.rx_queue import RxFrame
 from driver.skbuff import SkBuff
 from driver.socket import SOCK_STREAM, Socket
 from models.host_memory import PAGE_SIZE
-from models.rss import NUM_RULES, Classifier, RssType
+from models.rss import NUM_CONTEXTS, NUM_RULES, Classifier, RssType
 from models.rx_parser import parse_frame
 from tb.rx_env import MirrorHw
 from tb.scenario import Reader
@@ -56,6 +56,8 @@ class ReplayConfig:
     rss_key: bytes | None = None
     rss_equal: int | None = None
     steer: list[dict[str, Any]] = field(default_factory=list)
+    rss_contexts: list[dict[str, int]] = field(default_factory=list)
+    """RSS contexts 1, 2, ... in order (`ethtool -X context new start S equal N`)."""
     devmem_queues: list[int] = field(default_factory=list)
     zcrx_queues: list[int] = field(default_factory=list)
     """Queues given to io_uring zero-copy receive (one ifq each, docs/driver.md)."""
@@ -81,27 +83,57 @@ class ReplayConfig:
 
 # ------------------------------------------------------------------------------- steer rules
 STEER_KEYS = {"proto", "flow-type", "src-ip", "dst-ip", "src-port", "dst-port", "queue",
-              "action", "ipv6", "loc"}
+              "action", "ipv6", "loc", "context"}
+RSS_CONTEXT_KEYS = ("start", "equal")
+
+
+def _key_values(text: str, what: str, keys: Sequence[str] | set[str]) -> list[tuple[str, str]]:
+    """`a=1,b=2` -> [("a", "1"), ("b", "2")], refusing a part without `=` or an unknown key
+    (ValueError naming `what`)."""
+    out = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        if "=" not in part:
+            raise ValueError(f"{what} {text!r}: {part!r} is not key=value")
+        k, v = (s.strip() for s in part.split("=", 1))
+        if k not in keys:
+            raise ValueError(f"{what} {text!r}: unknown key {k!r} "
+                             f"(known: {', '.join(sorted(keys))})")
+        out.append((k, v))
+    return out
+
+
+def parse_rss_context(text: str) -> dict[str, int]:
+    """`start=4,equal=4` -> {"start": 4, "equal": 4}: an RSS context spreading over queues
+    start .. start+equal-1 (ethtool's `context new start S equal N`; start defaults to 0)."""
+    ctx: dict[str, int] = {}
+    for k, v in _key_values(text, "RSS context", RSS_CONTEXT_KEYS):
+        try:
+            ctx[k] = int(v, 0)
+        except ValueError:
+            raise ValueError(f"RSS context {text!r}: {k}={v!r} is not a number") from None
+    if "equal" not in ctx:
+        raise ValueError(f"RSS context {text!r}: says no equal=N")
+    ctx.setdefault("start", 0)
+    if ctx["equal"] < 1 or ctx["start"] < 0:
+        raise ValueError(f"RSS context {text!r}: needs start >= 0 and equal >= 1")
+    return ctx
 
 
 def parse_steer(text: str) -> dict[str, Any]:
     """`proto=tcp,dst-port=5201,queue=7` -> a dict `steer_spec` turns into an NtupleSpec.
 
     Keys: proto (tcp|udp|ip), flow-type (tcp4|udp4|ip4|tcp6|udp6|ip6, instead of proto),
-    src-ip, dst-ip, src-port, dst-port, queue (or action), loc. Without flow-type the IP
-    version follows the addresses given (IPv4 when none is)."""
+    src-ip, dst-ip, src-port, dst-port, queue (or action), loc, context (an RSS context:
+    queue is then the ring offset, default 0). Without flow-type the IP version follows the
+    addresses given (IPv4 when none is)."""
     rule: dict[str, Any] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        if "=" not in part:
-            raise ValueError(f"steer rule {text!r}: {part!r} is not key=value")
-        k, v = (s.strip() for s in part.split("=", 1))
-        if k not in STEER_KEYS:
-            raise ValueError(f"steer rule {text!r}: unknown key {k!r} "
-                             f"(known: {', '.join(sorted(STEER_KEYS))})")
+    for k, v in _key_values(text, "steer rule", STEER_KEYS):
         rule["queue" if k == "action" else k] = v
+    if "context" in rule:
+        rule.setdefault("queue", "0")        # with a context, the queue is an offset (ethtool)
     if "queue" not in rule:
         raise ValueError(f"steer rule {text!r}: says no queue=N")
-    for k in ("queue", "src-port", "dst-port", "loc"):
+    for k in ("queue", "src-port", "dst-port", "loc", "context"):
         if k in rule:
             try:
                 rule[k] = int(rule[k], 0)
@@ -130,7 +162,8 @@ def steer_spec(rule: dict[str, Any]) -> ethtool.NtupleSpec:
         raise ValueError(f"flow-type={ft!r}: expected one of {sorted(ALL_FLOW_TYPES)}")
     return ethtool.NtupleSpec(ft, rule["queue"], src_ip=rule.get("src-ip"),
                               dst_ip=rule.get("dst-ip"), src_port=rule.get("src-port"),
-                              dst_port=rule.get("dst-port"), loc=rule.get("loc"))
+                              dst_port=rule.get("dst-port"), loc=rule.get("loc"),
+                              context=rule.get("context"))
 
 
 FlowKey = tuple[int, IpAddress, int, IpAddress, int]
@@ -192,8 +225,26 @@ def validate(cfg: ReplayConfig, nq: int = 8) -> None:
     if both:
         raise ValueError(f"--zcrx-queues and --devmem-queues both name queue(s) {both}: a queue has "
                          f"one memory provider (a dma-buf or an io_uring ifq)")
+    if len(cfg.rss_contexts) > NUM_CONTEXTS:
+        raise ValueError(f"--rss-context given {len(cfg.rss_contexts)} times: the NIC has "
+                         f"{NUM_CONTEXTS} RSS contexts")
+    for c in cfg.rss_contexts:
+        if c["start"] + c["equal"] > nq:
+            raise ValueError(f"--rss-context start={c['start']},equal={c['equal']}: queues "
+                             f"{c['start']}..{c['start'] + c['equal'] - 1}, the NIC has queues 0..{nq - 1}")
     for rule in cfg.steer:
-        if not 0 <= rule["queue"] < nq:
+        ctx = rule.get("context")
+        if ctx is not None:
+            if not 1 <= ctx <= len(cfg.rss_contexts):
+                have = (f"1..{len(cfg.rss_contexts)}" if cfg.rss_contexts else "none")
+                raise ValueError(f"steer rule context={ctx}: no such RSS context (--rss-context "
+                                 f"makes them: {have})")
+            c = cfg.rss_contexts[ctx - 1]
+            top = c["start"] + c["equal"] - 1 + rule["queue"]
+            if top >= nq:
+                raise ValueError(f"steer rule context={ctx},queue={rule['queue']}: the offset takes "
+                                 f"the context to queue {top}, the NIC has queues 0..{nq - 1}")
+        elif not 0 <= rule["queue"] < nq:
             raise ValueError(f"steer rule to queue {rule['queue']}: the NIC has queues 0..{nq - 1}")
     if cfg.rss_equal is not None and not 1 <= cfg.rss_equal <= nq:
         raise ValueError(f"--rss-equal {cfg.rss_equal}: between 1 and {nq}")
@@ -225,8 +276,12 @@ async def replay(env: Any, frames: Sequence[bytes | None], cfg: ReplayConfig,
     provider_queues = set(cfg.devmem_queues) | set(cfg.zcrx_queues)
     rss_n = cfg.rss_equal or (min(provider_queues) if provider_queues and min(provider_queues) > 0 else nq)
     await ethtool.set_rxfh_equal(hw, rss_n, nq)
-    rules = ethtool.NtupleRules(hw, nq)
+    contexts = ethtool.RssContexts(hw, nq)
+    rules = ethtool.NtupleRules(hw, nq, contexts=contexts)
     await rules.clear()
+    for ctx_cfg in cfg.rss_contexts:    # ethtool -X context new start S equal N: 1, 2, ...
+        await ethtool.set_rxfh(hw, indir=ethtool.equal_indir(ctx_cfg["equal"], ctx_cfg["start"]),
+                               rss_context=ethtool.ETH_RXFH_CONTEXT_ALLOC, contexts=contexts)
     for rule in cfg.steer:
         await rules.add(steer_spec(rule))
     nl = kernel.netlink_open()
@@ -241,7 +296,10 @@ async def replay(env: Any, frames: Sequence[bytes | None], cfg: ReplayConfig,
     for q in sorted(set(cfg.zcrx_queues)):
         zcrx[q] = await zcrx_register(ring, nd, q, pages=DEVMEM_PAGES)
     progress(f"replay: {nq} RX queues, RSS equal over queues 0..{rss_n - 1}, "
-             f"{len(cfg.steer)} steering rule(s), devmem queues {sorted(set(cfg.devmem_queues)) or 'none'}"
+             f"{len(cfg.steer)} steering rule(s), "
+             + "".join(f"RSS context {k} over queues {c['start']}..{c['start'] + c['equal'] - 1}, "
+                       for k, c in enumerate(cfg.rss_contexts, 1))
+             + f"devmem queues {sorted(set(cfg.devmem_queues)) or 'none'}"
              + (f", io_uring zcrx queues {sorted(zcrx)}" if zcrx else ""))
 
     # Listen on every port a SYN goes to, so the socket layer accepts those connections.

@@ -33,5 +33,7 @@ rtl/tx/tx_csum.sv
 rtl/tx/tx_store.sv
 rtl/tx/tx_egress.sv
 rtl/tx/tx_cpl_wr.sv
+rtl/tx/tx_tso_hdr.sv
+rtl/tx/tx_tso_rd.sv
 rtl/tx/tx_engine.sv
 rtl/top/nic_top.sv

@@ -63,12 +63,11 @@ class ModelWire:
         """`NicModel.on_tx`: record; frames for `on_tx` wait for `deliver_tx`."""
         if self.keep_tx_outcomes:
             self.tx_outcomes.append(outcome)
-        if outcome.frame is None:
-            return
-        if self.keep_tx_frames:
-            self.tx_frames.append(outcome.frame)
-        if self.on_tx is not None:
-            self._tx_pending.append(outcome.frame)
+        for frame in outcome.wire_frames:          # a TSO send's segments each
+            if self.keep_tx_frames:
+                self.tx_frames.append(frame)
+            if self.on_tx is not None:
+                self._tx_pending.append(frame)
 
     async def deliver_tx(self) -> None:
         """Hand the frames sent since the last call to `on_tx`, in order."""

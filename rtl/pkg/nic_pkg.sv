@@ -82,9 +82,14 @@ package nic_pkg;
   typedef struct packed {
     logic        valid;
     steer_key_t  key;
-    logic [7:0]  rxq;       // the rule's queue
-    logic [15:0] loc;
+    logic [7:0]  rxq;       // the rule's queue (with ctx_en: the offset added to the context's)
+    logic        ctx_en;    // the rule spreads with RSS context ctx (ethtool FLOW_RSS)
+    logic [3:0]  ctx;       // 0 = the default table, 1..NUM_RSS_CTX = RSS_CTX_INDIR
+    logic [10:0] loc;       // the rule's location (STEER_ENTRY_ACTION.loc[10:0])
   } steer_slot_t;
+
+  // RSS contexts besides the default (docs/rss.md section 3a; RSS_CTX_CAPS.contexts).
+  localparam int unsigned NUM_RSS_CTX = 8;
 
   // One RX queue's settings, as the register block holds them (docs/registers.md, RXQ[q]).
   typedef struct packed {

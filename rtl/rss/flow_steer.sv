@@ -19,6 +19,8 @@
 //            read; the first in the order bank 0 way 0, bank 0 way 1, bank 1 way 0, bank 1
 //            way 1 wins (several slots hit only while the driver moves or replaces a rule,
 //            and then each of them is a right answer).
+//            Beside the compare, each slot's queue: its rxq, or, for a rule with an RSS
+//            context (ctx_en), ctx_entry[ctx] + rxq (ethtool's ring offset, docs/rss.md 3a).
 // type_mask is sampled in stage 1, the slots in stage 3. Data registers load only with their
 // stage's valid; out_* other than out_valid hold no meaning while out_valid is low.
 // Slot writes (slot_wr_*): one slot, or with slot_wr_all the bucket in every bank and way,
@@ -30,6 +32,7 @@ module flow_steer
   import nic_pkg::*, nic_dma_pkg::*;
 #(
   parameter int unsigned BUCKETS = 512,
+  parameter int unsigned NUM_CTX = NUM_RSS_CTX,     // RSS contexts besides the default
   localparam int unsigned IW     = $clog2(BUCKETS)
 ) (
   input  logic                  clk,
@@ -47,9 +50,15 @@ module flow_steer
   input  steer_slot_t           slot_wr_data,
   // result, in stage 4 (combinational from the stage 3 registers and the slot memories)
   output logic                  out_valid,
+  // the indirection entry of each context for this frame's hash (0: the default table,
+  // c: RSS context c), in stage 4 (rx_classify's stage 3 registers)
+  input  logic [NUM_CTX:0][7:0] ctx_entry,
   output logic                  out_hit,
-  output logic [7:0]            out_queue,
-  output logic [15:0]           out_loc
+  // the winning slot's queue: its rxq, or with ctx_en ctx_entry[ctx] + rxq (docs/rss.md 3a);
+  // out_ctx_bad: ctx_en with a context above NUM_CTX (out_queue is then rxq)
+  output logic [8:0]            out_queue,
+  output logic                  out_ctx_bad,
+  output logic [10:0]           out_loc
 );
   localparam int unsigned KW = $bits(steer_key_t) + 5;    // the key string: 304 bits
   localparam logic [31:0] POLY = 32'h1EDC6F41;            // CRC-32C
@@ -59,6 +68,7 @@ module flow_steer
       $fatal(1, "flow_steer: BUCKETS must be a power of two, 2..65536");
     end
     if (KW != 304) $fatal(1, "flow_steer: the key string must be 38 bytes");
+    if (NUM_CTX < 1 || NUM_CTX > 15) $fatal(1, "flow_steer: NUM_CTX must be 1..15 (a 4-bit ctx)");
   end
 
   // ---------------------------------------------------------------- stage 1: the key
@@ -197,19 +207,29 @@ module flow_steer
   end
 
   // ---------------------------------------------------------------- stage 4: compare
-  logic [3:0] hit;
+  // Each slot's queue is worked out beside the key compare (its context's entry plus its
+  // offset), so the compare is followed only by the choice among the four, as before contexts.
+  logic [3:0]      hit, sq_bad;
+  logic [3:0][8:0] sq;
   always_comb begin
     for (int s = 0; s < 4; s++) begin
       hit[s] = s3_q.look && rd_q[s / 2][s % 2].valid && !wrote_q[s / 2][s % 2]
                && (rd_q[s / 2][s % 2].key == s3_q.key);
+      sq_bad[s] = rd_q[s / 2][s % 2].ctx_en && 32'(rd_q[s / 2][s % 2].ctx) > NUM_CTX;
+      sq[s]     = 9'(rd_q[s / 2][s % 2].rxq);
+      if (rd_q[s / 2][s % 2].ctx_en && !sq_bad[s]) begin
+        sq[s] = sq[s] + 9'(ctx_entry[rd_q[s / 2][s % 2].ctx]);
+      end
     end
-    out_hit   = |hit;
-    out_queue = rd_q[1][1].rxq;
-    out_loc   = rd_q[1][1].loc;
+    out_hit     = |hit;
+    out_queue   = sq[3];
+    out_ctx_bad = sq_bad[3];
+    out_loc     = rd_q[1][1].loc;
     for (int s = 3; s >= 0; s--) begin
       if (hit[s]) begin
-        out_queue = rd_q[s / 2][s % 2].rxq;
-        out_loc   = rd_q[s / 2][s % 2].loc;
+        out_queue   = sq[s];
+        out_ctx_bad = sq_bad[s];
+        out_loc     = rd_q[s / 2][s % 2].loc;
       end
     end
   end

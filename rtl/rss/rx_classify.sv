@@ -18,10 +18,18 @@
 // RX_STEER_BAD_QUEUE / RX_RSS_BAD_QUEUE). The hash and its type are reported whether or not a
 // rule steered the frame.
 //
+// RSS contexts (section 3a): a rule with ctx_en sends its frames to queue
+// table_ctx[hash mod INDIR_ENTRIES] + its queue, table_0 being the default table and table_c
+// RSS context c's (1..NUM_CTX); the sum is range checked like a rule's queue. Every context's
+// entry for the frame's hash is read in stage 3 (one LUT RAM per context, read in parallel),
+// and flow_steer adds the offset of each slot beside its key compare in stage 4, so the
+// throughput (one frame per cycle) and the latency are those of a single table.
 // Configuration ports are sampled as the frame passes: key, enables and type masks in stage
-// 1, the slots and the indirection table in stage 3, num_queues in stages 3 and 4. The
-// indirection table arrives as its register writes (indir_wr_*) and is kept here as LUT RAM.
-// Memories (rtl/memories.tsv): indir_mem is LUT RAM, flow_steer's slots block RAM.
+// 1, the slots and the indirection tables in stage 3, num_queues in stages 3 and 4. The
+// indirection tables arrive as their register writes (indir_wr_*, ctx_wr_*) and are kept here
+// as LUT RAM. The context tables are not reset (undefined until written: the driver writes a
+// context's whole table before a rule can point at it).
+// Memories (rtl/memories.tsv): indir_mem and ctx_mem are LUT RAM, flow_steer's slots block RAM.
 // out_class holds no meaning while out_valid is low (it may hold an earlier frame's class).
 // Reset: synchronous, active high; clears the valid pipeline (data registers are not reset).
 module rx_classify
@@ -30,8 +38,10 @@ module rx_classify
   parameter int unsigned DATA_W        = 64,      // MAC width: up to 128 the hash is sequential
   parameter int unsigned BUCKETS       = 512,     // flow_steer's buckets per bank
   parameter int unsigned INDIR_ENTRIES = 128,
+  parameter int unsigned NUM_CTX       = NUM_RSS_CTX,   // RSS contexts besides the default
   localparam int unsigned IW           = $clog2(BUCKETS),
-  localparam int unsigned IXW          = $clog2(INDIR_ENTRIES / 4)
+  localparam int unsigned IXW          = $clog2(INDIR_ENTRIES / 4),
+  localparam int unsigned CXW          = $clog2(NUM_CTX * INDIR_ENTRIES / 4)
 ) (
   input  logic                            clk,
   input  logic                            rst,
@@ -50,6 +60,10 @@ module rx_classify
   input  logic                            indir_wr_valid,  // RSS_INDIR word written (rss_table)
   input  logic [IXW-1:0]                  indir_wr_word,   // word j: entries 4j+3..4j
   input  logic [31:0]                     indir_wr_data,   // entry 4j+k in [8k+7:8k]
+  input  logic                            ctx_wr_valid,    // RSS_CTX_INDIR word written (rss_table)
+  input  logic [CXW-1:0]                  ctx_wr_idx,      // word i: context i/32 + 1, word i%32
+  input  logic [31:0]                     ctx_wr_data,
+  input  logic [3:0]                      ctx_wr_be,       // bytes written
   input  logic [7:0]                      num_queues,   // RX queues that exist (1..128)
   // flow steering (steer_table): the type masks and the slot write port
   input  steer_mask_t [7:0]               type_mask,
@@ -75,6 +89,9 @@ module rx_classify
       $fatal(1, "rx_classify: INDIR_ENTRIES must be a power of two, 8..4096");
     end
     if (LATENCY != HASH_LAT + 2) $fatal(1, "rx_classify: LATENCY out of date");
+    if (NUM_CTX < 1 || NUM_CTX > 8 || (NUM_CTX & (NUM_CTX - 1)) != 0) begin
+      $fatal(1, "rx_classify: NUM_CTX must be 1, 2, 4 or 8");
+    end
   end
 
   // ---------------------------------------------------------------- hash type and input
@@ -168,20 +185,23 @@ module rx_classify
   end
 
   // Flow steering: the result comes out of its stage 4, combinationally.
-  logic        steer_valid, steer_hit;
-  logic [7:0]  steer_queue;
-  logic [15:0] steer_loc;
+  logic        steer_valid, steer_hit, steer_ctx_bad;
+  logic [8:0]  steer_queue;
+  logic [10:0] steer_loc;
+  logic [NUM_CTX:0][7:0] s3_ctx_ent_q;     // each table's entry for the frame's hash (stage 3)
 
-  flow_steer #(.BUCKETS(BUCKETS)) u_steer (
+  flow_steer #(.BUCKETS(BUCKETS), .NUM_CTX(NUM_CTX)) u_steer (
     .clk,
     .rst,
     .in_valid  (in_valid),
     .in_tuple  (in_tuple),
     .type_mask,
     .slot_wr_valid, .slot_wr_all, .slot_wr_bank, .slot_wr_way, .slot_wr_bucket, .slot_wr_data,
+    .ctx_entry (s3_ctx_ent_q),
     .out_valid (steer_valid),
     .out_hit   (steer_hit),
     .out_queue (steer_queue),
+    .out_ctx_bad (steer_ctx_bad),
     .out_loc   (steer_loc)
   );
 
@@ -224,6 +244,34 @@ module rx_classify
     return w[8 * e[1:0] +: 8];
   endfunction
 
+  // The context tables: one LUT RAM each (read in parallel at the frame's hash), written a
+  // byte at a time from RSS_CTX_INDIR writes; not reset.
+  localparam int unsigned CTX_WORDS = INDIR_ENTRIES / 4;
+  logic [NUM_CTX-1:0][7:0] ctx_ent;
+
+  for (genvar c = 0; c < NUM_CTX; c++) begin : g_ctx
+    logic [31:0] ctx_mem [CTX_WORDS];
+    logic        we;
+    assign we = ctx_wr_valid && (ctx_wr_idx / CXW'(CTX_WORDS)) == CXW'(c);
+
+    always_ff @(posedge clk) begin
+      for (int k = 0; k < 4; k++) begin
+        if (we && ctx_wr_be[k]) ctx_mem[IXW'(ctx_wr_idx % CXW'(CTX_WORDS))][8 * k +: 8] <= ctx_wr_data[8 * k +: 8];
+      end
+    end
+
+    always_comb begin
+      automatic logic [31:0] w = ctx_mem[hash[IDX_W-1:2]];
+      ctx_ent[c] = w[8 * hash[1:0] +: 8];
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (hash_valid) begin
+      s3_ctx_ent_q <= {ctx_ent, indir_entry(hash[IDX_W-1:0])};
+    end
+  end
+
   always_ff @(posedge clk) begin
     if (hash_valid) begin
       automatic logic [7:0] q   = indir_entry(hash[IDX_W-1:0]);
@@ -240,7 +288,7 @@ module rx_classify
   logic      steer_bad, steer_bad_q, rss_bad_q, out_valid_q;
 
   always_comb begin
-    steer_bad        = (steer_queue >= num_queues) || steer_queue[7];
+    steer_bad        = (steer_queue >= 9'(num_queues)) || (steer_queue[8:7] != 2'd0) || steer_ctx_bad;
     class_d.qid      = steer_hit ? (steer_bad ? 7'd0 : steer_queue[6:0]) : s3_rss_q;
     class_d.rss_hash = s3_hash_q;
     class_d.rss_type = s3_type_q;

@@ -16,7 +16,8 @@
 //   0x40 + 8t MASK          src_len[7:0], dst_len[15:8], proto_mask[23:16]   (t = 0..7)
 //   0x44 + 8t PORT_MASK     sport_mask[15:0], dport_mask[31:16]
 //   0x80 ENTRY_CTRL         ftype[2:0], proto[15:8]
-//   0x84 ENTRY_ACTION       queue[7:0], loc[31:16]
+//   0x84 ENTRY_ACTION       queue[7:0], ctx[11:8], ctx_en[12], loc[31:16] (the slot keeps
+//                           loc[10:0])
 //   0x88 ENTRY_PORTS        sport[15:0], dport[31:16]
 //   0x90-0x9C ENTRY_SRC[0..3], 0xA0-0xAC ENTRY_DST[0..3]: word w is bits [32w+31:32w]
 //   0xC0 SLOT_CMD (WO)      bucket[15:0], bank[16], way[17], op[31:30]
@@ -58,7 +59,7 @@ module steer_table
   output steer_slot_t           slot_wr_data
 );
   initial begin
-    if (NUM_RULES < 1 || NUM_RULES > 32768) $fatal(1, "steer_table: NUM_RULES must be 1..32768");
+    if (NUM_RULES < 1 || NUM_RULES > 2048) $fatal(1, "steer_table: NUM_RULES must be 1..2048 (an 11-bit slot loc)");
     if (BUCKETS < 2 || BUCKETS > 65536 || (BUCKETS & (BUCKETS - 1)) != 0) begin
       $fatal(1, "steer_table: BUCKETS must be a power of two, 2..65536");
     end
@@ -71,6 +72,8 @@ module steer_table
   // The staged slot, as software writes it.
   logic [2:0]        st_ftype_q;
   logic [7:0]        st_proto_q, st_queue_q;
+  logic [3:0]        st_ctx_q;
+  logic              st_ctx_en_q;
   logic [15:0]       st_loc_q, st_sport_q, st_dport_q;
   logic [127:0]      st_src_q, st_dst_q;
   steer_mask_t [7:0] mask_q;
@@ -103,7 +106,7 @@ module steer_table
           A_CAPS:   cur_word = {4'd2, 4'd2, 8'(IW), 16'(NUM_RULES)};
           A_STATUS: cur_word = {31'd0, busy_q};
           A_CTRL:   cur_word = {16'd0, st_proto_q, 5'd0, st_ftype_q};
-          A_ACTION: cur_word = {st_loc_q, 8'd0, st_queue_q};
+          A_ACTION: cur_word = {st_loc_q, 3'd0, st_ctx_en_q, st_ctx_q, st_queue_q};
           A_PORTS:  cur_word = {st_dport_q, st_sport_q};
           default:  cur_word = '0;      // SLOT_CMD and unmapped offsets read 0
         endcase
@@ -121,6 +124,8 @@ module steer_table
       st_ftype_q <= '0;
       st_proto_q <= '0;
       st_queue_q <= '0;
+      st_ctx_q   <= '0;
+      st_ctx_en_q <= 1'b0;
       st_loc_q   <= '0;
       st_sport_q <= '0;
       st_dport_q <= '0;
@@ -145,7 +150,7 @@ module steer_table
       end else begin
         unique case (a)
           A_CTRL:   {st_proto_q, st_ftype_q} <= {v[15:8], v[2:0]};
-          A_ACTION: {st_loc_q, st_queue_q}   <= {v[31:16], v[7:0]};
+          A_ACTION: {st_loc_q, st_ctx_en_q, st_ctx_q, st_queue_q} <= {v[31:16], v[12:0]};
           A_PORTS:  {st_dport_q, st_sport_q} <= v;
           default: ;
         endcase
@@ -181,7 +186,8 @@ module steer_table
     slot_wr_data   = '{valid: !busy_q && cmd_op == OP_WRITE,
                        key: '{ftype: flow_type_e'(st_ftype_q), proto: st_proto_q, src: st_src_q,
                               dst: st_dst_q, sport: st_sport_q, dport: st_dport_q},
-                       rxq: st_queue_q, loc: st_loc_q};
+                       rxq: st_queue_q, ctx_en: st_ctx_en_q, ctx: st_ctx_q,
+                       loc: st_loc_q[10:0]};
   end
 
   assign type_mask = mask_q;
@@ -192,6 +198,6 @@ module steer_table
   assign csr_rd_data = csr_req_is_wr ? '0 : cur_word;
 
   logic unused;
-  assign unused = ^{csr_addr[1:0], v[29:18], v[15:0] >> IW};
+  assign unused = ^{csr_addr[1:0], v[29:18], v[15:0] >> IW, st_loc_q[15:11]};
 
 endmodule

@@ -300,6 +300,7 @@ module nic_top
     hwif_in.TX_CAPS.max_segs.next = 8'(TX_MAX_SEGS);
     hwif_in.TX_CAPS.fifo_kib.next = 8'(TX_FIFO_BYTES / 1024);
     hwif_in.TX_OFFLOADS.inline_max.next = 8'(TX_INLINE_MAX);
+    hwif_in.TX_OFFLOADS.tso.next        = 1'b0;   // no TSO in the TX path yet (docs/tx.md)
     hwif_in.RXQ_BLOCK   = '{rd_ack: rxq_rd_ack, rd_data: rxq_csr_rd_data, wr_ack: rxq_wr_ack};
     hwif_in.TXQ_BLOCK   = '{rd_ack: txq_rd_ack, rd_data: txq_csr_rd_data, wr_ack: txq_wr_ack};
     hwif_in.RSS_BLOCK   = '{rd_ack: rss_rd_ack, rd_data: rss_csr_rd_data, wr_ack: rss_wr_ack};
@@ -450,6 +451,10 @@ module nic_top
   logic                        indir_wr_valid;
   logic [$clog2(INDIR/4)-1:0]  indir_wr_word;
   logic [31:0]                 indir_wr_data;
+  logic                        ctx_wr_valid;
+  logic [$clog2(NUM_RSS_CTX*INDIR/4)-1:0] ctx_wr_idx;
+  logic [31:0]                 ctx_wr_data;
+  logic [3:0]                  ctx_wr_be;
   steer_mask_t [7:0]           steer_type_mask;
   logic                        slot_wr_valid, slot_wr_all, slot_wr_bank, slot_wr_way;
   logic [$clog2(BUCKETS)-1:0]  slot_wr_bucket;
@@ -457,7 +462,7 @@ module nic_top
   logic                        cls_out_valid;
   rx_class_t                   cls_out;
 
-  rss_table #(.KEY_WORDS(KEY_WORDS), .INDIR_WORDS(INDIR / 4)) u_rss_table (
+  rss_table #(.KEY_WORDS(KEY_WORDS), .INDIR_WORDS(INDIR / 4), .NUM_CTX(NUM_RSS_CTX)) u_rss_table (
     .clk,
     .rst,
     .csr_req       (hwif_out.RSS_BLOCK.req),
@@ -470,7 +475,8 @@ module nic_top
     .csr_rd_data   (rss_csr_rd_data),
     .type_en       (rss_type_en),
     .key           (rss_key),
-    .indir_wr_valid, .indir_wr_word, .indir_wr_data
+    .indir_wr_valid, .indir_wr_word, .indir_wr_data,
+    .ctx_wr_valid, .ctx_wr_idx, .ctx_wr_data, .ctx_wr_be
   );
 
   steer_table #(.NUM_RULES(NUM_RULES), .BUCKETS(BUCKETS)) u_steer_table (
@@ -488,7 +494,8 @@ module nic_top
     .slot_wr_valid, .slot_wr_all, .slot_wr_bank, .slot_wr_way, .slot_wr_bucket, .slot_wr_data
   );
 
-  rx_classify #(.DATA_W(DATA_W), .BUCKETS(BUCKETS), .INDIR_ENTRIES(INDIR)) u_classify (
+  rx_classify #(.DATA_W(DATA_W), .BUCKETS(BUCKETS), .INDIR_ENTRIES(INDIR),
+                .NUM_CTX(NUM_RSS_CTX)) u_classify (
     .clk,
     .rst,
     .in_valid   (meta_in_valid && !meta_in.hdr_err),
@@ -498,6 +505,7 @@ module nic_top
     .addr_src   (parse_addr_src),
     .addr_dst   (parse_addr_dst),
     .rss_type_en, .rss_key, .indir_wr_valid, .indir_wr_word, .indir_wr_data,
+    .ctx_wr_valid, .ctx_wr_idx, .ctx_wr_data, .ctx_wr_be,
     .num_queues (8'(NUM_RXQ)),
     .type_mask  (steer_type_mask),
     .slot_wr_valid, .slot_wr_all, .slot_wr_bank, .slot_wr_way, .slot_wr_bucket, .slot_wr_data,

@@ -582,5 +582,5 @@ module tx_sched
   assign q_halted = halted_q;
 
   logic unused;
-  assign unused = ^{d0.eop, d0.rsvd_10_4, d0.addr, d0.len};
+  assign unused = ^{d0.eop, d0.rsvd_10_4, d0.tso, d0.addr, d0.len};
 endmodule

@@ -28,6 +28,9 @@
 #define TX_BAD_CSUM 3
 #define TX_DMA_RD_ERR 4
 #define TX_DESC_RD_ERR 5
+#define TX_TSO_BAD_HDR 6
+#define TX_TSO_BAD_LEN 7
+#define TX_TSO_BAD_MSS 8
 
 /* RX buffer descriptor */
 #define RX_DESC_BYTES 16
@@ -123,6 +126,10 @@
 #define TX_DESC_INLINE_LEN 1
 #define TX_DESC_INLINE_SHIFT 3
 #define TX_DESC_INLINE_MASK 0x8u
+#define TX_DESC_TSO_OFF 10
+#define TX_DESC_TSO_LEN 1
+#define TX_DESC_TSO_SHIFT 7
+#define TX_DESC_TSO_MASK 0x80u
 #define TX_DESC_CSUM_START_OFF 11
 #define TX_DESC_CSUM_START_LEN 1
 #define TX_DESC_CSUM_OFFSET_OFF 12
@@ -144,6 +151,8 @@
 #define TX_CPL_TAG_LEN 2
 #define TX_CPL_CSUM_OFF 8
 #define TX_CPL_CSUM_LEN 2
+#define TX_CPL_TSO_SEGS_OFF 10
+#define TX_CPL_TSO_SEGS_LEN 2
 #define TX_CPL_STATUS_OFF 14
 #define TX_CPL_STATUS_LEN 1
 #define TX_CPL_QUEUE_OFF 15
@@ -154,5 +163,18 @@
 #define TX_CPL_GEN_LEN 1
 #define TX_CPL_GEN_SHIFT 7
 #define TX_CPL_GEN_MASK 0x80u
+
+/* TSO context entry */
+#define TX_TSO_CTX_BYTES 16
+#define TX_TSO_CTX_MSS_OFF 0
+#define TX_TSO_CTX_MSS_LEN 2
+#define TX_TSO_CTX_HDR_LEN_OFF 2
+#define TX_TSO_CTX_HDR_LEN_LEN 1
+#define TX_TSO_CTX_L3_OFFSET_OFF 3
+#define TX_TSO_CTX_L3_OFFSET_LEN 1
+#define TX_TSO_CTX_IPV6_OFF 4
+#define TX_TSO_CTX_IPV6_LEN 1
+#define TX_TSO_CTX_IPV6_SHIFT 0
+#define TX_TSO_CTX_IPV6_MASK 0x1u
 
 #endif /* DMA_FORMATS_H */

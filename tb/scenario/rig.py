@@ -11,7 +11,7 @@ import errno
 import importlib.util
 import random
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 from driver.devmem import NetlinkSocket
 from driver.errors import KernelError
@@ -254,6 +254,24 @@ class Rig:
         per_seg = -(-peer.mss // PAGE_SIZE)
         fit = self.netdev.ringparam.rx_pending // per_seg
         return min(getattr(self.env, 'window_bytes', 1 << 30), fit * peer.mss)
+
+    def pieces_per_page(self, mss: int) -> int:
+        """Segments of `mss` bytes one payload page takes: one, or as many as fit in strides
+        with multi-packet payload buffers (docs/rx-rules.md)."""
+        if not self.netdev.priv_flags['rx-mpb']:
+            return 1
+        stride = self.netdev.rx_mpb_stride
+        return PAGE_SIZE // (-(-mss // stride) * stride)
+
+    async def flood(self, peer: TcpPeer, reader: Reader | Any, burst: int) -> None:
+        """Send the peer's whole stream in bursts of `burst` bytes, pumping and draining the
+        reader after each, as a sender that does not wait for ACKs (or the window) would."""
+        while peer.snd_nxt < peer.end:
+            await self.send(peer.next_frames(burst))
+            await self.pump()
+            reader.drain()
+            peer.ack(reader.sock.tcp_info().rcv_nxt)
+            peer.snd_una = peer.snd_nxt
 
     async def transfer(self, peer: TcpPeer, reader: Reader, window: int | None = None,
                        max_stalls: int = 20) -> None:

@@ -121,9 +121,11 @@ class nic_csr__TX_OFFLOADS(uvm_reg):
     def __init__(self, name: str = "TX_OFFLOADS"):
         super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
         self.inline_max = uvm_reg_field("inline_max")
+        self.tso = uvm_reg_field("tso")
 
     def build(self) -> None:
         self.inline_max.configure(self, 8, 0, "RO", True, 0x0, False, True, False)
+        self.tso.configure(self, 1, 8, "RO", True, 0x0, False, True, False)
 
 
 # Reg - nic_csr::rx_counter_t_desc_0cc7e5f1
@@ -714,6 +716,19 @@ class nic_csr__RSS_BLOCK__RSS_CTRL(uvm_reg):
         self.udp_ipv6.configure(self, 1, 5, "RW", False, 0x0, True, True, False)
 
 
+# Reg - nic_csr::RSS_BLOCK::RSS_CTX_CAPS
+class nic_csr__RSS_BLOCK__RSS_CTX_CAPS(uvm_reg):
+
+    def __init__(self, name: str = "RSS_CTX_CAPS"):
+        super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
+        self.contexts = uvm_reg_field("contexts")
+        self.indir_entries = uvm_reg_field("indir_entries")
+
+    def build(self) -> None:
+        self.contexts.configure(self, 8, 0, "RO", True, 0x0, True, True, False)
+        self.indir_entries.configure(self, 16, 16, "RO", True, 0x0, True, True, False)
+
+
 # Reg - nic_csr::RSS_BLOCK::RSS_KEY
 class nic_csr__RSS_BLOCK__RSS_KEY(uvm_reg):
 
@@ -742,14 +757,33 @@ class nic_csr__RSS_BLOCK__RSS_INDIR(uvm_reg):
         self.entry3.configure(self, 8, 24, "RW", False, 0x0, True, True, False)
 
 
+# Reg - nic_csr::RSS_BLOCK::RSS_CTX_INDIR
+class nic_csr__RSS_BLOCK__RSS_CTX_INDIR(uvm_reg):
+
+    def __init__(self, name: str = "RSS_CTX_INDIR"):
+        super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
+        self.entry0 = uvm_reg_field("entry0")
+        self.entry1 = uvm_reg_field("entry1")
+        self.entry2 = uvm_reg_field("entry2")
+        self.entry3 = uvm_reg_field("entry3")
+
+    def build(self) -> None:
+        self.entry0.configure(self, 8, 0, "WO", False, 0x0, True, True, False)
+        self.entry1.configure(self, 8, 8, "WO", False, 0x0, True, True, False)
+        self.entry2.configure(self, 8, 16, "WO", False, 0x0, True, True, False)
+        self.entry3.configure(self, 8, 24, "WO", False, 0x0, True, True, False)
+
+
 # Regfile - nic_csr::RSS_BLOCK
 class nic_csr__RSS_BLOCK(uvm_reg_block):
 
     def __init__(self, name: str = "nic_csr__RSS_BLOCK"):
         super().__init__(name)
         self.RSS_CTRL = nic_csr__RSS_BLOCK__RSS_CTRL("RSS_CTRL")
+        self.RSS_CTX_CAPS = nic_csr__RSS_BLOCK__RSS_CTX_CAPS("RSS_CTX_CAPS")
         self.RSS_KEY = create_object_array(nic_csr__RSS_BLOCK__RSS_KEY, "RSS_KEY", [10])
         self.RSS_INDIR = create_object_array(nic_csr__RSS_BLOCK__RSS_INDIR, "RSS_INDIR", [32])
+        self.RSS_CTX_INDIR = create_object_array(nic_csr__RSS_BLOCK__RSS_CTX_INDIR, "RSS_CTX_INDIR", [256])
 
     def build(self) -> None:
         reg_map = self.create_map("reg_map", 0, 4, uvm_endianness_e.UVM_NO_ENDIAN)
@@ -759,6 +793,11 @@ class nic_csr__RSS_BLOCK(uvm_reg_block):
 
         self.RSS_CTRL.build()
         self.get_default_map().add_reg(self.RSS_CTRL, 0x0, "RW")
+        self.RSS_CTX_CAPS = nic_csr__RSS_BLOCK__RSS_CTX_CAPS("RSS_CTX_CAPS")
+        self.RSS_CTX_CAPS.configure(self, None, "")
+
+        self.RSS_CTX_CAPS.build()
+        self.get_default_map().add_reg(self.RSS_CTX_CAPS, 0x4, "RO")
         for i, reg in enumerate(self.RSS_KEY.flatten()):
             reg.configure(self)
             
@@ -769,6 +808,11 @@ class nic_csr__RSS_BLOCK(uvm_reg_block):
             
             reg.build()
             self.get_default_map().add_reg(reg, 0x100 + i * 4, "RW")
+        for i, reg in enumerate(self.RSS_CTX_INDIR.flatten()):
+            reg.configure(self)
+            
+            reg.build()
+            self.get_default_map().add_reg(reg, 0x400 + i * 4, "RW")
 
 # Reg - nic_csr::txq_t_desc_b423b711::CTRL
 class nic_csr__txq_t_desc_b423b711__CTRL(uvm_reg):
@@ -978,10 +1022,14 @@ class nic_csr__STEER_BLOCK__STEER_ENTRY_ACTION(uvm_reg):
     def __init__(self, name: str = "STEER_ENTRY_ACTION"):
         super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
         self.queue = uvm_reg_field("queue")
+        self.ctx = uvm_reg_field("ctx")
+        self.ctx_en = uvm_reg_field("ctx_en")
         self.loc = uvm_reg_field("loc")
 
     def build(self) -> None:
         self.queue.configure(self, 8, 0, "RW", False, 0x0, True, True, False)
+        self.ctx.configure(self, 4, 8, "RW", False, 0x0, True, True, False)
+        self.ctx_en.configure(self, 1, 12, "RW", False, 0x0, True, True, False)
         self.loc.configure(self, 16, 16, "RW", False, 0x0, True, True, False)
 
 

@@ -472,8 +472,7 @@ async def token_pressure(env: DriverEnv) -> None:
     peer = TcpPeer()
     # segments per page: one, or as many as fit in strides (multi-packet payload buffers);
     # 32 segments' worth of pages, well inside the receive window
-    stride = nd.rx_mpb_stride
-    per_page = PAGE_SIZE // (-(-peer.mss // stride) * stride) if nd.priv_flags['rx-mpb'] else 1
+    per_page = rig.pieces_per_page(peer.mss)
     pages = 32 // per_page
     fit = pages * per_page
     b = await rig.bind([0], pages=pages)
@@ -484,12 +483,7 @@ async def token_pressure(env: DriverEnv) -> None:
     peer.write(want)
     peer.shutdown()
     # send far more than the dma-buf can hold, in ring-sized bursts, reading but not returning
-    while peer.snd_nxt < peer.end:
-        await rig.send(peer.next_frames(ring * peer.mss))
-        await rig.pump()
-        reader.drain()
-        peer.ack(sock.tcp_info().rcv_nxt)
-        peer.snd_una = peer.snd_nxt  # the sender does not wait for ACKs here
+    await rig.flood(peer, reader, ring * peer.mss)
     assert len(reader.got) == fit * peer.mss, 'exactly one dma-buf worth was delivered'
     assert bytes(reader.got) == want[:len(reader.got)]
     assert len(reader.held) == fit

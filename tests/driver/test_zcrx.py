@@ -31,7 +31,7 @@ def test_refill_entries_the_kernel_skips() -> None:
     """io_zcrx_ring_refill's per-entry rules: a non-zero pad, another area id, an offset past
     the area and a buffer returned twice (or never handed out) are consumed and skipped; a
     good entry recycles its niov into the page pool's cache; an offset inside a page names
-    that page."""
+    that page. And a full CQ: RECV_ZC stops after the CQEs that fit, ENOSPC when none did."""
     from driver.errors import KernelError
     from driver.zcrx import IORING_ZCRX_AREA_SHIFT, IoUringZcrxRqe
     from models.host_memory import PAGE_SIZE
@@ -41,7 +41,8 @@ def test_refill_entries_the_kernel_skips() -> None:
 
     async def run() -> None:
         rig = await Rig.create(ModelEnv(seed=3), rx_pending=16)
-        ring = zcrx_ring(rig.kernel)
+        ring = zcrx_ring(rig.kernel, entries=1)      # a CQ of 2 entries
+        assert ring.cq_entries == 2
         zc = await zcrx_register(ring, rig.netdev, 0, pages=32)
         peer = TcpPeer(Flow())
         sock = await rig.connect(peer, rig.listen())
@@ -49,7 +50,19 @@ def test_refill_entries_the_kernel_skips() -> None:
         peer.write(bytes(range(256)) * 24)
         await rig.send(peer.next_frames(4 * peer.mss))
         await rig.pump()
-        reader.drain()
+        # the CQ fills after two fragments: the call stops there; with nothing posted, ENOSPC
+        assert ring.recv_zc(sock, zc.id, 99) == 2 * peer.mss
+        try:
+            ring.recv_zc(sock, zc.id, 99)
+        except KernelError as e:
+            assert e.errno == 28
+        else:
+            raise AssertionError('a full CQ is ENOSPC')
+        first_two = ring.reap(99)
+        reader.got += b''.join(area_bytes(zc, c) for c in first_two)
+        reader.held += [c.zcrx.off for c in first_two if c.zcrx]
+        reader.drain()                                # reaps as it goes: the rest
+        assert bytes(reader.got) == bytes(peer.stream[:4 * peer.mss]) and reader.calls == 1
         area, ifq = zc.area, zc.ifq
         assert len(reader.held) == 4
         first = reader.held[0]
@@ -78,5 +91,8 @@ def test_refill_entries_the_kernel_skips() -> None:
             assert e.errno == 22
         else:
             raise AssertionError('a zcrx id that is not a number is EINVAL')
+
+    def area_bytes(zc, cqe) -> bytes:
+        return zc.area.user_read(cqe.area_offset, cqe.res)
 
     asyncio.run(run())

@@ -170,12 +170,16 @@ def test_cpl_roundtrip_many() -> None:
 
 def test_tx_sizes_and_constants() -> None:
     assert TX_DESC_BYTES == 16 and TX_CPL_BYTES == 16
-    # byte 10: [0] EOP, [1] CSUM, [2] CSUM_UDP, [3] INLINE, [7:4] reserved
+    # byte 10: [0] EOP, [1] CSUM, [2] CSUM_UDP, [3] INLINE, [6:4] reserved, [7] TSO
     assert formats.TX_FLAG_EOP == 1 << 0
     assert formats.TX_FLAG_CSUM == 1 << 1
     assert formats.TX_FLAG_CSUM_UDP == 1 << 2
     assert formats.TX_FLAG_INLINE == 1 << 3
-    assert formats.TX_FLAGS_RESERVED_MASK == 0xF0
+    assert formats.TX_FLAG_TSO == 1 << 7
+    assert formats.TX_FLAGS_RESERVED_MASK == 0x70
+    # docs/tx.md, "TCP segmentation offload"
+    assert formats.TX_TSO_MAX_SEGS == 18 and formats.TX_TSO_MAX_HDR == 128
+    assert formats.TX_TSO_MAX_PAYLOAD == 65535 and formats.TX_TSO_MIN_MSS == 88
     assert formats.TX_INLINE_MAX == 128 and formats.TX_COAL_MAX == 8
     assert formats.TX_GEN_BIT == 0x80 and formats.TX_QUEUE_MASK == 0x7F
     assert formats.TX_SEG_MAX_LEN == 4096 and formats.TX_MIN_FRAME_LEN == 60
@@ -184,10 +188,20 @@ def test_tx_sizes_and_constants() -> None:
 
 
 def test_tx_status_values() -> None:
-    # 0 OK, 1 BAD_SEG, 2 BAD_LEN, 3 BAD_CSUM, 4 DMA_RD_ERR, 5 DESC_RD_ERR
+    # 0 OK, 1 BAD_SEG, 2 BAD_LEN, 3 BAD_CSUM, 4 DMA_RD_ERR, 5 DESC_RD_ERR, 6 TSO_BAD_HDR,
+    # 7 TSO_BAD_LEN, 8 TSO_BAD_MSS
     assert [(s.name, int(s)) for s in TxStatus] == [
         ('OK', 0), ('BAD_SEG', 1), ('BAD_LEN', 2), ('BAD_CSUM', 3), ('DMA_RD_ERR', 4),
-        ('DESC_RD_ERR', 5)]
+        ('DESC_RD_ERR', 5), ('TSO_BAD_HDR', 6), ('TSO_BAD_LEN', 7), ('TSO_BAD_MSS', 8)]
+
+
+def test_tx_tso_ctx_layout() -> None:
+    # docs/tx.md, "TSO context entry": mss 0-1, hdr_len 2, l3_offset 3, [4][0] IPV6
+    c = formats.TxTsoCtx(mss=0x22F4, hdr_len=74, l3_offset=18, ipv6=True)
+    assert c.pack() == bytes([0xF4, 0x22, 74, 18, 1]) + bytes(11)
+    assert formats.TxTsoCtx.unpack(c.pack(), strict=True) == c
+    d = TxDesc(addr=0, len=0, tso=True, inline=True, eop=True)
+    assert d.pack()[10] == 0b1000_1001
 
 
 def test_tx_desc_layout() -> None:
@@ -222,7 +236,7 @@ def test_tx_desc_defaults_and_bad_values_pack() -> None:
 
 def test_tx_desc_reserved_ignored_unless_strict() -> None:
     raw = bytearray(TxDesc(addr=0x1000, len=64, eop=True).pack())
-    raw[10] |= 0xF0
+    raw[10] |= 0x70
     assert TxDesc.unpack(bytes(raw)) == TxDesc(addr=0x1000, len=64, eop=True)
     with pytest.raises(ValueError, match='reserved'):
         TxDesc.unpack(bytes(raw), strict=True)
@@ -254,9 +268,9 @@ def test_tx_desc_wrong_length() -> None:
 
 def test_tx_cpl_layout_all_fields() -> None:
     c = TxCompletion(desc_idx=0xFFFE, ndesc=3, len=1514, tag=0xA55A, csum=0x1234,
-                     status=TxStatus.DMA_RD_ERR, queue=0x55, gen=1)
+                     tso_segs=0x0102, status=TxStatus.DMA_RD_ERR, queue=0x55, gen=1)
     expected = bytes([0xFE, 0xFF, 3, 0, 0xEA, 0x05, 0x5A, 0xA5, 0x34, 0x12,
-                      0, 0, 0, 0, 4, 0x55 | 0x80])
+                      0x02, 0x01, 0, 0, 4, 0x55 | 0x80])
     assert c.pack() == expected
     assert TxCompletion.unpack(expected, strict=True) == c
     assert isinstance(TxCompletion.unpack(expected).status, TxStatus)
@@ -278,7 +292,8 @@ def test_tx_cpl_gen_and_queue() -> None:
     (dict(len=0x10000), 'len'),
     (dict(tag=0x10000), 'tag'),
     (dict(csum=0x10000), 'csum'),
-    (dict(status=6), 'status'),
+    (dict(status=9), 'status'),
+    (dict(tso_segs=0x10000), 'tso_segs'),
     (dict(queue=128), 'queue'),
     (dict(gen=2), 'gen'),
 ])
@@ -294,7 +309,7 @@ def test_tx_cpl_strict_reserved_and_undefined_status() -> None:
     with pytest.raises(ValueError, match='reserved'):
         TxCompletion.unpack(bytes(raw), strict=True)
     raw[12] = 0
-    raw[14] = 6
+    raw[14] = 9
     with pytest.raises(ValueError, match='status'):
         TxCompletion.unpack(bytes(raw))
 

@@ -909,6 +909,9 @@ def test_coal_and_offloads_registers() -> None:
     rig = Rig()
     off = rig.nic.mmio_read(regs.TX_OFFLOADS)
     assert regs.TX_OFFLOADS_INLINE_MAX.get(off) == 128
+    assert regs.TX_OFFLOADS_TSO.get(off) == 0                         # the RTL has no TSO yet
+    rig.nic.tx.tso = True
+    assert regs.TX_OFFLOADS_TSO.get(rig.nic.mmio_read(regs.TX_OFFLOADS)) == 1
     assert rig.rd(0, regs.TXQ_COALESCE) == 1 << 16 | 8 << 24        # frames 1, frames_max 8
     rig.wr(0, regs.TXQ_COALESCE, regs.TXQ_COALESCE_USECS.put(20) | regs.TXQ_COALESCE_FRAMES.put(0)
            | regs.TXQ_COALESCE_FRAMES_MAX.put(3))                      # frames_max is read-only

@@ -51,7 +51,7 @@ GLOBAL_RW = [
     (regs.steer_type_reg(1, regs.STEER_TYPE_MASK), 0x00FF_2018),
     (regs.steer_type_reg(6, regs.STEER_TYPE_PORT_MASK), 0xFFFF_0F0F),
     (regs.STEER_ENTRY_CTRL, 0x0000_1103),
-    (regs.STEER_ENTRY_ACTION, 0x03FF_0007),
+    (regs.STEER_ENTRY_ACTION, 0x03FF_1507),      # loc 1023, ctx_en, ctx 5, queue 7
     (regs.STEER_ENTRY_PORTS, 0x1451_9C41),
     (regs.steer_entry_src_reg(3), 0x2001_0DB8),
 ]
@@ -68,6 +68,8 @@ async def run_csr_map(dut) -> None:
     assert regs.CAPS_DMA_BYTES.get(caps) == tb.dma_bytes
     assert regs.CAPS_NUM_RXQ.get(caps) == int(dut.NUM_RXQ.value)
     assert regs.CAPS_PARSE_BYTES.get(caps) == int(dut.PARSE_BYTES.value)
+    ctx_caps = await tb.read32(regs.RSS_CTX_CAPS)          # docs/rss.md section 3a
+    assert (regs.RSS_CTX_CAPS_CONTEXTS.get(ctx_caps), regs.RSS_CTX_CAPS_INDIR_ENTRIES.get(ctx_caps)) == (8, 128)
 
     # Reset values documented in the RDL.
     assert regs.RX_FRAME_LIMIT_MAX_FRAME_LEN.get(await tb.read32(regs.RX_FRAME_LIMIT)) == 1522

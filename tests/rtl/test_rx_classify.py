@@ -23,9 +23,10 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge
 
 from models.formats import L3Type, L4Type
-from driver.steer_table import SlotOp, SteerSlots
-from models.rss import (ALL_TYPES, NO_MASKS, STEER_TYPES, FlowTuple, FlowType, RssConfig, RssType,
-                        RuleIndex, SteerRule, TypeMask, full_mask, tuple_from_frame)
+from driver.steer_table import SlotOp, SteerSlots, action_fields, slot_action
+from models.rss import (ALL_TYPES, NO_MASKS, NUM_CONTEXTS, STEER_TYPES, FlowTuple, FlowType,
+                        RssConfig, RssType, RuleIndex, SteerRule, TypeMask, full_mask,
+                        tuple_from_frame)
 from tb.sim import pytest_test_name, run_rtl_test
 
 SOURCES = ["rtl/formats/generated/nic_dma_pkg.sv", "rtl/pkg/nic_pkg.sv", "rtl/rss/rss_toeplitz.sv",
@@ -52,12 +53,18 @@ def pack_mask(m: TypeMask) -> int:
 
 
 def pack_slot(op: SlotOp) -> int:
-    """steer_slot_t: valid, key (the 38-byte string less the type byte's 5 zero bits), queue, loc."""
+    """steer_slot_t: valid, key (the 38-byte string less the type byte's 5 zero bits), queue,
+    ctx_en, ctx, loc (11 bits)."""
     if op.entry is None:
         return 0
     key = int.from_bytes(op.entry.key, "big")
     assert key >> 299 == 0
-    return (((1 << 299 | key) << 8 | op.entry.queue) << 16) | op.entry.loc
+    q, ctx, ctx_en = action_fields(op.entry.queue)
+    return (((((1 << 299 | key) << 8 | q) << 1 | ctx_en) << 4 | ctx) << 11) | (op.entry.loc & 0x7FF)
+
+
+def rule_action(rule: SteerRule) -> int:
+    return slot_action(rule.queue, rule.context)
 
 
 def pack_tuple(t: FlowTuple) -> int:
@@ -137,11 +144,27 @@ def random_type_mask(rng: random.Random, ft: FlowType) -> TypeMask:
     return TypeMask(plen(), plen(), 0, 0, rng.choice([0xFF, 0xFF, 0, rng.getrandbits(8)]))
 
 
+def random_context(rng: random.Random) -> int | None:
+    """A rule's RSS context: mostly none, else the default table, a context of the NIC or
+    (rarely) one it does not have (a bad queue)."""
+    r = rng.random()
+    if r < 0.5:
+        return None
+    if r < 0.6:
+        return 0
+    if r < 0.9:
+        return rng.randint(1, NUM_CONTEXTS)
+    return rng.randint(NUM_CONTEXTS + 1, 15)
+
+
 def random_rule(rng: random.Random, pool: list[FlowTuple], queue_limit: int) -> SteerRule:
     """A rule built from a pool flow (so that frames match it), sometimes of another flow
-    type than the flow's, sometimes with one field changed."""
+    type than the flow's, sometimes with one field changed, about half of them with an RSS
+    context (the queue then a small offset)."""
     base = rng.choice(pool)
-    r = SteerRule.exact(base, rng.randrange(queue_limit))
+    ctx = random_context(rng)
+    q = rng.randrange(queue_limit) if ctx is None else rng.choice([0, 0, 1, rng.randrange(8)])
+    r = SteerRule(**{**SteerRule.exact(base, q).__dict__, "context": ctx})
     if rng.random() < 0.3:
         f = dict(r.__dict__)
         bits = r.ftype.addr_bits
@@ -205,7 +228,8 @@ class ClassifyTb:
         # Up to 128-bit MACs the addresses come 3 cycles ahead and frames 4 cycles apart.
         self.seq = int(dut.DATA_W.value) <= 128
         self.lead, self.spacing = (3, 4) if self.seq else (0, 1)
-        self.cfg = RssConfig(indir=(0,) * self.indir_entries)   # the table after reset
+        self.cfg = RssConfig(indir=(0,) * self.indir_entries,   # the table after reset
+                             contexts=((0,) * self.indir_entries,) * NUM_CONTEXTS)
         self.masks: dict[FlowType, TypeMask] = dict(NO_MASKS)
         self.rules: dict[int, SteerRule] = {}
         self.slots = SteerSlots(self.buckets)
@@ -215,7 +239,8 @@ class ClassifyTb:
         self.cycle = 0
         # Rule-set versions: (first cycle its change's ops were driven, rules); a tuple
         # classified while a change is being written may see the old or the new version.
-        self.versions: list[tuple[int, int, RuleIndex]] = [(-10**9, -10**9, RuleIndex({}))]
+        self.versions: list[tuple[int, int, RuleIndex, RssConfig]] = [
+            (-10**9, -10**9, RuleIndex({}), self.cfg)]
 
     async def start(self) -> None:
         d = self.dut
@@ -224,6 +249,7 @@ class ClassifyTb:
         d.in_tuple.value = 0
         d.addr_valid.value = 0
         d.indir_wr_valid.value = 0
+        d.ctx_wr_valid.value = 0
         d.slot_wr_valid.value = 0
         d.slot_wr_all.value = 0
         d.type_mask.value = 0
@@ -240,6 +266,11 @@ class ClassifyTb:
         await FallingEdge(d.clk)
         d.slot_wr_valid.value = 0
         d.slot_wr_all.value = 0
+        # The context tables have no reset either (docs/rss.md 3a): written as the driver does
+        # when it creates a context, here with the model's zeros.
+        for c in range(1, NUM_CONTEXTS + 1):
+            self.set_context(c, self.cfg.contexts[c - 1])
+        await self.drain()
         await RisingEdge(d.clk)
 
     async def configure(self, cfg: RssConfig, num_queues: int,
@@ -257,6 +288,11 @@ class ClassifyTb:
                 assert m == self.masks[t] or not any(r.ftype == t for r in self.rules.values())
             self.masks = {**self.masks, **masks}
             d.type_mask.value = sum(pack_mask(self.masks[t]) << (56 * int(t)) for t in STEER_TYPES)
+        if cfg.contexts != self.cfg.contexts:
+            for c in range(1, NUM_CONTEXTS + 1):
+                if cfg.contexts[c - 1] != self.cfg.contexts[c - 1]:
+                    self.set_context(c, cfg.contexts[c - 1])
+            await self.drain()
         if cfg.indir != self.cfg.indir:
             for j in range(self.indir_entries // 4):
                 await FallingEdge(d.clk)
@@ -268,11 +304,38 @@ class ClassifyTb:
             self.cycle += 1
             d.indir_wr_valid.value = 0
         self.cfg, self.num_queues = cfg, num_queues
+        # The pipeline is empty: the rule set in force now is classified with the new settings.
+        start, end, index, _ = self.versions[-1]
+        self.versions[-1] = (start, end, index, cfg)
+
+    def set_context(self, c: int, table: tuple[int, ...]) -> None:
+        """Queue the RSS_CTX_INDIR writes of context c's new table (as rss_table gives them:
+        word index, data, byte enables), driven one a cycle by `run` or `drain` while traffic
+        may flow (a context resized at runtime: each frame sees its entry old or new). Some
+        words go in two halves (byte enables), as a 16-bit write would."""
+        assert len(table) == self.indir_entries
+        contexts = list(self.cfg.contexts)
+        contexts[c - 1] = tuple(table)
+        cfg = RssConfig(self.cfg.key, self.cfg.types, self.cfg.indir, tuple(contexts))
+        words = self.indir_entries // 4
+        writes = []
+        for j in range(words):
+            data = sum(table[4 * j + k] << (8 * k) for k in range(4))
+            idx = (c - 1) * words + j
+            if j % 7 == 3:
+                writes += [("ctx", idx, data, 0b0011), ("ctx", idx, data ^ 0x0000_FFFF, 0b0000),
+                           ("ctx", idx, data, 0b1100)]
+            else:
+                writes.append(("ctx", idx, data, 0b1111))
+        self.ops.append(("version", self.rules, cfg))
+        self.ops.extend(writes)
+        self.ops.append(("done", None, None))
+        self.cfg = cfg
 
     # --- rules ----------------------------------------------------------------------------
     def add(self, loc: int, rule: SteerRule) -> None:
         """Queue the slot writes of adding `rule` at `loc` (driven by `run` or `drain`)."""
-        self._change(self.slots.add(loc, rule.key(self.masks), rule.queue),
+        self._change(self.slots.add(loc, rule.key(self.masks), rule_action(rule)),
                      {**self.rules, loc: rule})
 
     def delete(self, loc: int) -> None:
@@ -281,24 +344,33 @@ class ClassifyTb:
         self._change(self.slots.delete(loc), rules)
 
     def _change(self, ops: list[SlotOp], rules: dict[int, SteerRule]) -> None:
-        self.ops.append(("version", rules))
+        self.ops.append(("version", rules, self.cfg))
         self.ops.extend(ops)
-        self.ops.append(("done", None))
+        self.ops.append(("done", None, None))
         self.rules = rules
 
     def _drive_op(self) -> None:
         """At a falling edge: the next queued slot write on the port, if any."""
         d = self.dut
         d.slot_wr_valid.value = 0
+        d.ctx_wr_valid.value = 0
         while self.ops:
             op = self.ops.popleft()
+            if isinstance(op, tuple) and op[0] == "ctx":
+                _, idx, data, be = op
+                d.ctx_wr_valid.value = 1
+                d.ctx_wr_idx.value = idx
+                d.ctx_wr_data.value = data
+                d.ctx_wr_be.value = be
+                self.stats["ctx_writes"] += 1
+                return
             if isinstance(op, tuple):
-                kind, rules = op
+                kind, rules, cfg = op
                 if kind == "version":
-                    self.versions.append((self.cycle, 10**9, RuleIndex(rules, self.masks)))
+                    self.versions.append((self.cycle, 10**9, RuleIndex(rules, self.masks), cfg))
                 else:
-                    start, _, r = self.versions[-1]
-                    self.versions[-1] = (start, self.cycle, r)
+                    start, _, r, cfg = self.versions[-1]
+                    self.versions[-1] = (start, self.cycle, r, cfg)
                 continue
             d.slot_wr_valid.value = 1
             d.slot_wr_all.value = 0
@@ -318,6 +390,7 @@ class ClassifyTb:
         await FallingEdge(self.dut.clk)
         self.cycle += 1
         self.dut.slot_wr_valid.value = 0
+        self.dut.ctx_wr_valid.value = 0
 
     def allowed(self, c: int, t: FlowTuple) -> list:
         """The classifications a tuple driven in cycle `c` may get: those of every rule-set
@@ -325,12 +398,12 @@ class ClassifyTb:
         out = []
         n = len(self.versions)
         for i in range(n - 1, -1, -1):
-            start, _, index = self.versions[i]
+            start, _, index, cfg = self.versions[i]
             # version i is in force from when its change starts being written until the next
             # change has been written completely
             end = self.versions[i + 1][1] if i + 1 < n else 10**9
             if start <= c + self.latency and end >= c:
-                out.append(index.classify(t, self.cfg, self.num_queues))
+                out.append(index.classify(t, cfg, self.num_queues))
             if end < c:
                 break
         return out
@@ -392,6 +465,7 @@ class ClassifyTb:
                 d.in_tuple.value = rng.getrandbits(301)     # garbage while idle
                 history.append(None)
         d.slot_wr_valid.value = 0
+        d.ctx_wr_valid.value = 0
         assert n_in == n_out == len(tuples)
         return results
 
@@ -422,6 +496,9 @@ class ClassifyTb:
             self.stats["bad_queue"] += 1
         if want.steered and want.rule:
             self.stats["rule>0"] += 1
+        ctx = want.context if want.steered else None
+        if ctx is not None:
+            self.stats["ctx0" if ctx == 0 else ("ctx" if ctx <= NUM_CONTEXTS else "ctx_bad")] += 1
         return got
 
 
@@ -430,9 +507,47 @@ def random_config(tb: ClassifyTb, rng: random.Random, pool: list[FlowTuple]):
     indir = [rng.randrange(num_queues) if rng.random() < 0.95 else rng.randrange(256)
              for _ in range(tb.indir_entries)]
     types = {t for t in ALL_TYPES if rng.random() < 0.7}
-    cfg = RssConfig(rng.randbytes(40), types, indir)
+    contexts = list(tb.cfg.contexts)          # two contexts new a phase (each write a cycle)
+    for c in rng.sample(range(NUM_CONTEXTS), 2):
+        contexts[c] = random_context_table(rng, tb.indir_entries, num_queues)
+    cfg = RssConfig(rng.randbytes(40), types, indir, tuple(contexts))
     masks = {t: random_type_mask(rng, t) for t in STEER_TYPES}
     return cfg, masks, num_queues
+
+
+def random_context_table(rng: random.Random, entries: int, num_queues: int) -> tuple[int, ...]:
+    """A context's table: `start S equal N` (ethtool's spelling), or random entries, some of
+    them (with the rule's offset) beyond the queues."""
+    if rng.random() < 0.6:
+        n = rng.randint(1, num_queues)
+        start = rng.randrange(num_queues - n + 1)
+        return tuple(start + i % n for i in range(entries))
+    return tuple(rng.randrange(num_queues) if rng.random() < 0.9 else rng.randrange(256)
+                 for _ in range(entries))
+
+
+def context_churn(pool: list[FlowTuple], nq: int):
+    """A churn callback for `ClassifyTb.run`: now and then a context's table rewritten (a
+    context resized or moved: `ethtool -X context K start S equal N`) or a rule pointing at a
+    context added or deleted, while the tuples stream."""
+    def churn(tb: ClassifyTb, rng: random.Random) -> None:
+        if tb.ops:
+            return
+        r = rng.random()
+        if r < 0.02:
+            tb.set_context(rng.randint(1, NUM_CONTEXTS),
+                           random_context_table(rng, tb.indir_entries, nq))
+            tb.stats["ctx_resize"] += 1
+        elif r < 0.05:
+            used = [loc for loc, rule in tb.rules.items() if rule.context is not None]
+            if used and rng.random() < 0.5:
+                tb.delete(rng.choice(used))
+            else:
+                base = SteerRule.exact(rng.choice(pool), rng.randrange(4))
+                tb.add(rng.randrange(64), SteerRule(**{**base.__dict__,
+                                                       "context": rng.randint(0, NUM_CONTEXTS)}))
+            tb.stats["ctx_rule_churn"] += 1
+    return churn
 
 
 def random_pool(rng: random.Random, n: int = 8) -> list[FlowTuple]:
@@ -472,7 +587,7 @@ async def run_published_vectors(dut) -> None:
                        FlowTuple(l3, L4Type.OTHER, False, 1, s, d, sp, dp)]
             hashes += [h4, h4, h2, h2]
     indir = list(range(tb.indir_entries))
-    await tb.configure(RssConfig(MS_KEY, ALL_TYPES, [i % 128 for i in indir]), 128)
+    await tb.configure(RssConfig(MS_KEY, ALL_TYPES, [i % 128 for i in indir], tb.cfg.contexts), 128)
     await tb.run(tuples, random.Random(cocotb.RANDOM_SEED), expect_hash=hashes)
 
 
@@ -493,9 +608,9 @@ async def run_random_classify(dut) -> None:
         pool = random_pool(rng)
         cfg, masks, nq = random_config(tb, rng, pool)
         if phase % 8 == 2:
-            cfg = RssConfig(cfg.key, ALL_TYPES, cfg.indir)
+            cfg = RssConfig(cfg.key, ALL_TYPES, cfg.indir, cfg.contexts)
         if phase % 8 == 3:
-            cfg = RssConfig(cfg.key, set(), cfg.indir)                                  # no RSS
+            cfg = RssConfig(cfg.key, set(), cfg.indir, cfg.contexts)                    # no RSS
         await clear_rules(tb)
         await tb.configure(cfg, nq, masks)
         if phase % 8 != 1:                                                              # RSS only
@@ -506,11 +621,12 @@ async def run_random_classify(dut) -> None:
         if phase % 4 == 0:
             tuples += tuples_from_frames(rng, 40)
             rng.shuffle(tuples)
-        await tb.run(tuples, rng, gap_prob=0.3 if phase % 3 == 2 else 0.0)
+        await tb.run(tuples, rng, gap_prob=0.3 if phase % 3 == 2 else 0.0,
+                     churn=context_churn(pool, nq) if phase % 3 == 1 else None)
     dut._log.info("classified: %s", dict(tb.stats))
     # The random run must have exercised every outcome, or it proves little.
-    for what in ("steered", "rss", "none", "bad_queue", "rule>0",
-                 *(f"type{t}" for t in range(7))):
+    for what in ("steered", "rss", "none", "bad_queue", "rule>0", "ctx", "ctx0", "ctx_bad",
+                 "ctx_resize", "ctx_rule_churn", *(f"type{t}" for t in range(7))):
         assert tb.stats[what] > 0, f"no {what} outcome in the random run: {dict(tb.stats)}"
 
 
@@ -545,7 +661,8 @@ async def run_full_table_and_churn(dut) -> None:
     nq = 8
     masks = {t: full_mask(t) for t in STEER_TYPES}
     masks[FlowType.IP4] = TypeMask(24, 32, 0, 0, 0xFF)                 # a /24 source prefix
-    await tb.configure(RssConfig(rng.randbytes(40), ALL_TYPES, [rng.randrange(nq) for _ in range(tb.indir_entries)]),
+    await tb.configure(RssConfig(rng.randbytes(40), ALL_TYPES, [rng.randrange(nq) for _ in range(tb.indir_entries)],
+                                  tb.cfg.contexts),
                  nq, masks)
     flows = flows_for_table(rng, num_rules)
     locs = list(range(num_rules))
@@ -609,7 +726,7 @@ async def run_precedence_and_removal(dut) -> None:
     await tb.start()
     flow = FlowTuple(L3Type.IPV4, L4Type.TCP, False, 6, 0x0A000001, 0x0A000002, 40000, 5201)
     udp = FlowTuple(L3Type.IPV4, L4Type.UDP, False, 17, 0x0A000001, 0x0A000002, 40000, 5201)
-    cfg = RssConfig(rng.randbytes(40), ALL_TYPES, [3] * tb.indir_entries)
+    cfg = RssConfig(rng.randbytes(40), ALL_TYPES, [3] * tb.indir_entries, tb.cfg.contexts)
     await tb.configure(cfg, 8, {FlowType.TCP4: full_mask(FlowType.TCP4)})
     steps = [(lambda: None, 3, 0),                                               # RSS
              (lambda: tb.add(9, SteerRule.exact(flow, 5)), 5, 1),                # one rule
@@ -628,6 +745,19 @@ async def run_precedence_and_removal(dut) -> None:
     other = FlowTuple(L3Type.IPV4, L4Type.TCP, False, 6, 0xC0A80001, 0x01020304, 1, 2)
     got = await tb.run([flow, other, udp], rng)
     assert [(g["qid"], g["steered"]) for g in got] == [(7, 1), (7, 1), (3, 0)], got
+    # RSS contexts (docs/rss.md 3a): context 2's table all 5, a rule pointing at it with an
+    # offset of 2: queue 7; with offset 3: 8, beyond the 8 queues (queue 0, bad); context 0
+    # is the default table (3) plus the offset; context 9 does not exist (queue 0, bad).
+    tb.delete(0)
+    await tb.drain()
+    await tb.configure(cfg, 8, {FlowType.TCP4: full_mask(FlowType.TCP4)})
+    tb.set_context(2, (5,) * tb.indir_entries)
+    await tb.drain()
+    for ctx, offset, want in ((2, 2, (7, 1)), (2, 3, (0, 1)), (0, 1, (4, 1)), (9, 0, (0, 1))):
+        tb.add(0, SteerRule(**{**SteerRule.exact(flow, offset).__dict__, "context": ctx}))
+        await tb.drain()
+        got = (await tb.run([flow], rng))[0]       # the strobes are checked against the model
+        assert (got["qid"], got["steered"]) == want[:2], (ctx, offset, got)
 
 
 # --------------------------------------------------------------------------------------------

@@ -324,9 +324,9 @@ module nic_csr (
         decoded_reg_strb.RXQ_BLOCK = cpuif_req_masked & (cpuif_addr >= 16'h1000) & (cpuif_addr <= 16'h1000 + 16'h7ff);
         is_external |= cpuif_req_masked & (cpuif_addr >= 16'h1000) & (cpuif_addr <= 16'h1000 + 16'h7ff);
         is_valid_rw |= cpuif_req_masked & (cpuif_addr >= 16'h1000) & (cpuif_addr <= 16'h1000 + 16'h7ff);
-        decoded_reg_strb.RSS_BLOCK = cpuif_req_masked & (cpuif_addr >= 16'h2000) & (cpuif_addr <= 16'h2000 + 16'h17f);
-        is_external |= cpuif_req_masked & (cpuif_addr >= 16'h2000) & (cpuif_addr <= 16'h2000 + 16'h17f);
-        is_valid_rw |= cpuif_req_masked & (cpuif_addr >= 16'h2000) & (cpuif_addr <= 16'h2000 + 16'h17f);
+        decoded_reg_strb.RSS_BLOCK = cpuif_req_masked & (cpuif_addr >= 16'h2000) & (cpuif_addr <= 16'h2000 + 16'h7ff);
+        is_external |= cpuif_req_masked & (cpuif_addr >= 16'h2000) & (cpuif_addr <= 16'h2000 + 16'h7ff);
+        is_valid_rw |= cpuif_req_masked & (cpuif_addr >= 16'h2000) & (cpuif_addr <= 16'h2000 + 16'h7ff);
         decoded_reg_strb.TXQ_BLOCK = cpuif_req_masked & (cpuif_addr >= 16'h3000) & (cpuif_addr <= 16'h3000 + 16'h7ff);
         is_external |= cpuif_req_masked & (cpuif_addr >= 16'h3000) & (cpuif_addr <= 16'h3000 + 16'h7ff);
         is_valid_rw |= cpuif_req_masked & (cpuif_addr >= 16'h3000) & (cpuif_addr <= 16'h3000 + 16'h7ff);
@@ -1607,7 +1607,7 @@ module nic_csr (
     assign hwif_out.RXQ_BLOCK.wr_biten = decoded_wr_biten;
     // External region: nic_csr.RSS_BLOCK
     assign hwif_out.RSS_BLOCK.req = decoded_reg_strb.RSS_BLOCK;
-    assign hwif_out.RSS_BLOCK.addr = decoded_addr[8:0];
+    assign hwif_out.RSS_BLOCK.addr = decoded_addr[10:0];
     assign hwif_out.RSS_BLOCK.req_is_wr = decoded_req_is_wr;
     assign hwif_out.RSS_BLOCK.wr_data = decoded_wr_data;
     assign hwif_out.RSS_BLOCK.wr_biten = decoded_wr_biten;
@@ -1702,6 +1702,7 @@ module nic_csr (
         end
         if(rd_mux_addr == 16'h1c) begin
             readback_data_var[7:0] = hwif_in.TX_OFFLOADS.inline_max.next;
+            readback_data_var[8] = hwif_in.TX_OFFLOADS.tso.next;
         end
         if(rd_mux_addr == 16'h100) begin
             readback_data_var[31:0] = field_storage.RX_FRAMES.count.value;
@@ -1793,7 +1794,7 @@ module nic_csr (
         if((rd_mux_addr >= 16'h1000) && (rd_mux_addr <= 16'h1000 + 16'h7ff)) begin
             readback_data_var = hwif_in.RXQ_BLOCK.rd_data;
         end
-        if((rd_mux_addr >= 16'h2000) && (rd_mux_addr <= 16'h2000 + 16'h17f)) begin
+        if((rd_mux_addr >= 16'h2000) && (rd_mux_addr <= 16'h2000 + 16'h7ff)) begin
             readback_data_var = hwif_in.RSS_BLOCK.rd_data;
         end
         if((rd_mux_addr >= 16'h3000) && (rd_mux_addr <= 16'h3000 + 16'h7ff)) begin

@@ -53,7 +53,12 @@ package nic_csr_pkg;
     } nic_csr__TX_OFFLOADS__inline_max__in_t;
 
     typedef struct {
+        logic next;
+    } nic_csr__TX_OFFLOADS__tso__in_t;
+
+    typedef struct {
         nic_csr__TX_OFFLOADS__inline_max__in_t inline_max;
+        nic_csr__TX_OFFLOADS__tso__in_t tso;
     } nic_csr__TX_OFFLOADS__in_t;
 
     typedef struct {
@@ -378,7 +383,7 @@ package nic_csr_pkg;
 
     typedef struct {
         logic req;
-        logic [8:0] addr;
+        logic [10:0] addr;
         logic req_is_wr;
         logic [31:0] wr_data;
         logic [31:0] wr_biten;

@@ -34,15 +34,20 @@ package nic_dma_pkg;
   } rss_type_e;
 
   // TX completion `status` (byte 14); docs/tx.md, "Bad input: status codes and counters". Anything
-  // but OK means the frame was not sent. The values are in the table's order, which is also the
-  // order the rules are applied in.
+  // but OK means the frame (or TSO send: none of its segments) was not sent. For a frame without
+  // `TSO` the rules are applied in the order of values 1-5; for a `TSO` send in the order BAD_SEG,
+  // TSO_BAD_HDR, TSO_BAD_LEN, TSO_BAD_MSS, DMA_RD_ERR (BAD_LEN and BAD_CSUM do not apply to it),
+  // DESC_RD_ERR before all of them in both cases.
   typedef enum logic [7:0] {
     TX_OK          = 8'd0,
     TX_BAD_SEG     = 8'd1,
     TX_BAD_LEN     = 8'd2,
     TX_BAD_CSUM    = 8'd3,
     TX_DMA_RD_ERR  = 8'd4,
-    TX_DESC_RD_ERR = 8'd5
+    TX_DESC_RD_ERR = 8'd5,
+    TX_TSO_BAD_HDR = 8'd6,
+    TX_TSO_BAD_LEN = 8'd7,
+    TX_TSO_BAD_MSS = 8'd8
   } tx_status_e;
 
   // Every ring entry, descriptor or completion, is 16 bytes (dma-formats.md, Rings).
@@ -62,6 +67,16 @@ package nic_dma_pkg;
   localparam int unsigned TX_COAL_MAX            = 8;
   // Frames shorter than this are refused with BAD_LEN, never padded (tx.md, "Bad input").
   localparam int unsigned TX_MIN_FRAME_LEN       = 60;
+  // Descriptors of one `TSO` send (tx.md, "TCP segmentation offload"): a header segment and 17
+  // payload segments, Linux's MAX_SKB_FRAGS, so 64 KiB at any alignment fits under the 4 KiB rule.
+  localparam int unsigned TX_TSO_MAX_SEGS        = 18;
+  // Most header bytes (`hdr_len`) of a `TSO` send; above: TSO_BAD_HDR.
+  localparam int unsigned TX_TSO_MAX_HDR         = 128;
+  // Most payload bytes of one `TSO` send (64 KiB - 1, Linux's GSO_LEGACY_MAX_SIZE limit with
+  // headers); above: TSO_BAD_LEN.
+  localparam int unsigned TX_TSO_MAX_PAYLOAD     = 65535;
+  // Smallest `mss` of a `TSO` send (Linux TCP_MIN_MSS, include/net/tcp.h); below: TSO_BAD_MSS.
+  localparam int unsigned TX_TSO_MIN_MSS         = 88;
 
   // ---------------------------------------------------------------- RX buffer descriptor (16 bytes)
   localparam int unsigned RX_DESC_BYTES = 16;
@@ -141,8 +156,12 @@ package nic_dma_pkg;
     logic [7:0]  csum_offset;
     // byte 11: frame offset where checksumming starts (the L4 header); first descriptor only
     logic [7:0]  csum_start;
-    // byte 10 [7:4]: reserved, zero
-    logic [3:0]  rsvd_10_4;
+    // byte 10 [7]: TSO: TCP segmentation offload: the frame is a send that the NIC cuts into
+    // `mss`-sized TCP segments; the next ring entry is its TSO context ("TCP segmentation
+    // offload"); first descriptor only
+    logic        tso;
+    // byte 10 [6:4]: reserved, zero
+    logic [2:0]  rsvd_10_4;
     // byte 10 [3]: INLINE: the frame's first `inline_len` bytes follow this descriptor in the ring
     // ("Inline headers"); first descriptor only
     logic        inline;
@@ -170,8 +189,11 @@ package nic_dma_pkg;
     logic [6:0]  queue;
     // byte 14: 0 `OK`: sent; otherwise the frame was not sent ("Bad input" below)
     tx_status_e  status;
-    // bytes 10-13: reserved, zero
-    logic [31:0] rsvd_10;
+    // bytes 12-13: reserved, zero
+    logic [15:0] rsvd_12;
+    // bytes 10-11: `TSO` send: the TCP segments the NIC sent (for `DMA_RD_ERR` those sent before
+    // the failed read; 0 for the other failures); 0 for a frame without `TSO`
+    logic [15:0] tso_segs;
     // bytes 8-9: the checksum the NIC wrote (0 when `CSUM` was clear or the frame failed)
     logic [15:0] csum;
     // bytes 6-7: `tag` of the frame's first descriptor (0 for `DESC_RD_ERR`)
@@ -185,5 +207,26 @@ package nic_dma_pkg;
     // bytes 0-1: free-running ring index of the frame's first descriptor
     logic [15:0] desc_idx;
   } tx_cpl_t;
+
+  // ---------------------------------------------------------------- TSO context entry (16 bytes)
+  localparam int unsigned TX_TSO_CTX_BYTES = 16;
+
+  typedef struct packed {
+    // bytes 5-15: reserved, zero
+    logic [87:0] rsvd_5;
+    // byte 4 [7:1]: reserved, zero
+    logic [6:0]  rsvd_4_1;
+    // byte 4 [0]: IPV6: the IP header is IPv6 (payload length patched); clear: IPv4 (total length,
+    // ID and header checksum patched)
+    logic        ipv6;
+    // byte 3: frame offset of the IP header (14, 18 with one VLAN tag, 22 with two)
+    logic [7:0]  l3_offset;
+    // byte 2: bytes of headers at the start of the send (Ethernet, VLAN tags, IP, TCP with
+    // options), copied to every segment; 54..`TX_TSO_MAX_HDR` (128)
+    logic [7:0]  hdr_len;
+    // bytes 0-1: TCP payload bytes per segment (the last one may be shorter), `TX_TSO_MIN_MSS` (88)
+    // and up, `hdr_len + mss` at most the frame limit
+    logic [15:0] mss;
+  } tx_tso_ctx_t;
 
 endpackage

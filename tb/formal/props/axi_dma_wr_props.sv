@@ -1,8 +1,9 @@
 // Properties of rtl/common/axi_dma_wr.sv: "write these bytes at this address" commands to AXI4
 // INCR bursts. Bound by axi_dma_wr_bind.sv; proved by tb/formal/axi_dma_wr.sby.
 //
-// Proved by k-induction (tb/formal/axi_dma_wr.sby): with `define F_NO_W_SIDE the address side's
-// rules for every command length; without it every property below, for cmd_len <= F_MAX_LEN:
+// Proved by k-induction (tb/formal/axi_dma_wr.sby), for every command length: with `define
+// F_NO_W_SIDE the address side's rules (prove_aw_w64); without it every property below (prove_w;
+// `define F_MAX_LEN bounds cmd_len, for the cover and bug-only BMC tasks):
 //   - AXI master rules: AWVALID and WVALID held until READY with a stable payload; AWLEN + 1
 //     within MAX_BURST; no burst crosses a 4 KiB boundary; AWSIZE the full bus width, INCR,
 //     AWADDR aligned to it; WLAST exactly on the last beat of the burst the beat belongs to;
@@ -179,24 +180,21 @@ module axi_dma_wr_props #(
   logic [15:0]       f_c_left;           // its beats not yet announced
   logic [ID_W-1:0]   f_c_id;
   logic [15:0]       f_c_total;          // its beats
-  logic [15:0]       f_an, f_wn, f_cn;   // beats announced on AW, written on W, of accepted commands
+  logic [15:0]       f_owed;             // beats of the accepted commands not yet written on W
   logic              f_aw_ends_cmd;
   assign f_aw_ends_cmd = f_aw && f_c_valid && 16'(m_awlen) + 16'd1 == f_c_left;
 
   always_ff @(posedge clk) begin
     if (rst) begin
       f_c_valid <= 1'b0;
-      f_an      <= '0;
-      f_wn      <= '0;
-      f_cn      <= '0;
+      f_owed    <= '0;
     end else begin
       if (f_aw) begin
-        f_an     <= f_an + 16'(m_awlen) + 16'd1;
         f_c_next <= f_c_next + XW'(32'((32'(m_awlen) + 1) * DB));
         f_c_left <= f_c_left - 16'(m_awlen) - 16'd1;
         if (f_aw_ends_cmd) f_c_valid <= 1'b0;
       end
-      if (f_w) f_wn <= f_wn + 16'd1;
+      f_owed <= f_owed + (f_cmd ? cmd_beats(cmd_addr, cmd_len) : 16'd0) - (f_w ? 16'd1 : 16'd0);
       if (f_cmd) begin
         f_c_valid <= 1'b1;
         f_c_addr  <= cmd_addr;
@@ -205,7 +203,6 @@ module axi_dma_wr_props #(
         f_c_left  <= cmd_beats(cmd_addr, cmd_len);
         f_c_id    <= cmd_id;
         f_c_total <= cmd_beats(cmd_addr, cmd_len);
-        f_cn      <= f_cn + cmd_beats(cmd_addr, cmd_len);
       end
     end
   end
@@ -213,20 +210,20 @@ module axi_dma_wr_props #(
   // ------------------------------------------------------------------ the bursts the W beats belong to
   // A reference queue of the bursts presented on AW (in AW order: the first presentation,
   // `burst_issue`, gives the order and the payload, which AXI keeps stable until AWREADY): for
-  // each, where it starts among its command's beats, its beats, the command's beats and the
-  // command's first and end byte lanes. W beats are matched to it in order (AXI4 has no write
-  // interleaving): the head is the burst the next W beat belongs to, whether its AW handshake
-  // has happened or not. The AW side's checks (a_aw_tiles_command) prove that beat j of a
-  // command is at its address rounded down plus j bus words; so the W beat that is beat j of
-  // its command must enable exactly the lanes inside [addr, addr + len): all of them but
-  // those below the first lane on beat 0 and those from the end lane on the last beat.
+  // each, its beats, whether it starts its command (no beat of the command announced before it)
+  // and whether it ends it (its beats are all the command has left), both from the command
+  // shadow above, and the command's first and end byte lanes. W beats are matched to it in
+  // order (AXI4 has no write interleaving): the head is the burst the next W beat belongs to,
+  // whether its AW handshake has happened or not. The AW side's checks (a_aw_tiles_command)
+  // prove that the bursts of a command tile [addr rounded down, addr + len rounded up) in
+  // order, so its first beat is the first beat of its first burst and its last beat the last
+  // beat of its last burst; the W beat must enable exactly the lanes inside [addr, addr + len):
+  // all of them but those below the first lane on the command's first beat and those from the
+  // end lane on its last beat. Per-burst flags (no beat positions) keep the data side's
+  // reference free of command-length arithmetic, so the k-induction closes at k = 3 for every
+  // length (the position counters of the earlier version did not finish beyond 64-byte commands).
   localparam int unsigned NQ = 4;               // bursts presented whose W beats are not all out
-`ifdef F_MAX_LEN
-  localparam int unsigned BCW = $clog2((`F_MAX_LEN + 2 * DB - 1) / DB + 1) + 1;  // a command's beats, bounded
-`else
-  localparam int unsigned BCW = 16;
-`endif
-  logic [NQ-1:0][BCW-1:0] q_off, q_total;
+  logic [NQ-1:0]         q_cfirst, q_clast;     // the burst starts / ends its command
   logic [NQ-1:0][8:0]    q_beats;
   logic [NQ-1:0][LW-1:0] q_lol, q_hil;
   logic [1:0]            q_rd;
@@ -234,16 +231,17 @@ module axi_dma_wr_props #(
   logic [8:0]            q_wbeat;               // W beats of the head burst already out
   logic                  f_pend;                // the presented AW is not accepted yet
 
-  logic [BCW-1:0] w_j;                          // the W beat now: its place among its command's beats
+  logic           w_cmd_first, w_cmd_last;      // the W beat now is its command's first / last beat
   logic [DB-1:0]  w_strb_expected;
   logic           w_last_expected;
   always_comb begin
-    w_j = q_off[q_rd] + BCW'(q_wbeat);
-    for (int l = 0; l < DB; l++) begin
-      w_strb_expected[l] = (w_j != '0 || LW'(l) >= q_lol[q_rd]) &&
-                           (w_j != q_total[q_rd] - BCW'(1) || q_hil[q_rd] == '0 || LW'(l) < q_hil[q_rd]);
-    end
     w_last_expected = q_wbeat == q_beats[q_rd] - 9'd1;
+    w_cmd_first     = q_cfirst[q_rd] && q_wbeat == '0;
+    w_cmd_last      = q_clast[q_rd] && w_last_expected;
+    for (int l = 0; l < DB; l++) begin
+      w_strb_expected[l] = (!w_cmd_first || LW'(l) >= q_lol[q_rd]) &&
+                           (!w_cmd_last || q_hil[q_rd] == '0 || LW'(l) < q_hil[q_rd]);
+    end
   end
 
   always_ff @(posedge clk) begin
@@ -264,9 +262,9 @@ module axi_dma_wr_props #(
         end
       end
       if (burst_issue) begin
-        q_off[2'(q_rd + 2'(q_cnt))]   <= BCW'(f_c_total - f_c_left);
-        q_beats[2'(q_rd + 2'(q_cnt))] <= {1'b0, m_awlen} + 9'd1;
-        q_total[2'(q_rd + 2'(q_cnt))] <= BCW'(f_c_total);
+        q_cfirst[2'(q_rd + 2'(q_cnt))] <= f_c_left == f_c_total;
+        q_clast[2'(q_rd + 2'(q_cnt))]  <= 16'(m_awlen) + 16'd1 == f_c_left;
+        q_beats[2'(q_rd + 2'(q_cnt))]  <= {1'b0, m_awlen} + 9'd1;
         q_lol[2'(q_rd + 2'(q_cnt))]   <= f_c_addr[LW-1:0];
         q_hil[2'(q_rd + 2'(q_cnt))]   <= f_c_end[LW-1:0];
         cnt                           = cnt + 3'd1;
@@ -303,14 +301,14 @@ module axi_dma_wr_props #(
         // the source's lanes (in_strb) within the region, none outside it
         a_wstrb_only_addressed_bytes: assert (m_wstrb == (w_strb_expected & in_strb));
       end
-      if (f_w) a_w_within_commands: assert (f_wn != f_cn);
+      if (f_w) a_w_within_commands: assert (f_owed != '0);
 `endif
       a_w_one_input_beat_each: assert (f_w == f_in && (!m_wvalid || m_wdata == in_data));
       // ---- responses, idle
       a_bready: assert (m_bready);
       a_b_err: assert (b_err == (m_bvalid && m_bresp[1]) && (!b_err || b_err_id == m_bid));
 `ifndef F_NO_W_SIDE
-      a_idle_iff_nothing_pending: assert (idle == (!f_c_valid && f_wn == f_cn));
+      a_idle_iff_nothing_pending: assert (idle == (!f_c_valid && f_owed == '0));
 `endif
     end
     if (f_past) begin
@@ -341,11 +339,14 @@ module axi_dma_wr_props #(
   end
 
   // the beats the queue still holds (for i_w_count)
-  logic [15:0] f_queued;
+  // (NQ bursts of at most 256 beats: 11 bits; the narrow sum keeps the induction cheap)
+  logic [10:0] f_queued;
+  logic [15:0] f_unissued;                      // beats of the command on AW not yet presented
   always_comb begin
     f_queued = '0;
-    for (int k = 0; k < NQ; k++) if (32'(k) < 32'(q_cnt)) f_queued = f_queued + 16'(q_beats[2'(q_rd + 2'(k))]);
-    f_queued = f_queued - 16'(q_wbeat);
+    for (int k = 0; k < NQ; k++) if (32'(k) < 32'(q_cnt)) f_queued = f_queued + 11'(q_beats[2'(q_rd + 2'(k))]);
+    f_queued = f_queued - 11'(q_wbeat);
+    f_unissued = f_c_valid ? f_c_left - (f_pend ? 16'(burst_beats) : 16'd0) : 16'd0;
   end
 
   logic [XW-1:0] f_c_lo_aligned, f_c_hi_aligned;
@@ -356,7 +357,6 @@ module axi_dma_wr_props #(
   always_comb begin
     if (f_started) begin
       i_active: assert (aw_active_q == f_c_valid && aw_pend_q == f_pend && (!aw_pend_q || aw_active_q));
-      i_cmd_beats: assert (f_cn - f_an == (f_c_valid ? f_c_left : 16'd0));
       if (f_c_valid) i_cmd_total: assert (f_c_total == cmd_beats(f_c_addr, 17'(f_c_end - {1'b0, f_c_addr})) &&
                                           f_c_left <= f_c_total && (f_c_total - f_c_left) * 16'(DB) == 16'(f_c_next - f_c_lo_aligned));
       if (f_c_valid) begin
@@ -371,8 +371,8 @@ module axi_dma_wr_props #(
 `ifndef F_NO_W_SIDE
       i_queue: assert (q_cnt == wq_count && q_wbeat == wbeat_q && q_cnt <= 3'(NQ) && (q_cnt != '0 || q_wbeat == '0) &&
                        wq_rd_ptr == q_rd);
-      // W beats written: those of the bursts presented minus what the queue still holds
-      i_w_count: assert (f_wn == f_an + (f_pend ? 16'(burst_beats) : 16'd0) - f_queued);
+      // W beats owed: those of the command not yet presented on AW plus what the queue still holds
+      i_w_count: assert (f_owed == f_unissued + 16'(f_queued));
 `endif
       if (f_pend) i_pend_burst: assert (burst_beats != '0 && {5'd0, burst_beats} <= beats_left_q);
 `ifdef F_MAX_LEN
@@ -391,30 +391,28 @@ module axi_dma_wr_props #(
     assign live     = {1'b0, pos} < q_cnt;
     assign head     = pos == 2'd0;
     assign newest   = {1'b0, pos} + 3'd1 == q_cnt;
-    assign cmd_last = 32'(q_off[S]) + 32'(q_beats[S]) == 32'(q_total[S]);
+    assign cmd_last = q_clast[S];
     always_comb begin
       if (f_started && live) begin
-        i_note_matches: assert (n_beats[S] == q_beats[S] && n_first[S] == (q_off[S] == '0) && n_last[S] == cmd_last &&
+        i_note_matches: assert (n_beats[S] == q_beats[S] && n_first[S] == q_cfirst[S] && n_last[S] == cmd_last &&
                                 n_start[S] == q_lol[S] && n_end[S] == q_hil[S]);
-        i_note_sane: assert (q_beats[S] != '0 && 32'(q_beats[S]) <= MAX_BURST && (!head || q_wbeat < q_beats[S]) &&
-                             32'(q_off[S]) + 32'(q_beats[S]) <= 32'(q_total[S]) && 32'(q_total[S]) <= 32'h2001);
+        i_note_sane: assert (q_beats[S] != '0 && 32'(q_beats[S]) <= MAX_BURST && (!head || q_wbeat < q_beats[S]));
         // a burst that is not its command's last is followed by the command's next
         if (!newest && !cmd_last) begin
-          i_note_next: assert (32'(q_off[N]) == 32'(q_off[S]) + 32'(q_beats[S]) && q_total[N] == q_total[S] &&
-                               q_lol[N] == q_lol[S] && q_hil[N] == q_hil[S]);
+          i_note_next: assert (!q_cfirst[N] && q_lol[N] == q_lol[S] && q_hil[N] == q_hil[S]);
         end
-        if (!newest && cmd_last) i_note_next_cmd: assert (q_off[N] == '0);
+        if (!newest && cmd_last) i_note_next_cmd: assert (q_cfirst[N]);
         // the newest burst, when no AW is pending: its command's last (and the command being
         // issued, if any, has issued nothing yet), or the command goes on right after it
         if (newest && !f_pend) begin
           i_note_newest: assert (cmd_last ? (!f_c_valid || f_c_left == f_c_total)
-                                          : (f_c_valid && 32'(f_c_total - f_c_left) == 32'(q_off[S]) + 32'(q_beats[S]) &&
-                                             32'(f_c_total) == 32'(q_total[S]) && f_c_addr[LW-1:0] == q_lol[S] &&
+                                          : (f_c_valid && f_c_left != f_c_total && f_c_addr[LW-1:0] == q_lol[S] &&
                                              f_c_end[LW-1:0] == q_hil[S]));
         end
+        // the newest burst with its AW pending: the burst being presented
         if (newest && f_pend) begin
-          i_note_pending: assert (32'(q_off[S]) == 32'(f_c_total - f_c_left) && q_beats[S] == burst_beats &&
-                                  32'(f_c_total) == 32'(q_total[S]) &&
+          i_note_pending: assert (q_cfirst[S] == (f_c_left == f_c_total) && q_beats[S] == burst_beats &&
+                                  q_clast[S] == (16'(burst_beats) == f_c_left) &&
                                   f_c_addr[LW-1:0] == q_lol[S] && f_c_end[LW-1:0] == q_hil[S]);
         end
       end

@@ -3,7 +3,10 @@
 // Bound by rx_split_dma_bind.sv; proved by tb/formal/rx_split_dma.sby.
 //
 // Asserted, from reset, for every queue setting in range (docs/verification.md, Formal):
-//   (F_NO_X leaves out a_hdr_in_buffer and a_pay_in_buffer: rx_split_dma.sby says why)
+//   (F_NO_X leaves out a_hdr_in_buffer and a_pay_in_buffer, F_NO_X_PAY only the latter,
+//   F_NO_ROOM a_cq_level and a_cq_room; F_INV adds the induction invariants i_*: task
+//   prove_q2 proves all but a_pay_in_buffer by k-induction; rx_split_dma.sby says which task
+//   checks which to what depth)
 //   a_hdr_*   no write outside a posted header buffer: every header command goes to the head
 //             descriptor popped in that very cycle and is no longer than the queue's
 //             hdr_buf_bytes (and PARSE_BYTES); a chosen byte f_const_x written by a header
@@ -95,7 +98,58 @@ module rx_split_dma_props
   input logic [QW-1:0]                 h_q_q,
   input logic                          pcmd_v_q,
   input logic [QW-1:0]                 pcmd_q_q,
-  input logic [NUM_RXQ-1:0][15:0]      cq_idx_q
+  input logic [NUM_RXQ-1:0][15:0]      cq_idx_q,
+  // design state for the induction invariants (F_INV, task prove_q2): the stages' frames,
+  // stage B's step state, the pending commands and the open completion batch
+  input logic                          a_valid_q,
+  input logic [QW-1:0]                 a_q_q,
+  input logic                          a_split,
+  input logic [15:0]                   a_hdr_len,
+  input logic [15:0]                   a_pay_len,
+  input logic [16:0]                   a_n_fresh,
+  input logic                          b_valid_q,
+  input logic [1:0]                    bst_q,
+  input logic [QW-1:0]                 b_q_q,
+  input logic                          b_split,
+  input logic [15:0]                   b_hdr_len,
+  input logic [15:0]                   b_pay_len,
+  input logic [16:0]                   b_n_fresh,
+  input logic                          sop_q,
+  input logic                          nx_has_q,
+  input logic [1:0]                    pcmd_src,
+  input logic                          bcmd_v_q,
+  input logic [ADDR_W-1:0]             bcmd_addr,
+  input logic [16:0]                   bcmd_len,
+  input logic [1:0]                    bcmd_src,
+  input logic [QW-1:0]                 bcmd_qq,
+  input logic [BNW-1:0]                bcmd_ncpl,
+  input logic                          bat_v_q,
+  input logic [QW-1:0]                 bat_q_q,
+  input logic [ADDR_W-1:0]             bat_addr_q,
+  input logic [BNW-1:0]                bat_n_q,
+  // ... and for the ring-room invariants: the pieces still to place, the rings' room
+  input logic                          a_hdr_err,
+  input logic                          b_hdr_err,
+  input logic [15:0]                   a_pay_end,
+  input logic [3:0]                    a_log2,
+  input logic [15:0]                   a_first_len,
+  input logic                          a_first_last,
+  input logic [15:0]                   b_pay_end,
+  input logic [3:0]                    b_log2,
+  input logic [15:0]                   pos_q,
+  input logic [15:0]                   nx_len_q,
+  input logic [15:0]                   nx_end_q,
+  input logic                          nx_last_q,
+  input logic [12:0]                   a_need,
+  input logic [3:0]                    a_slog2,
+  input logic [12:0]                   b_need,
+  input logic [3:0]                    b_slog2,
+  input logic [12:0]                   a_first_str,
+  input logic [12:0]                   nx_str_q,
+  input logic [NUM_RXQ-1:0]            cur_v_q,
+  input logic [NUM_RXQ-1:0][8:0]       cur_used_q,
+  input logic [NUM_RXQ-1:0][16:0]      cq_room_q,
+  input logic [NUM_RXQ-1:0]            cq_inc_q
 );
   localparam logic [1:0] SRC_HDR = 2'd0, SRC_PAY = 2'd1, SRC_CPL = 2'd2;
 
@@ -231,8 +285,10 @@ module rx_split_dma_props
         a_pop_hdr_valid: assert (!hdr_desc_pop[i] || (hdr_desc_valid[i] && QW'(i) == hdr_sel));
         a_pop_pay_valid: assert (!pay_desc_pop[i] || (pay_desc_valid[i] && QW'(i) == pay_sel));
         a_cq_index: assert (f_planned[i] == cq_idx_q[i]);
+`ifndef F_NO_ROOM
         a_cq_level: assert (!qcfg[i].enable ||
                             17'(16'(f_planned[i] - qcfg[i].cq_sw_idx)) <= (17'd1 << qcfg[i].cq_log2));
+`endif
       end
     end
   end
@@ -248,8 +304,10 @@ module rx_split_dma_props
       // other assertions reach a deeper BMC bound, see rx_split_dma.sby)
       if (f_cmd_hits_x && cmd_src == SRC_HDR)
         a_hdr_in_buffer: assert (f_x_hdr[cmd_queue] || f_x_hdr_now[cmd_queue]);
+`ifndef F_NO_X_PAY
       if (f_cmd_hits_x && cmd_src == SRC_PAY)
         a_pay_in_buffer: assert (f_x_pay[cmd_queue] || f_x_pay_now[cmd_queue]);
+`endif
 `endif
       if (f_cmd) a_cmd_src: assert (cmd_src != 2'd3);
       // completion writes: whole slots inside the ring
@@ -265,8 +323,10 @@ module rx_split_dma_props
       // completion records: only with room, at the planned slot, with its generation
       if (f_rec) begin
         a_cq_queue_on:  assert (QW'(rec.queue) < NUM_RXQ && qcfg[QW'(rec.queue)].enable);
+`ifndef F_NO_ROOM
         a_cq_room:      assert (17'(16'(f_planned[QW'(rec.queue)] - qcfg[QW'(rec.queue)].cq_sw_idx)) <
                                 (17'd1 << qcfg[QW'(rec.queue)].cq_log2));
+`endif
         a_cq_gen:       assert (rec.gen == !f_planned[QW'(rec.queue)][qcfg[QW'(rec.queue)].cq_log2]);
         if (rec.pay_valid)
           a_ord_pay_data: assert ((f_cmd && cmd_src == SRC_PAY && cmd_queue == QW'(rec.queue)) ||
@@ -289,6 +349,142 @@ module rx_split_dma_props
     if (f_on && f_past && p_pay_behind_hdr)
       a_ord_pending_next: assert (pcmd_v_q && pcmd_q_q == p_rec_q);
   end
+
+`ifdef F_INV
+  // ------------------------------------------------------------------ induction invariants
+  // (task prove_q2: they make the k-induction of the properties above close; each is itself
+  // proved, and each states what the RTL's registers must mean, from the interface's view)
+  localparam logic [1:0] B_FIRST = 2'd0, B_SEG = 2'd1;
+  logic [63:0] i_bat_base, i_bat_off, i_bat_size16, i_bc_base, i_bc_size16;
+  logic [15:0] i_bat_mask;
+  always_comb begin
+    i_bat_base   = qcfg[bat_q_q].cq_base;
+    i_bat_off    = 64'(bat_addr_q) - i_bat_base;
+    i_bat_size16 = 64'd16 << qcfg[bat_q_q].cq_log2;
+    i_bat_mask   = (16'd1 << qcfg[bat_q_q].cq_log2) - 16'd1;
+    i_bc_base    = qcfg[bcmd_qq].cq_base;
+    i_bc_size16  = 64'd16 << qcfg[bcmd_qq].cq_log2;
+  end
+  always_comb begin
+    if (f_on) begin
+      // a frame in stage A / B: its header fits the queue's header buffer and the parse
+      // window; a payload needs buffers exactly when it has bytes
+      if (a_valid_q) begin
+        i_a_shape: assert ((!a_split || (a_hdr_len <= qcfg[a_q_q].hdr_buf_bytes && a_hdr_len <= 16'(PARSE_BYTES))) &&
+                           (a_split || a_hdr_len == '0) && ((a_n_fresh == '0) == (a_pay_len == '0)));
+      end
+      if (b_valid_q) begin
+        i_b_shape: assert ((!b_split || (b_hdr_len <= qcfg[b_q_q].hdr_buf_bytes && b_hdr_len <= 16'(PARSE_BYTES))) &&
+                           (b_split || b_hdr_len == '0) && ((b_n_fresh == '0) == (b_pay_len == '0)) &&
+                           bst_q != 2'd3);
+        // the first step is the frame's start of packet; a frame not yet placed has a piece
+        // exactly when its payload has bytes
+        i_b_sop: assert (sop_q == (bst_q == B_FIRST) && (bst_q != B_FIRST || nx_has_q == (b_pay_len != '0)));
+        // while the rest of a frame is placed: no held beat, the open batch is the frame's queue's
+        if (bst_q == B_SEG) i_b_seg: assert (!h_v_q && (!bat_v_q || bat_q_q == b_q_q));
+      end
+      // pending commands: a payload piece, a batch of completions (whole slots in its ring)
+      if (pcmd_v_q) i_pcmd: assert (pcmd_src == SRC_PAY);
+      if (bcmd_v_q) begin
+        i_bcmd: assert (bcmd_src == SRC_CPL && !h_v_q && bcmd_len == 17'({bcmd_ncpl, 4'd0}) && bcmd_ncpl != '0 &&
+                        bcmd_addr[3:0] == i_bc_base[3:0] && 64'(bcmd_addr) >= i_bc_base &&
+                        64'(bcmd_addr) - i_bc_base + 64'(bcmd_len) <= i_bc_size16);
+      end
+      // the open batch: 1..CPL_BATCH-1 completions from a slot of its ring, not reaching its
+      // last slot; while its queue is on, the queue's next slot follows them
+      // counts are zero while no batch is open
+      if (!bat_v_q) i_bat_closed: assert (bat_n_q == '0);
+      if (bat_v_q) begin
+        i_bat: assert (bat_n_q != '0 && 32'(bat_n_q) < CPL_BATCH && bat_addr_q[3:0] == i_bat_base[3:0] &&
+                       64'(bat_addr_q) >= i_bat_base && i_bat_off + 64'({bat_n_q, 4'd0}) < i_bat_size16);
+        if (qcfg[bat_q_q].enable)
+          i_bat_slot: assert ((cq_idx_q[bat_q_q] & i_bat_mask) == 16'(i_bat_off >> 4) + 16'(bat_n_q));
+      end
+    end
+  end
+`ifndef F_NO_ROOM
+  // (The pieces are counted by comparisons with k buffer sizes, k <= CACHE_DEPTH, bufs_for():
+  // with a division by the variable buffer size the induction did not finish in 4 minutes.)
+  // The ring room: the RTL checks a frame's completions against a room worked out a cycle
+  // earlier (cq_room_q, with cq_inc_q for the slot taken meanwhile) once, at its first step;
+  // the pieces placed after it take their slots unchecked. So: the room never exceeds what
+  // is free, and while a frame is placed its remaining pieces fit in its ring.
+  logic f_around, p_around;
+  assign f_around = meta_valid || a_valid_q || b_valid_q;
+  always_ff @(posedge clk) p_around <= f_around;
+  logic [15:0] i_rem;                   // payload bytes of stage B's frame still to place
+  logic [16:0] i_pieces;                // its pieces (completions) still to plan
+  logic [16:0] i_b_size;                // its payload buffer size
+  // Buffers for n bytes, counted by comparisons with 1..CACHE_DEPTH buffer sizes (no division:
+  // a frame needing more fresh buffers than the cache holds is dropped), capped at CACHE_DEPTH + 1.
+  function automatic logic [16:0] bufs_for(input logic [15:0] n, input logic [3:0] l2);
+    logic [19:0] b = 20'd1 << l2;
+    bufs_for = 17'(CACHE_DEPTH + 1);
+    for (int k = CACHE_DEPTH; k >= 1; k--) if (20'(n) <= 20'(k) * b) bufs_for = 17'(k);
+    if (n == '0) bufs_for = '0;
+  endfunction
+  function automatic logic [16:0] capped(input logic [16:0] n);
+    return (n > 17'(CACHE_DEPTH)) ? 17'(CACHE_DEPTH + 1) : n;
+  endfunction
+  // the stride of a queue's multi-packet buffers (docs/rx-rules.md: pay_stride_log2 clamped to
+  // [max(4, pay_buf_log2 - 8), pay_buf_log2])
+  function automatic logic [3:0] stride_log2(input rxq_cfg_t c);
+    logic [3:0] st = c.pay_stride_log2;
+    if (st < 4'd4) st = 4'd4;
+    if (c.pay_buf_log2 > 4'd8 && st < c.pay_buf_log2 - 4'd8) st = c.pay_buf_log2 - 4'd8;
+    if (st > c.pay_buf_log2) st = c.pay_buf_log2;
+    return st;
+  endfunction
+  always_comb begin
+    i_rem    = b_pay_end - pos_q;
+    i_b_size = 17'd1 << b_log2;
+    i_pieces = bufs_for(i_rem, b_log2);
+  end
+  always_comb begin
+    if (f_on) begin
+      // (a frame with a header error is dropped at its first step: its lengths do not matter)
+      if (a_valid_q && !a_hdr_err) begin
+        i_a_pieces: assert (a_pay_end == a_hdr_len + a_pay_len && a_hdr_len <= a_pay_end && a_pay_end <= 16'd9216 && a_log2 >= 4'd4 &&
+                            capped(a_n_fresh) == bufs_for(a_pay_len, a_log2) &&
+                            a_log2 == qcfg[a_q_q].pay_buf_log2 && a_slog2 == stride_log2(qcfg[a_q_q]) &&
+                            (20'(a_need) << a_slog2) >= 20'(a_pay_len) &&
+                            32'(a_first_str) <= (32'd1 << (a_log2 - a_slog2)) &&
+                            a_first_last == (17'(a_pay_len) <= (17'd1 << a_log2)) &&
+                            a_first_len == (a_first_last ? a_pay_len : 16'(17'd1 << a_log2)));
+      end
+      if (b_valid_q) i_b_err_first: assert (!b_hdr_err || bst_q == B_FIRST);
+      if (b_valid_q && !b_hdr_err) begin
+        i_b_pieces: assert (b_pay_end == b_hdr_len + b_pay_len && b_hdr_len <= b_pay_end && b_pay_end <= 16'd9216 && b_log2 >= 4'd4 &&
+                            pos_q <= b_pay_end &&
+                            capped(b_n_fresh) == bufs_for(b_pay_len, b_log2) &&
+                            b_log2 == qcfg[b_q_q].pay_buf_log2 && b_slog2 == stride_log2(qcfg[b_q_q]) &&
+                            (20'(b_need) << b_slog2) >= 20'(b_pay_len) &&
+                            32'(nx_str_q) <= (32'd1 << (b_log2 - b_slog2)) &&
+                            nx_last_q == (17'(i_rem) <= i_b_size) && nx_len_q == (nx_last_q ? i_rem : 16'(i_b_size)) &&
+                            nx_end_q == pos_q + nx_len_q && nx_has_q == (i_rem != '0) &&
+                            (bst_q != B_FIRST || pos_q == b_hdr_len) &&
+                            (bst_q != B_SEG || (i_rem != '0 && i_pieces < 17'(CACHE_DEPTH))));
+        // the frame's remaining completions fit its ring (its first step checked them all)
+        if (bst_q == B_SEG && qcfg[b_q_q].enable)
+          i_seg_room: assert (17'(16'(f_planned[b_q_q] - qcfg[b_q_q].cq_sw_idx)) + i_pieces <= (17'd1 << qcfg[b_q_q].cq_log2));
+      end
+      if (a_valid_q || b_valid_q) i_around: assert (p_around);
+    end
+  end
+  for (genvar i = 0; i < NUM_RXQ; i++) begin : g_room
+    // a queue's current multi-packet buffer has used at most its strides
+    always_comb begin
+      if (f_on && cur_v_q[i])
+        i_cur_used: assert (32'(cur_used_q[i]) <= (32'd1 << (qcfg[i].pay_buf_log2 - stride_log2(qcfg[i]))));
+    end
+    always_comb begin
+      if (f_on && f_past && p_around && qcfg[i].enable)
+        i_room: assert (cq_room_q[i] + 17'(16'(f_planned[i] - qcfg[i].cq_sw_idx)) <=
+                        (17'd1 << qcfg[i].cq_log2) + 17'(cq_inc_q[i]));
+    end
+  end
+`endif
+`endif
 
   // ------------------------------------------------------------------ covers
   always_comb begin
