@@ -7,7 +7,8 @@
 //   F_NO_ROOM a_cq_level and a_cq_room; F_INV adds the induction invariants i_*: task
 //   prove_q2 proves all but a_pay_in_buffer by k-induction; F_INV_PAY adds the invariants
 //   a_pay_in_buffer's induction needs (i_cur_*, i_h_buf, i_pcmd_buf, i_a_str, i_b_str): written
-//   for issue 18, NOT yet proved (no task defines it; rx_split_dma.sby says why); rx_split_dma.sby
+//   for issue 18, proved by a hand run, in no task yet; a_pay_in_buffer with them NOT proved
+//   (rx_split_dma.sby says why); rx_split_dma.sby
 //   says which task checks which to what depth)
 //   a_hdr_*   no write outside a posted header buffer: every header command goes to the head
 //             descriptor popped in that very cycle and is no longer than the queue's
