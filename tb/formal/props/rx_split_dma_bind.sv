@@ -12,5 +12,6 @@ bind rx_split_dma rx_split_dma_props #(
   .b_pay_end(b_q.pay_end), .b_log2(b_q.log2),
   .a_hdr_err(a_q.hdr_err), .b_hdr_err(b_q.hdr_err),
   .a_need(a_q.need), .a_slog2(a_q.slog2), .b_need(b_q.need), .b_slog2(b_q.slog2),
-  .a_first_str(a_q.first_str)
+  .a_first_str(a_q.first_str),
+  .pcmd_addr(pcmd_q.addr), .pcmd_len(pcmd_q.len), .a_mpb(a_q.mpb), .b_mpb(b_q.mpb)
 );

@@ -5,8 +5,11 @@
 // Asserted, from reset, for every queue setting in range (docs/verification.md, Formal):
 //   (F_NO_X leaves out a_hdr_in_buffer and a_pay_in_buffer, F_NO_X_PAY only the latter,
 //   F_NO_ROOM a_cq_level and a_cq_room; F_INV adds the induction invariants i_*: task
-//   prove_q2 proves all but a_pay_in_buffer by k-induction; rx_split_dma.sby says which task
-//   checks which to what depth)
+//   prove_q2 proves all but a_pay_in_buffer by k-induction; F_INV_PAY adds the invariants
+//   a_pay_in_buffer's induction needs (i_cur_*, i_h_buf, i_pcmd_buf, i_a_str, i_b_str): written
+//   for issue 18, proved by a hand run, in no task yet; a_pay_in_buffer with them NOT proved
+//   (rx_split_dma.sby says why); rx_split_dma.sby
+//   says which task checks which to what depth)
 //   a_hdr_*   no write outside a posted header buffer: every header command goes to the head
 //             descriptor popped in that very cycle and is no longer than the queue's
 //             hdr_buf_bytes (and PARSE_BYTES); a chosen byte f_const_x written by a header
@@ -149,7 +152,16 @@ module rx_split_dma_props
   input logic [NUM_RXQ-1:0]            cur_v_q,
   input logic [NUM_RXQ-1:0][8:0]       cur_used_q,
   input logic [NUM_RXQ-1:0][16:0]      cq_room_q,
-  input logic [NUM_RXQ-1:0]            cq_inc_q
+  input logic [NUM_RXQ-1:0]            cq_inc_q,
+  // ... and for the payload-buffer invariants: the multi-packet cursor, H, the pending piece
+  input logic [NUM_RXQ-1:0][ADDR_W-1:0] cur_next_q,
+  input logic [ADDR_W-1:0]             h_start_q,
+  input logic [LW:0]                   h_end_q,
+  input logic                          h_cont_q,
+  input logic [ADDR_W-1:0]             pcmd_addr,
+  input logic [16:0]                   pcmd_len,
+  input logic                          a_mpb,
+  input logic                          b_mpb
 );
   localparam logic [1:0] SRC_HDR = 2'd0, SRC_PAY = 2'd1, SRC_CPL = 2'd2;
 
@@ -483,6 +495,58 @@ module rx_split_dma_props
                         (17'd1 << qcfg[i].cq_log2) + 17'(cq_inc_q[i]));
     end
   end
+`ifdef F_INV_PAY
+  // ---- the payload-buffer bound (a_pay_in_buffer): each queue's current multi-packet buffer
+  // (shadow: the address its last pop for a frame's last piece handed out, on an MPB queue),
+  // H's bytes and the pending piece command lie inside a buffer a pop of the queue handed out
+  logic [NUM_RXQ-1:0]        f_cur_v;
+  logic [NUM_RXQ-1:0][63:0]  f_cur_base;
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      f_cur_v <= '0;
+    end else begin
+      for (int i = 0; i < NUM_RXQ; i++) begin
+        if (pay_desc_pop[i] && qcfg[i].pay_mpb && nx_last_q) begin
+          f_cur_v[i]    <= 1'b1;
+          f_cur_base[i] <= pay_desc_addr;
+        end
+      end
+    end
+  end
+  logic [16:0] i_hlen;                   // bytes H holds: the flush command's length, 17 bits wide
+  assign i_hlen = 17'(h_end_q) - 17'(h_start_q[LW:0]);
+  for (genvar i = 0; i < NUM_RXQ; i++) begin : g_cur
+    always_comb begin
+      if (f_on) begin
+        if (cur_v_q[i]) i_cur_v: assert (f_cur_v[i]);
+        // the cursor: used strides from the buffer's base, which a pop handed out
+        if (f_cur_v[i])
+          i_cur_buf: assert (f_cur_base[i][LW-1:0] == '0 && f_cur_base[i] <= 64'hFFFF_FFFF_FFFF_0000 &&
+                             ((f_const_x - f_cur_base[i]) >= (64'd1 << qcfg[i].pay_buf_log2) || f_x_pay[i]) &&
+                             32'(cur_used_q[i]) <= (32'd1 << (qcfg[i].pay_buf_log2 - stride_log2(qcfg[i]))) &&
+                             64'(cur_next_q[i]) == f_cur_base[i] + (64'(cur_used_q[i]) << stride_log2(qcfg[i])));
+      end
+    end
+  end
+  always_comb begin
+    if (f_on) begin
+      // H: 1..DB bytes of its queue's current buffer, below the cursor (in the cursor's beat
+      // when a later piece may merge)
+      if (h_v_q)
+        i_h_buf: assert (f_cur_v[h_q_q] && i_hlen != '0 && i_hlen <= 17'(DATA_W / 8) &&
+                         h_start_q >= f_cur_base[h_q_q] && 64'(h_start_q) + 64'(i_hlen) <= 64'(cur_next_q[h_q_q]) &&
+                         (!h_cont_q || h_start_q[ADDR_W-1:LW] == cur_next_q[h_q_q][ADDR_W-1:LW]));
+      // the pending piece command: its bytes lie in a payload buffer of its queue
+      if (pcmd_v_q && pcmd_len != '0 && (f_const_x - 64'(pcmd_addr)) < 64'(pcmd_len))
+        i_pcmd_buf: assert (f_x_pay[pcmd_q_q]);
+      // the frames' multi-packet flag is the queue's; a piece's strides cover its bytes
+      if (a_valid_q && !a_hdr_err)
+        i_a_str: assert (a_mpb == qcfg[a_q_q].pay_mpb && (20'(a_first_str) << a_slog2) >= 20'(a_first_len));
+      if (b_valid_q && !b_hdr_err)
+        i_b_str: assert (b_mpb == qcfg[b_q_q].pay_mpb && (20'(nx_str_q) << b_slog2) >= 20'(nx_len_q));
+    end
+  end
+`endif
 `endif
 `endif
 
