@@ -212,7 +212,8 @@ def run_jobs(jobs: list[Job], parallel: int, progress_s: float) -> None:
             j.start = time.monotonic()
             j.rev = git_rev()
             with open(j.logfile.with_suffix(".stderr"), "w") as err:
-                j.proc = subprocess.Popen(j.argv, cwd=j.logfile.parent, stdout=subprocess.DEVNULL,
+                j.proc = subprocess.Popen(wasm_argv(j.argv), cwd=j.logfile.parent, env=wasm_env(),
+                                          stdout=subprocess.DEVNULL,
                                           stderr=err)
             log(f"started {j.name} (log: {j.logfile.relative_to(ROOT)})")
             running.append(j)
@@ -243,12 +244,35 @@ def fmt_s(s: float) -> str:
     return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
 
 
+WASM_ROOT = "/repo"
+"""Where the YoWASP tools see the repo. yowasp_runtime mounts a private temporary directory
+at /tmp inside its WebAssembly sandbox, so a clone under /tmp (a `mktemp -d` checkout) is not
+reachable there by its own path; and slang cannot open `../` paths under WASI. So every tool
+run mounts the repo at /repo (YOWASP_MOUNT) and reads and writes /repo/... paths only."""
+
+
+def for_wasm(text: str, cwd: Path | None = None) -> str:
+    """`text` with the repo's paths as the YoWASP tools see them (WASM_ROOT)."""
+    return text.replace(f"{ROOT}/", f"{WASM_ROOT}/")
+
+
+def wasm_argv(argv: list[str], cwd: Path | None = None) -> list[str]:
+    """A YoWASP command line: the launcher (a host program) as it is, its arguments through
+    for_wasm."""
+    return [argv[0], *(for_wasm(a) for a in argv[1:])]
+
+
+def wasm_env() -> dict[str, str]:
+    """The environment of a YoWASP tool run: the repo mounted at WASM_ROOT."""
+    return {**os.environ, "YOWASP_MOUNT": f"{WASM_ROOT}={ROOT}"}
+
+
 def yosys_job(name: str, script: str, d: Path) -> Job:
     d.mkdir(parents=True, exist_ok=True)
     for stale in ("latches.txt", "memories.txt", "stat.json", "netlist.json"):
         (d / stale).unlink(missing_ok=True)
     ys = d / "run.ys"
-    ys.write_text(script)
+    ys.write_text(for_wasm(script))
     return Job(name, [str(YOSYS), "-q", "-l", str(d / "yosys.log"), "-s", str(ys)],
                d / "yosys.log")
 
@@ -674,9 +698,11 @@ DEPTH_BLOCKS = ("u_desc", "u_tx.u_fetch", "u_tx.u_sched", "u_tx.u_gather", "u_tx
 def block_modules(cfg: Config, d: Path) -> dict[str, str]:
     """Instance path (below nic_top) -> the module read_slang --keep-hierarchy made for it."""
     d.mkdir(parents=True, exist_ok=True)
-    (d / "ls.ys").write_text("\n".join([read_slang(cfg, keep_hierarchy=True),
-                                        f"hierarchy -check -top {TOP}", "tee -q -o modules.txt ls"]) + "\n")
-    res = subprocess.run([str(YOSYS), "-q", "-s", "ls.ys"], cwd=d, capture_output=True, text=True)
+    (d / "ls.ys").write_text(for_wasm("\n".join([read_slang(cfg, keep_hierarchy=True),
+                                                 f"hierarchy -check -top {TOP}",
+                                                 f"tee -q -o {d}/modules.txt ls"]) + "\n"))
+    res = subprocess.run(wasm_argv([str(YOSYS), "-q", "-s", str(d / "ls.ys")]), cwd=d, env=wasm_env(),
+                         capture_output=True, text=True)
     if res.returncode != 0:
         raise SystemExit(f"synth: elaboration of {cfg.name} failed: "
                          f"{(res.stderr or res.stdout).strip().splitlines()[-1:]}")
@@ -708,8 +734,8 @@ def cmd_depth(args: argparse.Namespace) -> int:
                 synth_cmd = (f"synth_ecp5 -top \\{mod}" if fam == "ecp5" else
                              f"synth_xilinx -top \\{mod} -family xcup -flatten -noiopad -noclkbuf")
                 script = "\n".join([read_slang(cfg, keep_hierarchy=True), f"hierarchy -top \\{mod}",
-                                     synth_cmd, "tee -q -o stat.json stat -json" + (" -tech xilinx" if fam == "xilinx" else ""),
-                                     "write_json -noscopeinfo netlist.json"]) + "\n"
+                                     synth_cmd, f"tee -q -o {d}/stat.json stat -json" + (" -tech xilinx" if fam == "xilinx" else ""),
+                                     f"write_json -noscopeinfo {d}/netlist.json"]) + "\n"
                 job = yosys_job(f"{cfg.name}/{fam}/{b}", script, d)
 
                 def done(j: Job, b: str = b, mod: str = mod, d: Path = d, fam: str = fam) -> None:
@@ -771,7 +797,7 @@ def cmd_quick(args: argparse.Namespace) -> int:
     job = yosys_job(f"quick/{cfg.name}", script, d)
     job.start = time.monotonic()
     d.mkdir(parents=True, exist_ok=True)
-    rc = subprocess.run(job.argv, cwd=d, stdout=subprocess.DEVNULL,
+    rc = subprocess.run(wasm_argv(job.argv), cwd=job.logfile.parent, env=wasm_env(), stdout=subprocess.DEVNULL,
                         stderr=open(job.logfile.with_suffix(".stderr"), "w")).returncode
     job.rc, job.end = rc, time.monotonic()
     if rc != 0:
@@ -921,7 +947,8 @@ def cmd_pnr(args: argparse.Namespace) -> int:
             read_slang(cfg), f"hierarchy -check -top {TOP}",
             f"tee -q -o {d}/ports.txt portlist {TOP}"]) + "\n", d / "ports")
         pj.start = time.monotonic()
-        rc = subprocess.run(pj.argv, cwd=d, stdout=subprocess.DEVNULL).returncode
+        rc = subprocess.run(wasm_argv(pj.argv), cwd=pj.logfile.parent, env=wasm_env(),
+                            stdout=subprocess.DEVNULL).returncode
         if rc != 0:
             pj.rc = rc
             problems.append(f"{cfg.name}: elaboration failed: {tail_error(pj)}")
