@@ -60,7 +60,7 @@ async def _steered_rig(env: DriverEnv, nq: int, zq: int, mtu: int = 1500,
     rules = ethtool.NtupleRules(nd.hw, nd.real_num_rx_queues)
     await rules.clear()
     nd.channel_checks.append(rules.check_channels)
-    rig.rules = rules          # type: ignore[attr-defined]
+    rig.rules = rules
     return rig
 
 
@@ -76,7 +76,7 @@ async def zcrx_steered_flow(env: DriverEnv, *, size: int = 128 << 10, ipv6: bool
     nd = rig.netdev
     flow = Flow(ipv6=ipv6, sport=40000, dport=5201)
     peer = TcpPeer(flow, mtu=mtu)
-    await rig.rules.add(ethtool.NtupleSpec(         # type: ignore[attr-defined]
+    await rig.rules.add(ethtool.NtupleSpec(
         'tcp6' if ipv6 else 'tcp4', zq, src_ip=peer.src, dst_ip=peer.dst,
         src_port=flow.sport, dst_port=flow.dport))
     ring = zcrx_ring(rig.kernel)
@@ -354,11 +354,6 @@ async def zcrx_rss_spread(env: DriverEnv, *, flows: int = 8, size: int = 16 << 1
     await rig.finish()
 
 
-HAS_RSS_CONTEXTS = hasattr(ethtool, 'RssContexts')
-"""RSS contexts (issue 22 items 1-3, branch rssctx): the context variant runs once they are
-in driver/ethtool.py."""
-
-
 async def zcrx_rss_context_spread(env: DriverEnv, *, flows: int = 8, size: int = 16 << 10) -> None:
     """The kernel's RSS-context zcrx setup: `ethtool -X context new start 4 equal 4`, a rule
     `flow-type tcp4 dst-port 5201 context K`, an ifq on each of the context's queues 4..7
@@ -368,13 +363,13 @@ async def zcrx_rss_context_spread(env: DriverEnv, *, flows: int = 8, size: int =
     nq = 8
     rig = await _steered_rig(env, nq, 4, rx_pending=32)
     nd = rig.netdev
-    ctxs = ethtool.RssContexts(nd.hw, nq)    # type: ignore[attr-defined]
-    rules = ethtool.NtupleRules(nd.hw, nq, contexts=ctxs)   # type: ignore[call-arg]
+    ctxs = ethtool.RssContexts(nd.hw, nq)
+    rules = ethtool.NtupleRules(nd.hw, nq, contexts=ctxs)
     await rules.clear()
-    k = await ethtool.set_rxfh(nd.hw, indir=ethtool.equal_indir(4, start=4),  # type: ignore[attr-defined]
-                               rss_context=ethtool.ETH_RXFH_CONTEXT_ALLOC,    # type: ignore[attr-defined]
+    k = await ethtool.set_rxfh(nd.hw, indir=ethtool.equal_indir(4, start=4),
+                               rss_context=ethtool.ETH_RXFH_CONTEXT_ALLOC,
                                contexts=ctxs)
-    await rules.add(ethtool.NtupleSpec('tcp4', 0, dst_port=5201, context=k))  # type: ignore[call-arg]
+    await rules.add(ethtool.NtupleSpec('tcp4', 0, dst_port=5201, context=k))
     assert ctxs.queues(k) == [4, 5, 6, 7]
     ring = zcrx_ring(rig.kernel)
     zcs = {q: await zcrx_register(ring, nd, q, pages=64) for q in ctxs.queues(k)}
@@ -396,8 +391,8 @@ ZCRX_SCENARIOS: list[Scenario] = [
     Scenario('zcrx-refill-starvation', zcrx_refill_starvation),
     Scenario('zcrx-unregister-outstanding', zcrx_unregister_outstanding),
     Scenario('zcrx-rss-spread', zcrx_rss_spread, num_rxq=4, steering=True),
-] + ([Scenario('zcrx-rss-context-spread', zcrx_rss_context_spread, num_rxq=8, steering=True)]
-     if HAS_RSS_CONTEXTS else [])
+    Scenario('zcrx-rss-context-spread', zcrx_rss_context_spread, num_rxq=8, steering=True),
+]
 RTL_SIZES: dict[str, Callable[[DriverEnv], Coroutine[Any, Any, None]]] = {
     'zcrx-steered-flow': partial(zcrx_steered_flow, size=32 << 10),
     'zcrx-steered-flow-ipv6-mtu9000': partial(zcrx_steered_flow, ipv6=True, mtu=9000,

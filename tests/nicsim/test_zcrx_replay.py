@@ -107,10 +107,6 @@ def test_zcrx_queues_bad_input(argv: list[str], msg: str, capsys: pytest.Capture
     assert "Traceback" not in out.err + out.out
 
 
-HAS_RSS_CONTEXTS = hasattr(__import__("nicsim.engine", fromlist=["x"]), "parse_rss_context")
-
-
-@pytest.mark.skipif(not HAS_RSS_CONTEXTS, reason="RSS contexts (branch rssctx) are not merged yet")
 @pytest.mark.parametrize("provider", ["--zcrx-queues", "--devmem-queues"])
 def test_rss_context_over_provider_queues(capture: tuple[Path, dict[str, bytes]], tmp_path: Path,
                                           provider: str) -> None:
