@@ -435,7 +435,7 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     cfg = ClusterConfig(nics=n, bytes_per_pair=args.bytes_per_pair, data_width=args.data_width,
                         mss=args.mss, switch_buffer_kib=args.switch_buffer, drop_rate=args.drop_rate,
                         pairs=pairs, seed=args.seed, rto_min_us=args.rto_min_us,
-                        timeout_ms=args.timeout_ms, napi_interval_ns=args.napi_interval_ns,
+                        timeout_ms=args.timeout_ms, stall_ms=args.stall_ms, napi_interval_ns=args.napi_interval_ns,
                         rcvbuf_kib=args.rcvbuf)
     try:
         cfg.check()
@@ -601,6 +601,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the driver's rto_min in simulated microseconds (default 200; initial RTO 5x)")
     c.add_argument("--timeout-ms", type=float, default=200.0,
                    help="simulated milliseconds after which the run gives up (default 200)")
+    c.add_argument("--stall-ms", type=float, default=None,
+                   help="simulated milliseconds without progress after which the run gives up, "
+                        "naming the stuck connections (default 10 x rto_min: 2)")
     c.add_argument("--napi-interval-ns", type=int, default=1000, metavar="NS",
                    help="a host polls its NIC at most once per NS simulated ns, one ACK per socket "
                         "per poll (default 1000)")

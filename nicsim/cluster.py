@@ -52,8 +52,11 @@ def run_rtl(cfg: ClusterConfig, name: str | None = None, seed: int | None = None
     except AssertionError as e:
         err = str(e)
     r: dict[str, Any] = json.loads(out.read_text()) if out.is_file() else {}
-    if "fatal" in r or not r:
-        raise RuntimeError(r.get("fatal") or err or "the simulation wrote no result")
+    fatal = r.get("fatal", "")
+    if fatal.startswith("TimeoutError: "):
+        raise TimeoutError(fatal.removeprefix("TimeoutError: "))
+    if fatal or not r:
+        raise RuntimeError(fatal or err or "the simulation wrote no result")
     res = ClusterResult.from_json(r)
     if err is not None and res.ok:
         res.errors.append(err.splitlines()[0])

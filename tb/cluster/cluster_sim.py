@@ -37,6 +37,10 @@ async def cluster(dut) -> None:
         prof.enable()
     try:
         res = await run_cluster(cfg, tb, _progress)
+    except TimeoutError as e:                       # the run's verdict, not a testbench bug:
+        with open(out, "w") as fh:                  # nicsim prints it as one line
+            json.dump({"fatal": f"{type(e).__name__}: {e}"}, fh)
+        return
     except Exception as e:
         with open(out, "w") as fh:
             json.dump({"fatal": f"{type(e).__name__}: {e}"}, fh)

@@ -127,13 +127,17 @@ class ClusterTb:
         transfer, a sampler at every switch window (queue depth peaks, bytes received)."""
         dut = self.dut
         tasks = []
+        failure: list[TimeoutError] = []   # the sampler's verdict ends every loop
+
+        def over() -> bool:
+            return bool(failure) or until()
 
         interval = cluster.cfg.napi_interval_ns
 
         async def host_loop(h) -> None:
             node = self.nodes[h.index]
             ready_at = 0
-            while not until():
+            while not over():
                 if self.now_ns() < ready_at:                 # at most one poll per interval
                     await Timer(ready_at - self.now_ns(), unit="ns")
                 ready_at = self.now_ns() + interval
@@ -146,13 +150,13 @@ class ClusterTb:
                 now = self.now_ns()
                 t = h.next_timer_ns()
                 deadline = now + IDLE_NS if t is None else max(now + CLK_NS, min(t, now + IDLE_NS))
-                while node.irq_count == seen and self.now_ns() < deadline and not until():
+                while node.irq_count == seen and self.now_ns() < deadline and not over():
                     await First(_Change(dut.irq_count), Timer(deadline - self.now_ns(), unit="ns"))
 
         async def sampler() -> None:
             period = cluster.cfg.sample_cycles * CLK_NS
             w = int(dut.sw_window.value)
-            while not until():
+            while not over():
                 await Timer(period, unit="ns")
                 if cluster.phase == "transfer":
                     nw = int(dut.sw_window.value)
@@ -160,7 +164,10 @@ class ClusterTb:
                         cluster.sample(self.now_ns(), self.depth_peaks())
                         w = nw
                     cluster.maybe_progress()
+                try:
                     cluster.check_timeout()
+                except TimeoutError as e:
+                    failure.append(e)
 
         for h in cluster.hosts:
             tasks.append(cocotb.start_soon(host_loop(h)))
@@ -168,6 +175,8 @@ class ClusterTb:
         for t in tasks:
             await t
         smp.cancel()
+        if failure:
+            raise failure[0]
 
 
 def cluster_sources() -> list[Path]:

@@ -111,7 +111,7 @@ class ModelClusterEnv:
                     cluster.sample(next_sample * CLK_NS, sw.take_peaks())
                     next_sample += sample_every
                 cluster.maybe_progress()
-                cluster.check_timeout()
+            cluster.check_timeout()
             if until():
                 return
             # the next event

@@ -102,10 +102,19 @@ class ClusterConfig:
     """Interval of the time series (goodput per NIC, switch queue depth)."""
     timeout_ms: float = 200.0
     """Simulated time after which the run gives up."""
+    stall_ms: float | None = None
+    """Simulated time without progress (a connection established or closing, a byte
+    acknowledged, received or unpacked, a zero-copy notification) after which the run gives
+    up naming the connections that are stuck; None: 10 times rto_min (2 ms by default),
+    which spans several retransmissions with their backoff."""
 
     @property
     def mtu(self) -> int:
         return self.mss + 40
+
+    @property
+    def stall_ns(self) -> int:
+        return int((self.stall_ms * 1e6) if self.stall_ms is not None else 10 * self.rto_min_us * 1e3)
 
     @property
     def data_bytes(self) -> int:
@@ -138,6 +147,8 @@ class ClusterConfig:
             raise ValueError(f"--rto-min-us {self.rto_min_us:g}: must be positive")
         if not self.timeout_ms > 0:
             raise ValueError(f"--timeout-ms {self.timeout_ms:g}: must be positive")
+        if self.stall_ms is not None and not self.stall_ms > 0:
+            raise ValueError(f"--stall-ms {self.stall_ms:g}: must be positive")
         if not 0 <= self.drop_rate < 1:
             raise ValueError(f"--drop-rate {self.drop_rate}: a probability in [0, 1)")
         frame_cells = -(-(self.mss + HDR_BYTES) // self.data_bytes)
@@ -429,6 +440,8 @@ class Cluster:
         self._wall0 = time.monotonic()
         self._last_progress = 0.0
         self.phase = "setup"
+        self._mark: tuple[Any, ...] | None = None
+        self._mark_ns = 0
 
     # ---- setup
     async def setup(self) -> None:
@@ -555,8 +568,51 @@ class Cluster:
             self.progress(self.status())
 
     def check_timeout(self) -> None:
-        if (self.env.now_ns() - self.t0_ns) > self.cfg.timeout_ms * 1e6:
+        """TimeoutError (one line) after `timeout_ms` of transfer, or when nothing has moved
+        for `stall_ns` (`stalled`)."""
+        now = self.env.now_ns()
+        if self.phase == "transfer" and (now - self.t0_ns) > self.cfg.timeout_ms * 1e6:
             raise TimeoutError(f"cluster: no end after {self.cfg.timeout_ms:g} ms simulated: {self.status()}")
+        mark = self._progress_mark()
+        if mark != self._mark:
+            self._mark, self._mark_ns = mark, now
+        elif now - self._mark_ns > self.cfg.stall_ns:
+            raise TimeoutError(f"cluster: no progress for {(now - self._mark_ns) / 1e6:.1f} ms simulated "
+                               f"(at {now / 1e6:.3f} ms): {self.stuck()}; {self.status()}")
+
+    def _progress_mark(self) -> tuple[Any, ...]:
+        """Everything whose change is progress: the TCP states, the bytes acknowledged and
+        received, the bytes unpacked and the zero-copy notifications."""
+        m: list[Any] = [self.phase]
+        for h in self.hosts:
+            m.append(len(h.accepted))
+            for sd in h.senders.values():
+                sk = sd.sock.sk
+                m.append((sk.state, sk.bytes_acked, len(sd.notes)) if sk is not None else None)
+            for r in h.receivers.values():
+                sk = r.sock.sk
+                m.append((r.got, r.unpacked, r.eof, sk.state if sk is not None else None))
+        return tuple(m)
+
+    def stuck(self) -> str:
+        """The connections not done, one phrase each: `s->r` with the sender's and the
+        receiver's TCP state and the sender's send queue."""
+        out = []
+        for s, r in self.cfg.pair_list():
+            sd = self.hosts[s].senders.get(r) if s < len(self.hosts) else None
+            rc = self.hosts[r].receivers.get(s) if r < len(self.hosts) else None
+            if sd is not None and sd.done and rc is not None and rc.eof and rc.unpacked >= rc.nbytes:
+                continue
+            sk = sd.sock.sk if sd is not None else None
+            if sk is None:
+                out.append(f"{s}->{r} not connected")
+                continue
+            rsk = rc.sock.sk if rc is not None else None
+            rstate = rsk.state.value if rsk is not None else "not accepted"
+            out.append(f"{s}->{r} sender {sk.state.value} (unacked {(sk.snd_nxt - sk.snd_una) & 0xFFFF_FFFF} B, "
+                       f"{len(sk.write_queue)} skbs unsent, peer window {sk.snd_wnd} B), receiver {rstate}"
+                       + (f" ({rc.unpacked}/{rc.nbytes} B unpacked{', EOF' if rc.eof else ''})" if rc else ""))
+        return f"{len(out)} connections stuck: " + ", ".join(out) if out else "every connection is done"
 
     # ---- the result
     async def result(self, backend: str, cycles: int) -> ClusterResult:
