@@ -603,7 +603,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="simulated milliseconds after which the run gives up (default 200)")
     c.add_argument("--stall-ms", type=float, default=None,
                    help="simulated milliseconds without progress after which the run gives up, "
-                        "naming the stuck connections (default 10 x rto_min: 2)")
+                        "naming the stuck connections (default 50 x rto_min: 10)")
     c.add_argument("--napi-interval-ns", type=int, default=1000, metavar="NS",
                    help="a host polls its NIC at most once per NS simulated ns, one ACK per socket "
                         "per poll (default 1000)")

@@ -105,8 +105,9 @@ class ClusterConfig:
     stall_ms: float | None = None
     """Simulated time without progress (a connection established or closing, a byte
     acknowledged, received or unpacked, a zero-copy notification) after which the run gives
-    up naming the connections that are stuck; None: 10 times rto_min (2 ms by default),
-    which spans several retransmissions with their backoff."""
+    up naming the connections that are stuck; None: 50 times rto_min (10 ms by default),
+    which spans five retransmissions of one segment with their backoff (rto_min times
+    1 + 2 + 4 + 8 + 16 = 31)."""
 
     @property
     def mtu(self) -> int:
@@ -114,7 +115,7 @@ class ClusterConfig:
 
     @property
     def stall_ns(self) -> int:
-        return int((self.stall_ms * 1e6) if self.stall_ms is not None else 10 * self.rto_min_us * 1e3)
+        return int((self.stall_ms * 1e6) if self.stall_ms is not None else 50 * self.rto_min_us * 1e3)
 
     @property
     def data_bytes(self) -> int:
