@@ -610,8 +610,12 @@ class Cluster:
                 continue
             rsk = rc.sock.sk if rc is not None else None
             rstate = rsk.state.value if rsk is not None else "not accepted"
+            got = {i for lo, hi in sd.notes for i in range(lo, hi + 1)}
+            missing = sorted(set(range(sd.calls)) - got)
             out.append(f"{s}->{r} sender {sk.state.value} (unacked {(sk.snd_nxt - sk.snd_una) & 0xFFFF_FFFF} B, "
-                       f"{len(sk.write_queue)} skbs unsent, peer window {sk.snd_wnd} B), receiver {rstate}"
+                       f"{len(sk.write_queue)} skbs unsent, peer window {sk.snd_wnd} B, zero-copy "
+                       f"notifications {len(got & set(range(sd.calls)))}/{sd.calls}"
+                       + (f" missing {missing[:4]}" if missing else "") + f"), receiver {rstate}"
                        + (f" ({rc.unpacked}/{rc.nbytes} B unpacked{', EOF' if rc.eof else ''})" if rc else ""))
         return f"{len(out)} connections stuck: " + ", ".join(out) if out else "every connection is done"
 

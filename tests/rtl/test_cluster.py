@@ -130,5 +130,6 @@ def test_cluster_model_stall() -> None:
     assert "1 connections stuck: 0->1 sender FIN_WAIT1" in msg and "receiver ESTABLISHED" in msg, msg
     assert "1->0" not in msg.split(";")[0], msg           # that one closed
     assert "8192/8192 B unpacked" in msg, msg             # the data all arrived, the close did not
+    assert "unacked 1 B" in msg and "zero-copy notifications 1/1)" in msg, msg   # only the FIN is owed
     assert lost[0] >= 2, lost                             # the FIN and at least one retransmission
     assert env.now_ns() < 10 * 1_000_000                  # far before the 200 ms timeout
