@@ -12,7 +12,8 @@
 // (registered decision, every cycle):
 //   1. it holds COALESCE.frames completions (0 and values above TX_COAL_MAX count as
 //      TX_COAL_MAX; 1, the reset value: every completion alone);
-//   2. its next slot would wrap the ring;
+//   2. its next slot would wrap the ring (and until it is written it takes no completion:
+//      a batch never crosses the ring's end);
 //   3. its first completion has waited COALESCE.usecs * CYCLES_PER_US cycles (0: never);
 //   4. every frame the queue has started (`inflight`) has its completion here: nothing
 //      else could join the batch soon.
@@ -141,7 +142,10 @@ module tx_cpl_wr
   assign q         = QW'(sel.qid);
   assign slot      = slot_q[q];
   assign gen       = !slot[cq_log2[q]];
-  assign take      = sel_valid && (32'(held_q[q]) + 32'(wr_n_q[q]) < NB);
+  // A batch that has reached the ring's end takes nothing more until it is written (rule 2):
+  // a record taken then would be written past the ring's end instead of in slot 0.
+  assign take      = sel_valid && (32'(held_q[q]) + 32'(wr_n_q[q]) < NB)
+                     && !(held_q[q] != '0 && ((first_q[q] + 16'(held_q[q])) & ring_mask(cq_log2[q])) == '0);
 
   assign ev_valid  = take;
   assign ev_status = sel.status;

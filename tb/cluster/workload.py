@@ -605,7 +605,7 @@ class Cluster:
             if sd is not None and sd.done and rc is not None and rc.eof and rc.unpacked >= rc.nbytes:
                 continue
             sk = sd.sock.sk if sd is not None else None
-            if sk is None:
+            if sd is None or sk is None:
                 out.append(f"{s}->{r} not connected")
                 continue
             rsk = rc.sock.sk if rc is not None else None
