@@ -50,7 +50,7 @@ setup: ## install apt packages, .venv and pinned Python deps if missing or chang
 
 # pytest exits 5 when it collected no test: a selection (PYTEST_ARGS="-k nosuch") that
 # matches nothing is a failure, not a silent pass.
-test: setup ## run the whole pytest suite in tests/ in parallel (JOBS=auto, PYTEST_ARGS=...)
+test: setup ## run the pytest suite in tests/ in parallel, all but the regress_only tests (JOBS=auto, PYTEST_ARGS=...)
 	@rc=0; $(VENV_PY) -m pytest -n $(JOBS) -m "not regress_only" $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "test: no test matched$(if $(PYTEST_ARGS), PYTEST_ARGS='$(PYTEST_ARGS)',) (pytest exit 5)"; rc=1; fi; exit $$rc
 

@@ -257,3 +257,26 @@ def test_cluster_steady_state() -> None:
     assert list(steady_fractions(res)) == [0]
     res.samples = {"t_ns": [4000], "rx_bytes": [[1], [1]]}
     assert steady_fractions(res) == {}
+
+
+def test_cluster_cli_stall(tmp_path: Path, capsys, monkeypatch) -> None:
+    """A run that cannot finish (a test hook loses every FIN host 0 sends) ends with one
+    line on stderr naming the stuck connection, exit 1, no traceback and no report."""
+    from tb.cluster import model_env
+
+    class LosingEnv(model_env.ModelClusterEnv):
+        def _tx(self, port):
+            send = super()._tx(port)
+
+            def on_tx(frame: bytes) -> None:
+                if not (port == 0 and frame[47] & 0x01):     # TCP flags of a 20-byte IP header: FIN
+                    send(frame)
+            return on_tx
+    monkeypatch.setattr(model_env, "ModelClusterEnv", LosingEnv)
+    rc = main(["cluster", "--backend", "model", "--nics", "2", "--bytes-per-pair", "8K",
+               "--stall-ms", "2", "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert err.count("\n") == 1 and err.startswith("nicsim cluster: [ETIMEDOUT] cluster: no progress for 2.0 ms"), err
+    assert "0->1 sender FIN_WAIT1" in err and "Traceback" not in err, err
+    assert not (tmp_path / "r" / "report.md").exists()

@@ -92,3 +92,43 @@ def test_cluster_lossy_rtl() -> None:
     check_run(res, cfg, lossless=False)
     assert sum(s["injected"] for s in res.switch) > 0, "the seed lost no frame: pick another"
     assert sum(t["RetransSegs"] for t in res.tcp) > 0
+
+
+def _drop_fins_from(env, port: int) -> list[int]:
+    """A test hook on the model's switch: every frame with FIN set that host `port` sends is
+    lost at the ingress (so that host's closes never complete). Returns the count of frames
+    lost, growing."""
+    lost = [0]
+    send = env.switch.send
+
+    def send_or_lose(p: int, frame: bytes, cycle: int) -> None:
+        ihl = (frame[14] & 0x0F) * 4
+        if p == port and frame[12:14] == b"\x08\x00" and frame[23] == 6 and frame[14 + ihl + 13] & 0x01:
+            lost[0] += 1
+            return
+        send(p, frame, cycle)
+    env.switch.send = send_or_lose
+    return lost
+
+
+def test_cluster_model_stall() -> None:
+    """A connection whose FIN never arrives (every FIN of host 0 lost: its retransmissions
+    too) makes no progress: the run stops after `stall_ms` of simulated time without progress
+    with one line naming the stuck connection and both TCP states, long before --timeout-ms."""
+    import asyncio
+
+    from tb.cluster.model_env import ModelClusterEnv
+    from tb.cluster.workload import run_cluster
+    cfg = ClusterConfig(nics=2, bytes_per_pair=8 << 10, stall_ms=3.0)
+    env = ModelClusterEnv(cfg)
+    lost = _drop_fins_from(env, 0)
+    with pytest.raises(TimeoutError) as ei:
+        asyncio.run(run_cluster(cfg, env, lambda m: None))
+    msg = str(ei.value)
+    assert "\n" not in msg
+    assert msg.startswith("cluster: no progress for 3.0 ms simulated"), msg
+    assert "1 connections stuck: 0->1 sender FIN_WAIT1" in msg and "receiver ESTABLISHED" in msg, msg
+    assert "1->0" not in msg.split(";")[0], msg           # that one closed
+    assert "8192/8192 B unpacked" in msg, msg             # the data all arrived, the close did not
+    assert lost[0] >= 2, lost                             # the FIN and at least one retransmission
+    assert env.now_ns() < 10 * 1_000_000                  # far before the 200 ms timeout

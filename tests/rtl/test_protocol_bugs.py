@@ -69,11 +69,7 @@ X_RANDOM_ARGS = ["--x-assign", "unique", "--x-initial", "unique"]   # after tb/s
 
 
 @pytest.mark.rtl
-# The bug patches are each a build of their own: make regress runs them (regress_only); in make
-# test the checker's rules are provoked one by one (test_protocol_checker.py) and the same
-# patches must fail `make formal`'s bug checks (tests/formal/test_formal.py).
-@pytest.mark.parametrize("bug", [None, "xrandom", *(pytest.param(b, marks=pytest.mark.regress_only) for b in BUGS)],
-                         ids=["clean", "xrandom", *BUGS])
+@pytest.mark.parametrize("bug", [None, "xrandom", *BUGS], ids=["clean", "xrandom", *BUGS])
 def test_protocol_bug(bug: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
     def run(**kw) -> None:
         run_rtl_test("nic_top", rtl_file_list(), "tests.rtl.test_protocol_bugs", {"DATA_W": 64}, pytest_test_name(), **kw)
