@@ -9,7 +9,9 @@ per cycle (the port never stalls, so this is 1.0 when the source sends back to b
 frames per cycle in steady state (and Mpps at the 250 MHz clock, and MAC beats per cycle), FIFO
 drops, the fraction of the MAC's line rate delivered and of 100GbE's frame rate, and DMA write
 bursts and beats per frame (completions apart), and where the steady state's cycles go
-(`steady_cycles`: what the RX planner did each cycle, AW and W channel use). Writes build/bench/rx_linerate.json and
+(`steady_cycles`: what the RX planner did each cycle, AW and W channel use), and
+`latency_cycles_last_frame`: cycles from the last frame's tlast beat into the MAC port to the
+write response of the completion write covering it (None when a frame was dropped). Writes build/bench/rx_linerate.json and
 build/bench/rx_linerate.png (the 100GbE line drawn).
 """
 from __future__ import annotations

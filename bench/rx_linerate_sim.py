@@ -7,8 +7,13 @@ advance so the driver never has to keep up) goes into the RX port. Input and out
 in clock cycles from simulation time: exact and repeatable. A passive monitor counts the write
 bursts and beats on the DMA port, those of completions apart.
 
-`setup_rx` (one queue, rings, buffers, RSS and a steering rule) is shared with
-bench/rx_metrics_sim.py.
+`latency_cycles_last_frame`: cycles from the rising edge on which the last frame's last beat
+(tlast) was accepted on the RX port to the rising edge on which the write response (B) came
+back for the completion write covering that frame's last completion (the last CQ write burst
+whose bytes include that completion's ring slot; see `last_frame_latency_cycles`). None when any
+frame was dropped: the bench does not tell which frame a drop hit, so it cannot know that the
+last one got through. (It was "last change of CQ.HW_IDX minus the time the RX source reported
+idle": HW_IDX, not the write, and no check that the change counted the last frame.)
 """
 from __future__ import annotations
 
@@ -58,6 +63,28 @@ def bufs_per_frame(size: int, split: bool) -> int:
     """Payload buffers (= completions) one frame of `size` bytes takes."""
     pay = size - ETH_IP_TCP if split else size
     return max(1, -(-pay // PAY_BUF))
+
+
+@dataclass
+class CplWrite:
+    """One completion-ring write burst seen on the DMA port: its bytes [addr, addr + nbytes)
+    and the simulation time (ns) of its write response, None while none has come back."""
+    addr: int
+    nbytes: int
+    t_resp: float | None = None
+
+
+def last_frame_latency_cycles(t_last_beat: float | None, writes: list[CplWrite], slot_addr: int,
+                              all_delivered: bool) -> float | None:
+    """Cycles from the last frame's last beat (`t_last_beat`, ns) to the write response of the
+    last completion write covering `slot_addr` (the ring slot of that frame's last completion),
+    or None when a frame was dropped, the beat was not seen or no covering write was answered."""
+    if not all_delivered or t_last_beat is None:
+        return None
+    covering = [w for w in writes if w.addr <= slot_addr < w.addr + w.nbytes]
+    if not covering or covering[-1].t_resp is None:
+        return None
+    return (covering[-1].t_resp - t_last_beat) / CLK_NS
 
 
 @dataclass
@@ -203,6 +230,11 @@ async def measure(tb: NicTb, size: int, split: bool, mode: str = "base") -> dict
     # (time, CQ.HW_IDX of queue 0) at every change: a batch moves it by several completions.
     cpl_times: list[tuple[float, int]] = []
     aw = {"bursts": 0, "beats": 0, "cpl_bursts": 0, "cpl_beats": 0}
+    cpl_writes: list[CplWrite] = []
+    # write bursts waiting for their response, per AXI ID (responses of one ID come in order);
+    # None for a burst that is not a completion write
+    pending_b: dict[int, list[CplWrite | None]] = {}
+    last_beat_ns: list[float] = []            # the time of every tlast beat accepted on RX
 
     async def watch_completions() -> None:
         while True:
@@ -216,9 +248,20 @@ async def measure(tb: NicTb, size: int, split: bool, mode: str = "base") -> dict
                 beats = int(dut.m_axi_awlen.value) + 1
                 aw["bursts"] += 1
                 aw["beats"] += beats
-                if cq_lo <= int(dut.m_axi_awaddr.value) < cq_hi:
+                addr = int(dut.m_axi_awaddr.value)
+                w: CplWrite | None = None
+                if cq_lo <= addr < cq_hi:
                     aw["cpl_bursts"] += 1
                     aw["cpl_beats"] += beats
+                    w = CplWrite(addr, beats * tb.dma_bytes)
+                    cpl_writes.append(w)
+                pending_b.setdefault(int(dut.m_axi_awid.value), []).append(w)
+            if dut.m_axi_bvalid.value and dut.m_axi_bready.value:
+                done = pending_b[int(dut.m_axi_bid.value)].pop(0)
+                if done is not None:
+                    done.t_resp = get_sim_time("ns")
+            if dut.s_axis_rx_tvalid.value and dut.s_axis_rx_tready.value and dut.s_axis_rx_tlast.value:
+                last_beat_ns.append(get_sim_time("ns"))
 
     watcher = cocotb.start_soon(watch_completions())
     aw_watcher = cocotb.start_soon(watch_aw())
@@ -279,7 +322,9 @@ async def measure(tb: NicTb, size: int, split: bool, mode: str = "base") -> dict
         "cpl_bytes_per_frame": 16 * cpf,
         "cpl_bus_bytes_per_frame": aw["cpl_beats"] * tb.dma_bytes / delivered if delivered else None,
         "completion_batches": len(cpl_times),
-        "latency_cycles_last_frame": (cpl_times[-1][0] - t_in) / CLK_NS if cpl_times else None,
+        "latency_cycles_last_frame": last_frame_latency_cycles(
+            last_beat_ns[-1] if len(last_beat_ns) == n else None, cpl_writes,
+            cq_lo + 16 * ((n * cpf - 1) % setup.rxq.cq_size), delivered == n),
         # where the steady state's cycles go (the same window as delivered_frames_per_cycle)
         "steady_cycles": probe.window(cpl_times[0][0], cpl_times[-1][0]) if len(cpl_times) > 1 else None,
     }

@@ -207,3 +207,24 @@ def test_standalone_checker_lines(tmp_path) -> None:
     assert checker_lines(binary, "frames done\n") == ([], None)
     (tmp_path / CHECKER_MARK).write_text("off\n")
     assert checker_lines(binary, "frames done\n")[1] == "protocol checker left out (NO_AXI_CHECKER)"
+
+
+def test_last_frame_latency_cycles() -> None:
+    """bench.rx_linerate's latency_cycles_last_frame: from the last frame's tlast beat to the
+    write response of the last completion write covering its completion's ring slot (4 ns
+    cycles); None when a frame was dropped, the beat is missing or no covering write answered."""
+    from bench.rx_linerate_sim import CLK_NS, CplWrite, last_frame_latency_cycles
+    assert CLK_NS == 4
+    slot = 0x1000 + 16 * 5
+    writes = [CplWrite(0x1000, 64, 100.0),            # slots 0-3: does not cover slot 5
+              CplWrite(0x1000 + 64, 32, 900.0),       # slots 4-5: an earlier lap's write
+              CplWrite(0x1000 + 80, 16, 1400.0),      # slot 5 again: the last covering write
+              CplWrite(0x1000 + 96, 16, 2000.0)]      # slot 6: after, not covering
+    assert last_frame_latency_cycles(1000.0, writes, slot, True) == (1400.0 - 1000.0) / 4
+    # the response may come before the beat only if the bench paired the wrong write: the
+    # result is then negative and visible, not clipped
+    assert last_frame_latency_cycles(1500.0, writes, slot, True) == -25.0
+    assert last_frame_latency_cycles(1000.0, writes, slot, False) is None
+    assert last_frame_latency_cycles(None, writes, slot, True) is None
+    assert last_frame_latency_cycles(1000.0, writes[:1], slot, True) is None
+    assert last_frame_latency_cycles(1000.0, writes[:2] + [CplWrite(0x1000 + 80, 16)], slot, True) is None
