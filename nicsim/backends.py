@@ -36,10 +36,10 @@ def run_rtl(frames: Sequence[bytes | None], cfg: ReplayConfig, problems: list[st
             seed: int | None = None, testbench: str = "fast") -> ReplayResult:
     """The replay on nic_top under Verilator; `testbench`: "fast" (tb/fast/, Python wakes per
     frame) or "per-beat" (cocotbext-axi on every port), tb.fast.build.TESTBENCHES. `name`
-    names the run's folders (default nicsim-replay, plus -per-beat for that testbench: runs
-    that may go at once need different names)."""
-    from tb.fast.build import run_name, run_nic_test
-    name = name or run_name("nicsim-replay", testbench)
+    names the run's folders (default nicsim-replay, plus -per-beat for that testbench; while
+    another process runs under that name, the name with this process's pid: tb.fast.build.claim_run)."""
+    from tb.fast.build import claim_run, run_name, run_nic_test
+    name, lock = claim_run(name or run_name("nicsim-replay", testbench))   # held until we return
     from tb.sim import BUILD_ROOT
     work = BUILD_ROOT / "nicsim" / name
     work.mkdir(parents=True, exist_ok=True)
@@ -59,4 +59,5 @@ def run_rtl(frames: Sequence[bytes | None], cfg: ReplayConfig, problems: list[st
     r["stats"]["queues"] = {int(k): v for k, v in r["stats"]["queues"].items()}
     from tb.sim import checker_summary
     r["stats"]["protocol_checker"] = checker_summary(name)   # what the SV checker in nic_top saw
+    lock.close()
     return ReplayResult(r["records"], r["streams"], r["stats"])

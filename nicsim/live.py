@@ -578,9 +578,10 @@ def run_rtl(cfg: LiveConfig, data_width: int = 64, name: str | None = None,
     import json
     import os
 
-    from tb.fast.build import run_name, run_nic_test
+    from tb.fast.build import claim_run, run_name, run_nic_test
     from tb.sim import BUILD_ROOT
-    name = name or run_name(f"nicsim-live-w{data_width}", testbench)
+    # another live run at once gets its own folders; `lock` holds the name until we return
+    name, lock = claim_run(name or run_name(f"nicsim-live-w{data_width}", testbench))
     if cfg.rto_min_us is None:
         cfg = dataclasses.replace(cfg, rto_min_us=RTL_RTO_MIN_US)
     work = BUILD_ROOT / "nicsim" / name
@@ -607,4 +608,5 @@ def run_rtl(cfg: LiveConfig, data_width: int = 64, name: str | None = None,
     r.pop("wall_s", None)
     from tb.sim import checker_summary
     r["protocol_checker"] = checker_summary(name)
+    lock.close()
     return LiveResult(**r)

@@ -10,8 +10,11 @@ inputs to 0, outputs open), so the harness keeps compiling when nic_top grows (t
 """
 from __future__ import annotations
 
+import fcntl
+import os
 import re
 from collections.abc import Mapping
+from typing import IO
 from pathlib import Path
 
 from tb.sim import BUILD_ROOT, REPO_ROOT, rtl_file_list, run_rtl_test
@@ -119,6 +122,25 @@ def run_name(base: str, testbench: str) -> str:
     """Folder name of a run: `base` on the fast harness, `base-per-beat` otherwise, so runs of
     both testbenches that may go at once never share job, result or run folders."""
     return base if testbench == "fast" else f"{base}-{testbench}"
+
+
+def claim_run(name: str) -> tuple[str, IO[str]]:
+    """A run name no other process is using, and the lock that holds it: `name` itself, or
+    `name-<pid>` while another process runs under `name`. A nicsim run keeps its job and
+    result files in build/nicsim/<name>/ (and cocotb its run folder in build/run/<name>/), so
+    two runs at once under one name would read each other's. Keep the returned file open for
+    the run: closing it (or the process ending) frees the name."""
+    for cand in (name, f"{name}-{os.getpid()}"):
+        work = BUILD_ROOT / "nicsim" / cand
+        work.mkdir(parents=True, exist_ok=True)
+        lock = open(work / ".lock", "w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.close()
+            continue
+        return cand, lock
+    raise RuntimeError(f"build/nicsim/{name}-{os.getpid()} is locked by another process")
 
 
 def run_nic_test(testbench: str, test_module: str, parameters: Mapping[str, object] | None,
