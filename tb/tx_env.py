@@ -391,6 +391,71 @@ class TxRing:
                 await self.tb.read32(self.reg(regs.TXQ_CQ + regs.RING_HW_IDX)))
 
 
+class CplRingCheck:
+    """The completion-in-ring rule on the memory side (docs/verification.md): every DMA write
+    that touches a TX completion ring, or the `guard` bytes just past its end, is a batch of
+    whole completions (16-byte aligned, a multiple of 16 bytes) lying inside
+    `[cq_base, cq_base + 16 * size)`, starting at the slot of the next completion the model
+    expects for that queue (free-running index mod size) and no more completions than frames
+    were posted. A batch written linearly past the ring's end, a wrong wrap (slot 1 instead of
+    0, a lap off), a rewritten or skipped slot and a completion for no frame all fail here, at
+    the write, instead of as a hang of the driver waiting on a slot that is never written.
+
+    It reads `space.writes` (the address space's write record, per write burst or strobed
+    span) from where it was created on; `expect(t, n)` says n more completions may come on
+    queue t; `scan()` checks the writes recorded since the last call."""
+
+    def __init__(self, space, rings: Sequence[TxRing], guard: int = 0) -> None:
+        if not space.record_writes:
+            raise ValueError("CplRingCheck needs an address space that records its writes")
+        self.space = space
+        self.rings = {r.t: r for r in rings}
+        self.guard = guard
+        self.pos = len(space.writes)
+        self.written = {r.t: r.cq_sw_idx for r in rings}     # next free-running index to be written
+        self.allowed = dict(self.written)                    # completions the posted frames make
+        self.checked = 0
+        self.last: dict[int, str] = {}                       # per queue: its previous write, for messages
+
+    def expect(self, t: int, n: int = 1) -> None:
+        self.allowed[t] += n
+
+    def _fail(self, msg: str) -> None:
+        now = sim_ns()
+        raise AssertionError(msg + (f" (seen by {now:.0f} ns)\n  waves: {waves_command(now - 2000, now)}"
+                                    if now is not None else ""))
+
+    def scan(self) -> int:
+        writes = self.space.writes
+        while self.pos < len(writes):
+            addr, n = writes[self.pos]
+            self.pos += 1
+            for t, r in self.rings.items():
+                size = 1 << r.cq_log2
+                end = r.cq_base + 16 * size
+                if not (addr < end + self.guard and r.cq_base < addr + max(n, 1)):
+                    continue
+                where = (f"TXQ[{t}] completion write [0x{addr:x}, +{n})"
+                         f" (previous: {self.last.get(t, 'none')})")
+                if addr + n > end or addr < r.cq_base:
+                    self._fail(f"{where} is not inside its completion ring [0x{r.cq_base:x}, 0x{end:x}) "
+                               f"({size} entries)")
+                if (addr - r.cq_base) % 16 or n % 16 or n == 0:
+                    self._fail(f"{where} is not a whole number of 16-byte completions")
+                slot, k = (addr - r.cq_base) // 16, n // 16
+                want = self.written[t] % size
+                if slot != want:
+                    self._fail(f"{where} writes slot {slot}, the model expects completion "
+                               f"{self.written[t]} next, at slot {want}")
+                if self.written[t] + k > self.allowed[t]:
+                    self._fail(f"{where} writes {k} completions at free-running index {self.written[t]}, "
+                               f"only {self.allowed[t] - self.written[t]} frames are waiting for one")
+                self.last[t] = f"slots {slot}..{slot + k - 1} as completions {self.written[t]}..{self.written[t] + k - 1}"
+                self.written[t] += k
+                self.checked += k
+        return self.checked
+
+
 # ------------------------------------------------------------------------------------------
 # MAC-side checks
 # ------------------------------------------------------------------------------------------
@@ -487,6 +552,10 @@ async def run_plans(tb: NicTb, plans: list[QueuePlan], limit: int, max_wait_us: 
     posted_units = {p.ring.t: 0 for p in plans}
     consumed = {p.ring.t: 0 for p in plans}
     size = {p.ring.t: 1 << p.ring.log2 for p in plans}
+    ring_check = CplRingCheck(tb.space, [p.ring for p in plans]) if tb.space.record_writes else None
+    for t, lst in exp.items():
+        if ring_check is not None:
+            ring_check.expect(t, len(lst))
     waited = 0
     since = sim_ns()          # the last progress: a failure's window starts there
     while True:
@@ -507,6 +576,8 @@ async def run_plans(tb: NicTb, plans: list[QueuePlan], limit: int, max_wait_us: 
         await tb.delay(500)
         waited += 500
         progress = False
+        if ring_check is not None:
+            ring_check.scan()
         for p in plans:
             t = p.ring.t
             cpls = p.ring.poll()
@@ -537,6 +608,8 @@ async def run_plans(tb: NicTb, plans: list[QueuePlan], limit: int, max_wait_us: 
                 + (f"\n  waves: {waves_command(since, now)}" if now is not None else ""))
     await tb.delay(200)
     assert not tb.tx_frames(), "extra frames on m_axis_tx"
+    if ring_check is not None:
+        ring_check.scan()
     inc = {c: 0 for c in COUNTERS}
     for lst in exp.values():
         for e in lst:

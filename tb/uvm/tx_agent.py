@@ -221,6 +221,8 @@ class TxScoreboard(uvm_component):
             self.expect[t] = deque()
             self.wire_expect[t] = []
             self.cq_idx[t] = 0
+        # the completion-in-ring rule: each completion write inside its ring, at the slot expected
+        self.ring_check = tx_env.CplRingCheck(self.tb.space, list(rings.values()))
 
     # ------------------------------------------------------------------ expectations
     def posted(self, item: TxFrameItem) -> None:
@@ -230,6 +232,7 @@ class TxScoreboard(uvm_component):
                                       + len(self.expect[item.queue]), ring.cq_log2, FRAME_LIMIT,
                                       {item.first_idx: item.wire} if item.wire else {}, fail)
         self.expect[item.queue].append((item, exp))
+        self.ring_check.expect(item.queue)
         if exp.wire is not None:
             self.wire_expect[item.queue].append(exp.wire)
         self.posted_n += 1
@@ -255,6 +258,7 @@ class TxScoreboard(uvm_component):
 
     async def poll_once(self) -> bool:
         progress = False
+        self.ring_check.scan()
         for t, ring in self.rings.items():
             cpls = ring.poll()
             for c in cpls:
@@ -308,5 +312,7 @@ class TxScoreboard(uvm_component):
         assert not diff, f"TX counters differ (name: (rtl, expected)): {diff}"
 
     def report_phase(self) -> None:
+        checked = self.ring_check.scan() if self.rings else 0
         self.logger.info(f"TX scoreboard: {self.completed} frames completed of {self.posted_n} posted, "
-                         f"statuses {self.status_counts}, {self.ok_bytes} bytes sent")
+                         f"statuses {self.status_counts}, {self.ok_bytes} bytes sent, "
+                         f"{checked} completion writes in their ring at the expected slot")
