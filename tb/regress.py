@@ -16,7 +16,7 @@ Order: one quick pass (SIM_PLAN_FILE, tb/sim.py) learns which build folders each
 each folder is built once (SIM_BUILD_ONLY) before the jobs that need it; jobs go longest
 first by the durations recorded in build/regress-history.json by the previous run.
 
-Seeds are derived deterministically from (seed base, pytest node id, seed index), so the same
+Seeds are derived deterministically from (seed base, pytest node id with its parameters, seed index), so the same
 command always runs the same (test, seed) jobs, and `--shard i/K` picks every K-th job of that
 sorted list: K machines running shards 1..K together run exactly the full regression.
 Every failure prints the one command that reruns that test with that seed and waves on.
@@ -87,7 +87,10 @@ def collect(expr: str) -> list[str]:
 
 
 def seed_for(base: int, nodeid: str, k: int) -> int:
-    digest = hashlib.sha256(f"{base}:{nodeid.split('[')[0]}:{k}".encode()).digest()
+    """The whole node id, parameters included: each parameter set of a test draws its own
+    traffic (with the test name alone, the 64- and 512-bit runs of a pyuvm scenario, and every
+    scenario, had one seed, so their functional coverage was the same samples again)."""
+    digest = hashlib.sha256(f"{base}:{nodeid}:{k}".encode()).digest()
     return int.from_bytes(digest[:4], "big") % (2**31 - 1) + 1
 
 

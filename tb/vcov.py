@@ -10,10 +10,23 @@ of identical points. Lines (v_line, and v_branch points as their line) go to lco
 branches to `BRDA` (one block per source line, one branch per point); toggle coverage has no
 lcov record, so it is reported by `summary()` and in coverage/summary.json.
 
+Per block: every point is also attributed to a block of nic_top by its hierarchy (`h`):
+RX, TX, or shared (the CSR block, the AR arbiter, the write mux, nic_top itself), wherever
+nic_top sits (the per-beat top `nic_top`, the fast harness's `...u_node.u_nic`, the cluster's
+nodes). Verilator writes one point per module *specialization*, not per instance: a module
+with identical parameters in RX and TX (axi_dma_wr under rx_dma and tx_engine) has one point
+whose `h` is a glob (`u_*.u_wr`) and counts for both; such points are the block
+`rx+tx` (not separable without per-instance coverage). `summary.json` has the totals per block.
+
+Exclusions: `EXCLUSIONS` below, each a point (file, line, kind, comment) with its reason;
+they are left out of every total and listed in the summary. Only points that no stimulus can
+reach in this configuration belong there.
+
     .venv/bin/python -m tb.vcov OUT_DIR coverage.dat [...]
 """
 from __future__ import annotations
 
+import fnmatch
 import json
 import shutil
 import subprocess
@@ -78,11 +91,57 @@ def point_of(key: str) -> Point:
                  kv.get("f", "?"), line, lines, kv.get("o", ""), kv.get("h", ""))
 
 
+# nic_top's instances by block (rtl/top/nic_top.sv).
+RX_INSTANCES = ("u_ingress", "u_frame_fifo", "u_parser", "u_rss_table", "u_steer_table", "u_classify",
+                "u_meta_fifo", "u_desc", "u_dma", "u_rxq_regs")
+TX_INSTANCES = ("u_tx", "u_txq_regs")
+SHARED_INSTANCES = ("u_csr", "u_ar_arb", "u_wr_mux")
+BLOCKS = ("rx", "tx", "rx+tx", "shared")
+
+
+def block_of(hier: str, file: str) -> str:
+    """The block of nic_top a point belongs to, from its hierarchy (see the module doc)."""
+    parts = hier.split(".")
+    if "u_nic" in parts:
+        rest = parts[parts.index("u_nic") + 1:]
+    elif parts and parts[0] == "nic_top":
+        rest = parts[1:]
+    else:
+        rest = parts[1:] if file.endswith("nic_top.sv") else parts
+    if not rest or file.endswith("/nic_top.sv"):
+        return "shared"
+    inst = rest[0]
+    kinds = {("rx" if i in RX_INSTANCES else "tx" if i in TX_INSTANCES else "shared")
+             for i in (*RX_INSTANCES, *TX_INSTANCES, *SHARED_INSTANCES) if fnmatch.fnmatchcase(i, inst)}
+    if kinds == {"rx"} or kinds == {"tx"} or kinds == {"shared"}:
+        return kinds.pop()
+    return "rx+tx" if kinds else "shared"
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    file: str        # path suffix
+    line: int
+    kind: str        # line or branch
+    comment: str     # the point's `o` ("block", "if", "else", "case", ...): "" matches any
+    reason: str
+
+    def matches(self, kind: str, file: str, line: int, comment: str) -> bool:
+        return (kind == self.kind and line == self.line and file.endswith(self.file)
+                and (not self.comment or comment == self.comment))
+
+
+EXCLUSIONS: tuple[Exclusion, ...] = ()
+
+
 @dataclass
 class Result:
     info: Path
     html: Path | None
     totals: dict[str, tuple[int, int]]      # kind -> (hit, total)
+    blocks: dict[str, dict[str, tuple[int, int]]] = None   # block -> kind -> (hit, total)
+    excluded: list[str] = None                              # the exclusions applied, with reasons
+    holes: dict[str, list[str]] = None                      # block -> "file:line kind comment" never hit
 
     def pct(self, kind: str) -> float:
         hit, tot = self.totals.get(kind, (0, 0))
@@ -91,6 +150,13 @@ class Result:
     def summary(self) -> str:
         return ", ".join(f"{k} {self.pct(k):.1f}% ({self.totals[k][0]}/{self.totals[k][1]})"
                          for k in ("line", "branch", "toggle") if k in self.totals)
+
+    def block_summary(self) -> list[str]:
+        out = []
+        for b, kinds in (self.blocks or {}).items():
+            out.append(f"{b}: " + ", ".join(
+                f"{k} {100.0 * h / t if t else 0:.1f}% ({h}/{t})" for k, (h, t) in kinds.items()))
+        return out
 
 
 def convert(paths: list[Path], out_dir: Path, only_under: str = "rtl/") -> Result:
@@ -101,11 +167,28 @@ def convert(paths: list[Path], out_dir: Path, only_under: str = "rtl/") -> Resul
     counts = read(paths)
     # per (kind, file, line, comment) summed over hierarchy instances
     folded: dict[tuple[str, str, int, str, tuple[int, ...]], int] = defaultdict(int)
+    per_block: dict[tuple[str, str, str, int, str, tuple[int, ...]], int] = defaultdict(int)
+    excluded: set[str] = set()
     for key, n in counts.items():
         pt = point_of(key)
         if pt.kind == "other" or only_under not in pt.file:
             continue
+        ex = next((e for e in EXCLUSIONS if e.matches(pt.kind, pt.file, pt.line, pt.comment)), None)
+        if ex is not None:
+            excluded.add(f"{Path(pt.file).name}:{pt.line} {pt.kind} {pt.comment} "
+                         f"(hit {n} times here): {ex.reason}" if n else
+                         f"{Path(pt.file).name}:{pt.line} {pt.kind} {pt.comment}: {ex.reason}")
+            continue
         folded[(pt.kind, pt.file, pt.line, pt.comment, tuple(pt.lines))] += n
+        if pt.kind in ("line", "branch"):
+            per_block[(block_of(pt.hier, pt.file), pt.kind, pt.file, pt.line, pt.comment, tuple(pt.lines))] += n
+    blocks: dict[str, dict[str, list[int]]] = {b: {"line": [0, 0], "branch": [0, 0]} for b in BLOCKS}
+    holes: dict[str, list[str]] = defaultdict(list)
+    for (b, kind, f, line, comment, _ls), n in sorted(per_block.items()):
+        blocks[b][kind][0] += int(n > 0)
+        blocks[b][kind][1] += 1
+        if not n:
+            holes[b].append(f"{Path(f).name}:{line} {kind} {comment}")
     files: dict[str, dict] = defaultdict(lambda: {"DA": defaultdict(int), "BR": defaultdict(list)})
     totals = {k: [0, 0] for k in ("line", "branch", "toggle")}
     for (kind, f, line, comment, lines), n in sorted(folded.items()):
@@ -139,8 +222,11 @@ def convert(paths: list[Path], out_dir: Path, only_under: str = "rtl/") -> Resul
     for (kind, f, _l, _c, _ls), n in folded.items():
         per_file[Path(f).name][kind][0] += int(n > 0)
         per_file[Path(f).name][kind][1] += 1
+    blk = {b: {k: (v[0], v[1]) for k, v in kinds.items()} for b, kinds in blocks.items()
+           if any(v[1] for v in kinds.values())}
     (out_dir / "summary.json").write_text(json.dumps(
-        {"totals": tot, "per_file": {f: dict(v) for f, v in sorted(per_file.items())}}, indent=1))
+        {"totals": tot, "blocks": blk, "holes": dict(holes), "excluded": sorted(excluded),
+         "per_file": {f: dict(v) for f, v in sorted(per_file.items())}}, indent=1))
     html = None
     if shutil.which("genhtml"):
         html = out_dir / "html"
@@ -149,7 +235,7 @@ def convert(paths: list[Path], out_dir: Path, only_under: str = "rtl/") -> Resul
         if r.returncode != 0:
             (out_dir / "genhtml.log").write_text(r.stdout + r.stderr)
             html = None
-    return Result(info, html, tot)
+    return Result(info, html, tot, blk, sorted(excluded), dict(holes))
 
 
 if __name__ == "__main__":
@@ -157,4 +243,10 @@ if __name__ == "__main__":
         sys.exit(__doc__)
     res = convert([Path(p) for p in sys.argv[2:]], Path(sys.argv[1]))
     print(res.summary())
+    for ln in res.block_summary():
+        print("  " + ln)
+    for b, hs in (res.holes or {}).items():
+        print(f"  {b} holes ({len(hs)}): " + "; ".join(hs))
+    for ln in res.excluded or []:
+        print("  excluded: " + ln)
     print(f"lcov: {res.info}" + (f"; html: {res.html}/index.html" if res.html else ""))

@@ -301,17 +301,33 @@ _DMA_ERR_DROPPED = Exclusion(
     "ignore", "a DMA write error needs a frame that was written",
     lambda v: v["error"] == "dma_wr_err" and v["split"] == "dropped")
 
+_BAD_FCS_UNPARSED = Exclusion(
+    "illegal", "a frame with a bad FCS is dropped by the ingress before it is parsed (docs/rx-rules.md section 1)",
+    lambda v: v.get("error") == "bad_fcs" and (v.get("split", "dropped") != "dropped"
+                                               or v.get("protocol", "unparsed") != "unparsed"))
+_UNPARSED_NOT_STEERED = Exclusion(
+    "ignore", "an unparsed frame has no flow tuple: RSS and steering never see it",
+    lambda v: v["protocol"] == "unparsed" and v["queue_kind"].startswith("steered"))
+_NON_IP_NOT_STEERED = Exclusion(
+    "ignore", "n-tuple rules match IP flows only (flow types tcp4 udp4 ip4 tcp6 udp6 ip6: docs/rss.md)",
+    lambda v: v["protocol"] == "non_ip" and v["queue_kind"].startswith("steered"))
+_SHORT_IPV4_NO_OVERFLOW = Exclusion(
+    "ignore", "an IPv4 UDP or ICMP header ends by byte 90 (14 + 8 QinQ + 60 IHL + 8): inside the 128-byte "
+              "parse window (PARSE_BYTES) and the 256-byte header buffers of this environment: never hdr_overflow",
+    lambda v: v["protocol"] in ("ipv4/udp", "ipv4/other") and v["split"] == "hdr_overflow")
+
 RX_SPEC = GroupSpec("nic_rx", {
     "protocol": PROTOCOLS, "split": SPLIT, "queue_kind": QUEUE_KINDS, "error": ERRORS,
     "vlan": VLANS, "size": SIZES, "pay_bufs": N_BUFS, "drop": DROPS,
 }, (
     CrossSpec("proto_split_queue_error", ("protocol", "split", "queue_kind", "error"),
-              (_UNPARSED_NO_SPLIT, _NON_IP_SPLIT, _DMA_ERR_DROPPED)),
-    CrossSpec("proto_split", ("protocol", "split"), (_UNPARSED_NO_SPLIT, _NON_IP_SPLIT)),
-    CrossSpec("split_error", ("split", "error"), (_DMA_ERR_DROPPED,)),
+              (_UNPARSED_NO_SPLIT, _NON_IP_SPLIT, _DMA_ERR_DROPPED, _BAD_FCS_UNPARSED, _UNPARSED_NOT_STEERED,
+               _NON_IP_NOT_STEERED, _SHORT_IPV4_NO_OVERFLOW)),
+    CrossSpec("proto_split", ("protocol", "split"), (_UNPARSED_NO_SPLIT, _NON_IP_SPLIT, _SHORT_IPV4_NO_OVERFLOW)),
+    CrossSpec("split_error", ("split", "error"), (_DMA_ERR_DROPPED, _BAD_FCS_UNPARSED)),
     CrossSpec("proto_queue", ("protocol", "queue_kind"), (
         Exclusion("ignore", "an unparsed frame has no flow tuple: RSS and steering never see it",
-                  lambda v: v["protocol"] == "unparsed"),)),
+                  lambda v: v["protocol"] == "unparsed"), _NON_IP_NOT_STEERED)),
     CrossSpec("proto_vlan", ("protocol", "vlan")),
 ))
 

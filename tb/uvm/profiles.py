@@ -39,7 +39,9 @@ class Profile:
     tx_sizes: tuple[int, int] = (60, 1514)  # frame sizes (bytes, without FCS)
     tx_csum_rate: float = 0.8               # frames with checksum offload
     tx_zero_csum_rate: float = 0.1          # UDP frames built so the checksum computes to 0
-    tx_fault_rate: float = 0.0              # frames with one fault: crossing, zero_len, short, bad_csum, dma_rd_err
+    tx_fault_rate: float = 0.0              # frames with one fault: crossing, zero_len, short, bad_csum, dma_rd_err, long
+    tx_one_seg_rate: float = 0.0            # frames in one descriptor (header and payload together)
+    regress_only: bool = False              # run by make regress (and a plain pytest), not make test
     tx_host_payload: float = 0.2            # payload segments in host memory (else device memory)
     tx_max_segs_rate: float = 0.05          # frames of TX_MAX_SEGS (16) descriptors
     tx_stall: float = 0.0                   # MAC TX backpressure: not-ready probability per cycle

@@ -40,8 +40,13 @@ class FlowSpec:
         return self.protocol.split("/")[-1]
 
     def ntuple(self, queue: int) -> ethtool.NtupleSpec | None:
-        if self.l4 not in ("tcp", "udp"):
+        """The rule that pins this flow to `queue`: tcp4/udp4/tcp6/udp6 on the destination
+        address and port, ip4/ip6 on the destination address for other IP protocols (ICMP);
+        none for a frame without IP (n-tuple rules match IP flows only)."""
+        if self.protocol == "non_ip":
             return None
+        if self.l4 not in ("tcp", "udp"):
+            return ethtool.NtupleSpec(f"ip{6 if self.ipv6 else 4}", action=queue, dst_ip=self.dst)
         return ethtool.NtupleSpec(f"{self.l4}{6 if self.ipv6 else 4}", action=queue,
                                   dst_ip=self.dst, dst_port=self.dport)
 
@@ -52,8 +57,8 @@ def make_flows(profile: Profile, rng: random.Random) -> list[FlowSpec]:
     flows = []
     for i in range(profile.flows):
         proto = rng.choices(protos, weights)[0]
-        if i < profile.steered_flows:            # steered flows must be TCP/UDP over IP
-            proto = rng.choice([p for p in protos if p.endswith(("tcp", "udp"))] or ["ipv4/tcp"])
+        if i < profile.steered_flows:            # steered flows must be over IP
+            proto = rng.choice([p for p in protos if p != "non_ip"] or ["ipv4/tcp"])
         v6 = proto.startswith("ipv6")
         src = ":".join(f"{rng.randrange(1, 65536):x}" for _ in range(8)) if v6 else \
             ".".join(str(rng.randrange(1, 255)) for _ in range(4))
@@ -81,7 +86,9 @@ def build_frame(flow: FlowSpec, payload: bytes, rng: random.Random, options: boo
     else:
         opts = b"\x01" * (4 * rng.choice([1, 2, 5, 10])) if options else b""
         l3 = IP(src=flow.src, dst=flow.dst, options=opts or [])
-    l4 = TCP(sport=flow.sport, dport=flow.dport, flags="PA") if flow.l4 == "tcp" else \
+    # TCP options (NOPs) with the IP options: an IPv4/TCP header past the 128-byte parse window
+    tcp_opts = [("NOP", None)] * (4 * rng.choice([2, 5, 10])) if options and rng.random() < 0.5 else []
+    l4 = TCP(sport=flow.sport, dport=flow.dport, flags="PA", options=tcp_opts) if flow.l4 == "tcp" else \
         UDP(sport=flow.sport, dport=flow.dport) if flow.l4 == "udp" else \
         (ICMPv6EchoRequest() if flow.ipv6 else ICMP())
     return pad(bytes(eth / l3 / l4 / payload))

@@ -6,7 +6,7 @@
 - `TxRandomSeq`: constrained-random frames from the profile's TX knobs: TCP/UDP over
   IPv4/IPv6 with checksum offload, 1..16 segments at any offset (page start, odd, ending at
   4 KiB), header in host memory and payload in device or host memory, and faults: a segment
-  crossing 4 KiB or of length 0 (BAD_SEG), a frame too short (BAD_LEN), a checksum offset
+  crossing 4 KiB or of length 0 (BAD_SEG), a frame too short or too long (BAD_LEN), a checksum offset
   out of the frame (BAD_CSUM), a payload page that answers SLVERR (DMA_RD_ERR);
 - `TxAgent`: sequencer, `TxDriver` (writes each item's descriptors into its queue's ring
   when they fit and rings the doorbell), `TxMonitor` (every frame on m_axis_tx);
@@ -44,7 +44,7 @@ class TxFrameItem(uvm_sequence_item):
         self.descs = descs or []
         self.wire = wire
         self.csum = csum                 # none, tcp4, udp4, tcp6, udp6 (udp_zero decided by the result)
-        self.fault = fault               # none, crossing, zero_len, short, bad_csum, dma_rd_err
+        self.fault = fault               # none, crossing, zero_len, short, bad_csum, dma_rd_err, long
         self.dma_fail = dma_fail         # (addr, len) answering SLVERR while the frame is read
         self.pay_mem = pay_mem
         self.first_idx = 0               # ring index of its first descriptor (set by the driver)
@@ -74,8 +74,10 @@ def make_item(rng: random.Random, prof, pools: dict[str, tx_env.PagePool], tag: 
     kind = rng.randrange(4)              # bit 0 IPv6, bit 1 UDP
     size = rng.randint(*prof.tx_sizes)
     host, pay_pool = pools["host"], pools["host" if rng.random() < prof.tx_host_payload else "device"]
-    fault = rng.choices(["none", "crossing", "zero_len", "short", "bad_csum", "dma_rd_err"],
-                        [1 - prof.tx_fault_rate] + [prof.tx_fault_rate / 5] * 5)[0]
+    fault = rng.choices(["none", "crossing", "zero_len", "short", "bad_csum", "dma_rd_err", "long"],
+                        [1 - prof.tx_fault_rate] + [prof.tx_fault_rate / 6] * 6)[0]
+    if fault == "long":                  # past TX_FRAME_LIMIT: BAD_LEN with its segments
+        size = rng.randint(FRAME_LIMIT + 1, 2 * FRAME_LIMIT)
     use_csum = rng.random() < prof.tx_csum_rate or fault == "bad_csum"
     if size < 14 + (40 if kind & 1 else 20) + (8 if kind & 2 else 20) + 2:
         kind &= ~1
@@ -86,8 +88,13 @@ def make_item(rng: random.Random, prof, pools: dict[str, tx_env.PagePool], tag: 
     descs = tx_env.frame_descs(rng, data, f.hdr_len, host, pay_pool, tag & 0xFFFF,
                                (f.csum_start, f.csum_offset, f.udp) if use_csum else None)
     if rng.random() < prof.tx_max_segs_rate and len(data) - f.hdr_len >= TX_MAX_SEGS - 1:
-        descs = _max_segments(data, f.hdr_len, host, pay_pool, descs[0])
-    wire: bytes | None = f.wire
+        descs = _max_segments(rng, data, f.hdr_len, host, pay_pool, descs[0])
+    elif prof.tx_one_seg_rate and len(data) <= TX_SEG_PAGE and rng.random() < prof.tx_one_seg_rate:
+        d0 = descs[0]                        # the whole frame in one descriptor (no payload segment)
+        descs = [TxDesc(pay_pool.place(data, tx_env.seg_offset(rng, len(data))), len(data), eop=True,
+                        csum=d0.csum, csum_udp=d0.csum_udp, csum_start=d0.csum_start,
+                        csum_offset=d0.csum_offset, tag=d0.tag)]
+    wire: bytes | None = None if fault == "long" else f.wire
     dma_fail = None
     if fault == "crossing":              # a payload segment that runs over its 4 KiB page
         d = descs[-1]
@@ -96,7 +103,9 @@ def make_item(rng: random.Random, prof, pools: dict[str, tx_env.PagePool], tag: 
         if d.len < 2:
             fault = "none"
     elif fault == "zero_len":                # (never past TX_MAX_SEGS: one item, one completion)
-        if len(descs) < TX_MAX_SEGS:
+        if len(descs) == 1:                  # before the frame's only (EOP) descriptor
+            descs.insert(0, TxDesc(host.place(b"", 0), 0, tag=descs[0].tag))
+        elif len(descs) < TX_MAX_SEGS:
             descs.insert(1, TxDesc(host.place(b"", 0), 0))
         else:
             descs[1] = TxDesc(descs[1].addr, 0)
@@ -106,25 +115,24 @@ def make_item(rng: random.Random, prof, pools: dict[str, tx_env.PagePool], tag: 
     elif fault == "bad_csum":                # an odd csum_start: BAD_CSUM whatever the frame
         d0 = descs[0]
         d0.csum, d0.csum_start, d0.csum_offset = True, f.csum_start + 1, f.csum_offset
-    elif fault == "dma_rd_err" and len(descs) > 1:
-        d = descs[1]
+    elif fault == "dma_rd_err":              # the first payload segment (or the only segment) fails
+        d = descs[1] if len(descs) > 1 else descs[0]
         dma_fail = (d.addr, d.len)
-    elif fault == "dma_rd_err":
-        fault = "none"
     csum = "none" if not descs[0].csum else f"{'udp' if f.udp else 'tcp'}{6 if kind & 1 else 4}"
     return TxFrameItem("tx_frame", q, descs, wire, csum, fault, dma_fail,
                        "none" if len(descs) == 1 else ("host" if pay_pool is host else "device"))
 
 
-def _max_segments(data: bytes, hdr_len: int, host, pool, d0: TxDesc) -> list[TxDesc]:
-    """The frame as TX_MAX_SEGS descriptors: the header and 15 payload pieces."""
+def _max_segments(rng: random.Random, data: bytes, hdr_len: int, host, pool, d0: TxDesc) -> list[TxDesc]:
+    """The frame as TX_MAX_SEGS descriptors: the header and 15 payload pieces, the first one
+    anywhere in its page (start, any byte, ending at 4 KiB), the others at a page start."""
     pay = data[hdr_len:]
     n = TX_MAX_SEGS - 1
     cuts = [len(pay) * i // n for i in range(n + 1)]
     descs = [TxDesc(host.place(data[:hdr_len], 0), hdr_len, csum=d0.csum, csum_udp=d0.csum_udp,
                     csum_start=d0.csum_start, csum_offset=d0.csum_offset, tag=d0.tag)]
-    for a, b in zip(cuts, cuts[1:]):
-        descs.append(TxDesc(pool.place(pay[a:b], 0), b - a))
+    for k, (a, b) in enumerate(zip(cuts, cuts[1:])):
+        descs.append(TxDesc(pool.place(pay[a:b], tx_env.seg_offset(rng, b - a) if k == 0 else 0), b - a))
     descs[-1].eop = True
     return descs
 

@@ -114,8 +114,13 @@ class RxRandomTest(uvm_test):
 pyuvm.test()(RxRandomTest)
 
 
+# Scenarios marked regress_only (coverage closure) run in make regress and a plain pytest, not make test.
+SCENARIO_PARAMS = [pytest.param(n, id=n, marks=[pytest.mark.regress_only] if p.regress_only else [])
+                   for n, p in sorted(scenarios.discover().items())]
+
+
 @pytest.mark.rtl
-@pytest.mark.parametrize("scenario", sorted(scenarios.discover()))
+@pytest.mark.parametrize("scenario", SCENARIO_PARAMS)
 @pytest.mark.parametrize("data_w", [64, 512])
 def test_uvm(data_w: int, scenario: str) -> None:
     name = pytest_test_name()
