@@ -431,6 +431,9 @@ def main(argv: list[str] | None = None) -> int:
         if dats:
             res = vcov.convert(dats, OUT / "coverage")
             cov_lines = [f"  code coverage ({len(dats)} runs merged): " + res.summary(),
+                         *(f"    {ln}" for ln in res.block_summary()),
+                         f"    {len(res.excluded or [])} points excluded with their reasons, holes per block: "
+                         f"{OUT / 'coverage' / 'summary.json'}",
                          f"    lcov: {res.info}; "
                          + (f"html: {res.html}/index.html" if res.html else "html: genhtml not installed (apt-get install lcov)")]
         else:
