@@ -394,7 +394,7 @@ class TxRing:
 class CplRingCheck:
     """The completion-in-ring rule on the memory side (docs/verification.md): every DMA write
     that touches a TX completion ring, or the `guard` bytes just past its end, is a batch of
-    whole completions (16-byte aligned, a multiple of 16 bytes) lying inside
+    completions (or a piece of one, one W beat of a 64-bit bus) lying inside
     `[cq_base, cq_base + 16 * size)`, starting at the slot of the next completion the model
     expects for that queue (free-running index mod size) and no more completions than frames
     were posted. A batch written linearly past the ring's end, a wrong wrap (slot 1 instead of
@@ -416,6 +416,7 @@ class CplRingCheck:
         self.allowed = dict(self.written)                    # completions the posted frames make
         self.checked = 0
         self.last: dict[int, str] = {}                       # per queue: its previous write, for messages
+        self.part: dict[int, int] = {}                       # bytes of the next completion already written
 
     def expect(self, t: int, n: int = 1) -> None:
         self.allowed[t] += n
@@ -440,19 +441,23 @@ class CplRingCheck:
                 if addr + n > end or addr < r.cq_base:
                     self._fail(f"{where} is not inside its completion ring [0x{r.cq_base:x}, 0x{end:x}) "
                                f"({size} entries)")
-                if (addr - r.cq_base) % 16 or n % 16 or n == 0:
-                    self._fail(f"{where} is not a whole number of 16-byte completions")
-                slot, k = (addr - r.cq_base) // 16, n // 16
+                # A completion may come in pieces (one per W beat on a 64-bit bus): the write
+                # must start where the expected completion's bytes continue.
+                part = self.part.get(t, 0)
                 want = self.written[t] % size
-                if slot != want:
-                    self._fail(f"{where} writes slot {slot}, the model expects completion "
-                               f"{self.written[t]} next, at slot {want}")
-                if self.written[t] + k > self.allowed[t]:
-                    self._fail(f"{where} writes {k} completions at free-running index {self.written[t]}, "
+                if addr - r.cq_base != 16 * want + part:
+                    off = addr - r.cq_base
+                    self._fail(f"{where} writes slot {off // 16} byte {off % 16}, the model expects completion "
+                               f"{self.written[t]} next, at slot {want} byte {part}")
+                done, part = divmod(part + n, 16)
+                if self.written[t] + done + (1 if part else 0) > self.allowed[t]:
+                    self._fail(f"{where} writes completions from free-running index {self.written[t]}, "
                                f"only {self.allowed[t] - self.written[t]} frames are waiting for one")
-                self.last[t] = f"slots {slot}..{slot + k - 1} as completions {self.written[t]}..{self.written[t] + k - 1}"
-                self.written[t] += k
-                self.checked += k
+                self.last[t] = f"slot {want} byte {self.part.get(t, 0)} to completion {self.written[t] + done}" \
+                               f" byte {part}"
+                self.part[t] = part
+                self.written[t] += done
+                self.checked += done
         return self.checked
 
 

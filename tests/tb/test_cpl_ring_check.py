@@ -36,17 +36,18 @@ def slot(i: int) -> int:
 
 
 def test_batches_in_order_and_the_wrap_pass() -> None:
-    chk = check_of([(slot(0), 48), (slot(3), 16), (slot(0), 32), (slot(2), 32), (BASE + 0x2000, 64)])
-    assert chk.checked == 8 and chk.written[0] == 8          # the write elsewhere is not a completion
+    chk = check_of([(slot(0), 48), (slot(3), 16), (slot(0), 32), (slot(2), 32), (BASE + 0x2000, 64),
+                    (slot(0), 8), (slot(0) + 8, 8), (slot(1), 8)])   # pieces of completions (64-bit beats)
+    assert chk.checked == 9 and chk.written[0] == 9 and chk.part[0] == 8   # the write elsewhere is no completion
 
 
 @pytest.mark.parametrize("writes,guard,msg", [
     ([(slot(2), 48)], 0, "not inside its completion ring"),                   # linearly past the end
     ([(slot(0), 48), (slot(3), 16), (slot(4), 16)], 128, "not inside"),        # just after the end: the guard
-    ([(slot(1), 16)], 0, "writes slot 1, the model expects completion 0 next, at slot 0"),
+    ([(slot(1), 16)], 0, "writes slot 1 byte 0, the model expects completion 0 next, at slot 0 byte 0"),
     ([(slot(0), 64), (slot(1), 16)], 0, "expects completion 4 next, at slot 0"),   # slot 0 of lap 2 skipped
-    ([(slot(0) + 8, 16)], 0, "not a whole number"),
-    ([(slot(0), 24)], 0, "not a whole number"),
+    ([(slot(0) + 8, 16)], 0, "writes slot 0 byte 8"),
+    ([(slot(0), 24), (slot(2), 16)], 0, "expects completion 1 next, at slot 1 byte 8"),
     ([(slot(0), 64), (slot(0), 16)], 0, "only 0 frames are waiting"),
 ])
 def test_wrong_writes_fail(writes, guard, msg) -> None:
