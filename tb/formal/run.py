@@ -11,6 +11,9 @@ leave the interesting behaviour possible). Tasks tagged `long` run only with --l
 tasks tagged `bug` (a BMC from reset, for a counterexample deeper than a k-induction's base
 case) only with --bug; tasks tagged `stale` are listed as not run
 (FORMAL_LONG=1, `make regress` runs them).
+A task whose script turns the other assertions into assumptions (`chformal -assert
+-assert2assume`: assume-guarantee; its .sby file names the tasks that prove what it assumes) is
+listed with `others-assumed` after its parameters.
 
 Printed: per task a line as it ends, then per block every property with its result, proof kind
 and depth, and a summary with wall and CPU time per block. A failed assertion names its
@@ -138,8 +141,12 @@ def discover(sby_dir: Path) -> list[Task]:
     for (sby, name, tags), cfg in zip(jobs, cfgs):
         mode = re.search(r"^mode\s+(\w+)", cfg, re.M)
         depth = re.search(r"^depth\s+(\d+)", cfg, re.M)
-        params = " ".join(f"{k}={v}" for k, v in re.findall(r"-G\s+(\w+)=(\S+)", cfg))
-        defines = " ".join(f"{k}={v}" for k, v in re.findall(r"-D\s+(F_\w+)=(\S+)", cfg))
+        # (from the script's commands only: a comment may quote an option)
+        script = "\n".join(ln for ln in cfg.splitlines() if not ln.lstrip().startswith("#"))
+        params = " ".join(f"{k}={v}" for k, v in re.findall(r"-G\s+(\w+)=(\S+)", script))
+        defines = " ".join(f"{k}={v}" for k, v in re.findall(r"-D\s+(F_\w+)=(\S+)", script))
+        if re.search(r"^\s*chformal\s+-assert\s+-assert2assume\b", script, re.M):
+            defines = (defines + " others-assumed").strip()
         tasks.append(Task(block=sby.stem, name=name, mode=mode.group(1) if mode else "?",
                           depth=int(depth.group(1)) if depth else 20,
                           params=" ".join(p for p in (params, defines) if p),

@@ -10,7 +10,9 @@ tb/formal/run.py on that task alone (its own folder under build/formal/test/).
 """
 from __future__ import annotations
 
+import fnmatch
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -89,3 +91,60 @@ def test_formal_catches_protocol_bug(bug: str) -> None:
     assert want in failed, f"BUG={bug}: {want} has no counterexample; failed: {sorted(failed) or 'none'}\n{text[-4000:]}"
     trace = failed[want]["trace"]
     assert trace and Path(trace).is_file(), f"BUG={bug}: no counterexample trace for {want}"
+
+
+def test_assumed_assertions_are_named() -> None:
+    """A task that turns assertions into assumptions (assume-guarantee: `chformal -assert
+    -assert2assume c:* <kept> %d`, every assertion but the kept ones; another task proves those
+    it assumes, as the .sby file says) must name its kept assertions by labels that exist: a
+    renamed label would match nothing and be assumed unproved, silently."""
+    found = 0
+    for sby in sorted(FORMAL.glob("*.sby")):
+        text = sby.read_text()
+        props = (FORMAL / "props" / f"{sby.stem}_props.sv").read_text()
+        labels = set(re.findall(r"\b(\w+)\s*:\s*assert\s*\(", props, re.M))
+        for task, sel in re.findall(r"^(\w+):\s*chformal\s+-assert\s+-assert2assume\s+c:\*\s+(.*?)\s+%d\s*$",
+                                    text, re.M):
+            found += 1
+            pats = [p[2:] for p in sel.split() if p.startswith("c:")]
+            assert pats and all(p == "%u" or p.startswith("c:") for p in sel.split()), (sby.name, task, sel)
+            for pat in pats:
+                hits = [lab for lab in labels if fnmatch.fnmatchcase(lab, pat)]
+                assert hits, f"{sby.name} {task}: kept assertion {pat!r} matches no assertion label of the props"
+        for bad in re.findall(r"^(\w+):\s*chformal\b(?!\s+-assert\s+-assert2assume\s+c:\*\s).*$", text, re.M):
+            raise AssertionError(f"{sby.name} {bad}: chformal in another form than `-assert -assert2assume c:* ... %d`")
+    assert found, "no assume-guarantee task (rx_split_dma.sby's prove_inv_pay_q2, prove_pay_q2)"
+
+
+def _kept(sby: Path, task: str) -> set[str]:
+    """The assertion labels a task's `chformal -assert -assert2assume c:* ... %d` keeps asserted."""
+    (sel,) = re.findall(rf"^{task}:\s*chformal\s+-assert\s+-assert2assume\s+c:\*\s+(.*?)\s+%d\s*$",
+                        sby.read_text(), re.M)
+    labels = set(re.findall(r"\b(\w+)\s*:\s*assert\s*\(", (FORMAL / "props" / f"{sby.stem}_props.sv").read_text(), re.M))
+    return {lab for pat in sel.split() if pat.startswith("c:") for lab in labels if fnmatch.fnmatchcase(lab, pat[2:])}
+
+
+def test_rx_split_dma_chain_keeps_what_it_must() -> None:
+    """rx_split_dma's chain (its .sby header): prove_inv_pay_q2 keeps asserted exactly the
+    assertions under `ifdef F_INV_PAY` (which prove_q2 does not define), prove_pay_q2 exactly
+    a_pay_in_buffer (which prove_q2 and prove_inv_pay_q2 leave out, F_NO_X_PAY); so every
+    assertion is asserted by one of the three tasks, and a new F_INV_PAY invariant cannot end
+    up assumed and proved nowhere."""
+    sby = FORMAL / "rx_split_dma.sby"
+    props = (FORMAL / "props" / "rx_split_dma_props.sv").read_text()
+    region = props[props.index("`ifdef F_INV_PAY"):]
+    depth, end = 0, None
+    for m in re.finditer(r"`(ifdef|ifndef|endif)\b", region):
+        depth += 1 if m.group(1) != "endif" else -1
+        if depth == 0:
+            end = m.start()
+            break
+    assert end is not None
+    inv_pay = set(re.findall(r"\b(\w+)\s*:\s*assert\s*\(", region[:end], re.M))
+    assert inv_pay, "no assertion under `ifdef F_INV_PAY"
+    assert _kept(sby, "prove_inv_pay_q2") == inv_pay
+    assert _kept(sby, "prove_pay_q2") == {"a_pay_in_buffer"}
+    script = {task: line for task, line in re.findall(r"^(\w+):\s*(read_slang .*)$", sby.read_text(), re.M)}
+    assert "F_INV_PAY" not in script["prove_q2"] and "F_NO_X_PAY" in script["prove_q2"]
+    assert "F_INV_PAY" in script["prove_inv_pay_q2"] and "F_NO_X_PAY" in script["prove_inv_pay_q2"]
+    assert "F_INV_PAY" in script["prove_pay_q2"] and "F_NO_X_PAY" not in script["prove_pay_q2"]

@@ -6,10 +6,10 @@
 //   (F_NO_X leaves out a_hdr_in_buffer and a_pay_in_buffer, F_NO_X_PAY only the latter,
 //   F_NO_ROOM a_cq_level and a_cq_room; F_INV adds the induction invariants i_*: task
 //   prove_q2 proves all but a_pay_in_buffer by k-induction; F_INV_PAY adds the invariants
-//   a_pay_in_buffer's induction needs (i_cur_*, i_h_buf, i_pcmd_buf, i_a_str, i_b_str): written
-//   for issue 18, proved by a hand run, in no task yet; a_pay_in_buffer with them NOT proved
-//   (rx_split_dma.sby says why); rx_split_dma.sby
-//   says which task checks which to what depth)
+//   a_pay_in_buffer's induction needs (i_cur_*, i_h_buf, i_pcmd_buf, i_a_str, i_b_str): task
+//   prove_inv_pay_q2 proves them, prove_pay_q2 a_pay_in_buffer, each by k-induction assuming
+//   what the tasks before it prove; rx_split_dma.sby says which task checks which, to what
+//   depth, and why the assumptions are legitimate)
 //   a_hdr_*   no write outside a posted header buffer: every header command goes to the head
 //             descriptor popped in that very cycle and is no longer than the queue's
 //             hdr_buf_bytes (and PARSE_BYTES); a chosen byte f_const_x written by a header
@@ -498,7 +498,10 @@ module rx_split_dma_props
 `ifdef F_INV_PAY
   // ---- the payload-buffer bound (a_pay_in_buffer): each queue's current multi-packet buffer
   // (shadow: the address its last pop for a frame's last piece handed out, on an MPB queue),
-  // H's bytes and the pending piece command lie inside a buffer a pop of the queue handed out
+  // H's bytes and the pending piece command lie inside a buffer a pop of the queue handed out.
+  // Task prove_inv_pay_q2 proves these six (assuming prove_q2's assertions, which prove_q2
+  // proves), prove_pay_q2 a_pay_in_buffer with them (assuming all the others). A new invariant
+  // here needs its label added to prove_inv_pay_q2's chformal line, or it is assumed unproved.
   logic [NUM_RXQ-1:0]        f_cur_v;
   logic [NUM_RXQ-1:0][63:0]  f_cur_base;
   always_ff @(posedge clk) begin
