@@ -10,15 +10,21 @@
 // Fetching: a ring wants a read when it may fetch (`enable`) and runs, no read of it is in
 // flight, software posted entries past its fetch index, its cache has room (for a whole R
 // beat of entries, or for every posted one) and it is less than a ring ahead of what was
-// consumed. Among the rings that want one, a round-robin pick,
-// made while the engine's AR register is free, issues one burst (ARID = ID_BASE + ring) of up
-// to MAX_BATCH consecutive entries (never past the ring's end or a 4 KiB boundary, never
-// more than the cache has room for, so R beats are always taken at once). A read that leaves
+// consumed. Two pipeline stages (for timing, as in desc_engine: the pick and the batch
+// arithmetic are not in one cycle): a registered candidate ring (`cand_q`) is issued, when
+// the engine's AR register is free, as one burst (ARID = ID_BASE + ring) of up to MAX_BATCH
+// consecutive entries (never past the ring's end or a 4 KiB boundary, never more than the
+// cache has room for, so R beats are always taken at once), planned from its state in that
+// cycle, if it wants a read then. Meanwhile a round-robin pick among the other rings that
+// want one chooses the next candidate; when none does, the candidate stays (a queue served
+// alone is always the candidate, so it is issued in the same cycle as with an unregistered
+// pick; another ring that becomes ready is issued one cycle later). A read that leaves
 // posted entries behind ends at a DMA beat boundary, so no R beat carries ring entries twice
 // (at 1024 bits a 64-byte frame costs its ring entries' bytes / 128 beats, not more).
 //
 // Cache: per queue SLOTS entries in DPB banks (DPB = entries per DMA beat, the bank of cache
-// position p is p mod DPB), one write and one read port each. Entry i of a ring goes to
+// position p is p mod DPB), one write and one asynchronous read port each (LUT RAM: one
+// memory per bank, rtl/memories.tsv). Entry i of a ring goes to
 // position i mod SLOTS. An R beat writes up to DPB entries, a read of W = DPB consecutive
 // positions from any start takes one row of every bank; a 64-bit bus assembles an entry
 // from two beats.
@@ -30,7 +36,11 @@
 // `load_q`'s head instead (the scheduler switching queues; `pop_n` still applies to `win_q`
 // in that cycle, and `load_q` must differ from `win_q`). `head_ends` has the end bits (EOP or
 // failed read) of `win_q`'s first 32 cached entries for the scheduler's "is this long frame
-// all cached" question. Beside each window entry the engine keeps two decoded fields, so
+// all cached" question. Every output to the scheduler is a register or, with several
+// queues, a register selected by the registered `win_q` (`count`, `head_ends`): the
+// scheduler's decisions start at this engine's flip-flops, not behind its pointer arithmetic
+// (per queue the engine keeps the cache count and the end bits in head order, from the
+// cache's read position, besides the pointers). Beside each window entry the engine keeps two decoded fields, so
 // that the scheduler's per-cycle decision starts from registers: `win_end` (EOP, or the read
 // failed) and `win_k`, the inline entries the entry would own as a frame's first descriptor
 // (`ceil(inline_len / 16)` with INLINE on a queue with `inline_en`, else 0; 0 when its read
@@ -117,39 +127,52 @@ module tx_desc_engine
   logic [KW-1:0]      left_q      [NUM_TXQ];     // entries of the ring's read still to come
   logic [LW-1:0]      lane_q      [NUM_TXQ];     // lane of its next entry in the next beat
   logic [NUM_TXQ-1:0] inflight_q, discard_q, run_q;
+  logic [PW:0]        count_q     [NUM_TXQ];     // wr_ptr_q - rd_ptr_q, kept as a register
   logic [NUM_TXQ-1:0] stopping;
-  logic [SLOTS-1:0]   ends_q      [NUM_TXQ];     // per position: EOP bit or read failed
+  // Per queue, the end bits (EOP or read failed) of its cached entries in head order: bit i
+  // is cache position rd_ptr + i; 0 from bit count up.
+  logic [NUM_TXQ-1:0][SLOTS-1:0] ends_q;
 
   assign stopping = run_q & ~run;
 
   always_comb begin
     for (int unsigned t = 0; t < NUM_TXQ; t++) begin
-      count[t]  = wr_ptr_q[t] - rd_ptr_q[t];
+      count[t]  = count_q[t];
       hw_idx[t] = hw_idx_q[t];
     end
   end
 
   // ---------------------------------------------------------------- fetch pick and issue
   logic               ar_valid_q;
+  logic               can_issue;
   logic [NUM_TXQ-1:0] want;
   logic               pick_valid;
   logic [RW-1:0]      pick;
+  logic [RW-1:0]      cand_q;          // the ring issued next (stage 2 of the fetch pipeline)
 
+  assign can_issue = !ar_valid_q;
+
+  // Whether ring t may fetch now: everything but the 4 KiB bound (checked at the issue).
+  function automatic logic ring_wants(input int unsigned t);
+    automatic logic [15:0] ahead   = fetch_idx_q[t] - hw_idx_q[t];
+    automatic logic [15:0] pending = sw_idx[t] - fetch_idx_q[t];
+    automatic logic [PW:0] room    = (PW + 1)'(SLOTS) - count_q[t];
+    // Room for a whole beat of entries, or for all that is posted: a read limited by a cache
+    // with less room than a beat would end mid-beat, and the next read would fetch that beat
+    // again (the cache then holds more than SLOTS - DPB entries, more than any frame has, so
+    // waiting for the room starves nothing).
+    return enable[t] && run[t] && !inflight_q[t] && sw_idx[t] != fetch_idx_q[t] &&
+           (32'(room) >= DPB || (room != '0 && 32'(pending) <= 32'(room))) &&
+           (ahead < (16'd1 << ring_log2[t]));
+  endfunction
+
+  // The next candidate is picked among the other rings that want a read, in a cycle the AR
+  // register is free (the candidate is then issued or found not ready and replaced).
   always_comb begin
     want = '0;
-    if (!ar_valid_q) begin
+    if (can_issue) begin
       for (int unsigned t = 0; t < NUM_TXQ; t++) begin
-        if (enable[t] && run[t] && !inflight_q[t] && sw_idx[t] != fetch_idx_q[t]) begin
-          automatic logic [15:0] ahead   = fetch_idx_q[t] - hw_idx_q[t];
-          automatic logic [15:0] pending = sw_idx[t] - fetch_idx_q[t];
-          automatic logic [PW:0] room    = (PW + 1)'(SLOTS) - count[t];
-          // Room for a whole beat of entries, or for all that is posted: a read limited by
-          // a cache with less room than a beat would end mid-beat, and the next read would
-          // fetch that beat again (the cache then holds more than SLOTS - DPB entries, more
-          // than any frame has, so waiting for the room starves nothing).
-          want[t] = (32'(room) >= DPB || (room != '0 && 32'(pending) <= 32'(room))) &&
-                    (ahead < (16'd1 << ring_log2[t]));
-        end
+        want[t] = cand_q != RW'(t) && ring_wants(t);
       end
     end
   end
@@ -158,56 +181,81 @@ module tx_desc_engine
     .clk,
     .rst,
     .req       (want),
-    .accept    (1'b1),       // the pick is issued in the cycle it is made
+    .accept    (1'b1),       // the pick becomes the candidate in the cycle it is made
     .gnt_valid (pick_valid),
     .gnt_idx   (pick)
   );
 
+  always_ff @(posedge clk) begin
+    if (rst)                           cand_q <= '0;
+    else if (can_issue && pick_valid)  cand_q <= pick;
+  end
+
   // Entries to fetch next: at most MAX_BATCH, what software posted, what is left before the
   // ring wraps and before the next 4 KiB boundary, what the cache has room for, and never
   // more than one ring ahead of what was consumed, whatever SW_IDX says; cut back to a beat
-  // boundary when posted entries are left behind.
-  function automatic logic [15:0] batch_size(input logic [15:0] sw, input logic [15:0] fidx,
-                                             input logic [15:0] hw, input logic [3:0] log2,
-                                             input logic [11:0] addr_lo, input logic [15:0] room);
-    logic [15:0] mask, pending, in_ring, to_4k, ahead, ring_room, k, tail;
-    mask      = (16'd1 << log2) - 16'd1;
-    pending   = sw - fidx;
-    in_ring   = (mask + 16'd1) - (fidx & mask);
-    to_4k     = (16'h1000 - {4'd0, addr_lo}) >> 4;
-    ahead     = fidx - hw;
-    ring_room = (ahead >= mask + 16'd1) ? 16'd0 : (mask + 16'd1) - ahead;
-    k = 16'(MAX_BATCH);
-    if (pending < k)   k = pending;
-    if (ring_room < k) k = ring_room;
-    if (in_ring < k)   k = in_ring;
-    if (to_4k < k)     k = to_4k;
-    if (room < k)      k = room;
-    // When more entries are posted than this read takes, it ends at a beat boundary (whole R
-    // beats: a read ending mid-beat would fetch that beat's row again with the next read).
-    if (DPB > 1 && k < pending) begin
-      tail = ((({4'd0, addr_lo} & 16'(DB - 1)) >> 4) + k) & 16'(DPB - 1);
-      if (k > tail) k = k - tail;
+  // boundary when posted entries are left behind. For timing the bounds are not compared in
+  // a chain: each bound is compared with each length j = 1..MAX_BATCH at once, giving a
+  // thermometer code `fits` (a batch of j fits every bound); the batch is its top, or, when
+  // that leaves posted entries behind, the longest fitting batch that ends on a beat
+  // boundary (if there is one).
+  function automatic logic [KW-1:0] batch_size(input logic [15:0] sw, input logic [15:0] fidx,
+                                               input logic [15:0] hw, input logic [3:0] log2,
+                                               input logic [11:0] addr_lo, input logic [15:0] room);
+    logic [15:0] size, pending, in_ring, to_4k, ahead, ring_room;
+    logic [8:0]  units_to_4k;          // (0x1000 - addr_lo) / 16
+    logic [MAX_BATCH+DPB:1] fits;
+    logic [KW-1:0] k_top, k_beat;
+    logic          at_pending, any_beat;
+    size        = 16'd1 << log2;
+    pending     = sw - fidx;
+    in_ring     = size - (fidx & (size - 16'd1));
+    units_to_4k = 9'h100 - {1'b0, addr_lo[11:4]} - {8'd0, addr_lo[3:0] != 4'd0};
+    to_4k       = {7'd0, units_to_4k};
+    ahead       = fidx - hw;
+    ring_room   = (ahead >= size) ? 16'd0 : size - ahead;
+    fits        = '0;
+    for (int unsigned j = 1; j <= MAX_BATCH; j++) begin
+      fits[j] = pending >= 16'(j) && ring_room >= 16'(j) && in_ring >= 16'(j) &&
+                to_4k >= 16'(j) && room >= 16'(j);
     end
-    return k;
+    k_top      = '0;
+    k_beat     = '0;
+    at_pending = 1'b0;
+    any_beat   = 1'b0;
+    for (int unsigned j = 1; j <= MAX_BATCH; j++) begin
+      // the first entry's lane plus j is a multiple of DPB: a batch of j ends a beat
+      automatic logic ends_beat = ((32'(addr_lo[11:4]) + j) % DPB) == 0;
+      if (fits[j] && !fits[j + 1]) begin             // one j at most: fits is a thermometer
+        k_top      = k_top | KW'(j);
+        at_pending = at_pending || pending == 16'(j);
+      end
+      // the longest such batch: the next one (j + DPB) does not fit
+      if (ends_beat && fits[j] && !fits[j + DPB]) k_beat = k_beat | KW'(j);
+      if (ends_beat && fits[j]) any_beat = 1'b1;
+    end
+    return (DPB == 1 || at_pending || !any_beat) ? k_top : k_beat;
   endfunction
 
-  logic [63:0] pick_entry;
-  logic [15:0] pick_k;
-  logic [16:0] pick_span;           // bytes from the first beat's start to the last entry's end
+  // The candidate's next entry and batch; its read: the bus word holding the first entry
+  // (a 64-bit bus reads the entry itself, two beats each) and the burst length to the last
+  // one's end. Only the entry's low 12 bits feed the batch (the 4 KiB bound).
+  logic [63:0]   cand_entry;
+  logic [KW-1:0] cand_k;
+  logic [16:0]   cand_span;           // bytes from the first beat's start to the last entry's end
   always_comb begin
-    pick_entry = '0;
-    pick_k     = '0;
-    if (pick_valid) begin
-      pick_entry = ring_base[pick] + {44'd0, fetch_idx_q[pick] & ((16'd1 << ring_log2[pick]) - 16'd1), 4'd0};
-      pick_k     = batch_size(sw_idx[pick], fetch_idx_q[pick], hw_idx_q[pick], ring_log2[pick],
-                              pick_entry[11:0], 16'(SLOTS) - 16'(count[pick]));
-    end
-    pick_span = ({5'd0, pick_entry[11:0]} & 17'(DB - 1)) + {pick_k[12:0], 4'd0};
+    cand_entry = ring_base[cand_q] + {44'd0, fetch_idx_q[cand_q] & ((16'd1 << ring_log2[cand_q]) - 16'd1), 4'd0};
+    cand_k     = batch_size(sw_idx[cand_q], fetch_idx_q[cand_q], hw_idx_q[cand_q], ring_log2[cand_q],
+                            cand_entry[11:0], 16'(SLOTS) - 16'(count_q[cand_q]));
+    cand_span  = ({5'd0, cand_entry[11:0]} & 17'(DB - 1)) + {4'd0, 9'(cand_k), 4'd0};
   end
 
+  // The candidate's read is issued this cycle: exactly when cand_k != 0 (it wants a read
+  // and the entry is not in a 4 KiB boundary's last 16 bytes), from those conditions
+  // directly, in parallel with the batch arithmetic.
   logic issue;
-  assign issue = pick_valid && pick_k != '0;
+  assign issue = can_issue && ring_wants(32'(cand_q)) &&
+                 !(cand_entry[11:4] == 8'hff && cand_entry[3:0] != 4'd0);
 
   logic [ADDR_W-1:0] ar_addr_q;
   logic [7:0]        ar_len_q;
@@ -250,8 +298,6 @@ module tx_desc_engine
   end
 
   // ---------------------------------------------------------------- cache banks
-  logic [128:0] bank_q [DPB][NUM_TXQ * ROWS];
-
   function automatic logic [RBW-1:0] row_of(input logic [RW-1:0] q, input logic [PW-1:0] pos);
     return RBW'(32'(q) * ROWS + 32'(pos) / DPB);
   endfunction
@@ -269,32 +315,35 @@ module tx_desc_engine
     assign lane_v[0]   = 1'b1;
   end
 
-  // Write: bank b takes the beat lane whose entry lands on a position of bank b.
-  logic [PW:0] wp;
-  assign wp = wr_ptr_q[rr];
-  always_ff @(posedge clk) begin
-    if (keep) begin
-      for (int unsigned b = 0; b < DPB; b++) begin
-        automatic logic [LW-1:0] off = LW'(b - 32'(wp)) ;    // (b - wp) mod DPB
-        automatic logic [LW:0]   j   = lo + (LW+1)'(off);
-        automatic logic [PW-1:0] pos = PW'(wp + (PW+1)'(off));
-        if (DPB == 1) begin
-          j   = lo;
-          pos = wp[PW-1:0];
-        end
-        if (j < hi) bank_q[b][row_of(rr, pos)] <= beat_ent[LW'(j)];
-      end
-    end
-  end
-
-  // Read: W consecutive positions from `rp` of queue `rq`.
+  // Read: W consecutive positions from `rp` of queue `rq`, one from each bank.
   logic [RW-1:0]         rq;
   logic [PW:0]           rp;
+  logic [PW:0]           wp;
+  logic [DPB-1:0][128:0] bank_rd;          // bank b's entry of the read
   logic [W-1:0][128:0]   rd_ent;
+  assign wp = wr_ptr_q[rr];
+
+  // Bank b: the write takes the beat lane whose entry lands on a position of bank b, the
+  // read the position of bank b among rp .. rp + W - 1.
+  for (genvar b = 0; b < DPB; b++) begin : g_bank
+    logic [128:0]  mem_q [NUM_TXQ * ROWS];
+    logic [LW-1:0] w_off, r_off;           // (b - wp) mod DPB, (b - rp) mod DPB
+    logic [LW:0]   w_j;
+    logic [PW-1:0] w_pos, r_pos;
+    assign w_off = (DPB > 1) ? LW'(32'(b) - 32'(wp)) : '0;
+    assign r_off = (DPB > 1) ? LW'(32'(b) - 32'(rp)) : '0;
+    assign w_j   = lo + (LW+1)'(w_off);
+    assign w_pos = PW'(wp + (PW+1)'(w_off));
+    assign r_pos = PW'(rp + (PW+1)'(r_off));
+    always_ff @(posedge clk) begin
+      if (keep && w_j < hi) mem_q[row_of(rr, w_pos)] <= beat_ent[LW'(w_j)];
+    end
+    assign bank_rd[b] = mem_q[row_of(rq, r_pos)];
+  end
+
   always_comb begin
     for (int unsigned i = 0; i < W; i++) begin
-      automatic logic [PW-1:0] pos = PW'(rp + (PW+1)'(i));
-      rd_ent[i] = bank_q[32'(pos) % DPB][row_of(rq, pos)];
+      rd_ent[i] = bank_rd[(32'(rp) + i) % DPB];
     end
   end
 
@@ -370,13 +419,8 @@ module tx_desc_engine
     end
   end
 
-  // End bits of the window queue's first 32 cached entries, from the head.
-  always_comb begin
-    automatic logic [PW:0] c = count[win_q_q];
-    for (int unsigned i = 0; i < 32; i++) begin
-      head_ends[i] = (i < 32'(c)) && ends_q[win_q_q][PW'(rd_ptr_q[win_q_q] + (PW+1)'(i))];
-    end
-  end
+  // End bits of the window queue's first 32 cached entries, from the head (0 past them).
+  assign head_ends = ends_q[win_q_q][31:0];
 
   // ---------------------------------------------------------------- state
   logic r_done;
@@ -397,12 +441,12 @@ module tx_desc_engine
       run_q <= run;
       if (ar_valid_q && m_arready) ar_valid_q <= 1'b0;
       if (issue) begin
-        ar_valid_q       <= 1'b1;
-        ar_ring_q        <= pick;
-        ar_addr_q        <= (DB >= 16) ? ADDR_W'(pick_entry & ~64'(DB - 1)) : ADDR_W'(pick_entry);
-        ar_len_q         <= (DB >= 16) ? 8'((pick_span + 17'(DB - 1)) / 17'(DB) - 17'd1)
-                                       : 8'(pick_k * 16'd2 - 16'd1);
-        inflight_n[pick] = 1'b1;
+        ar_valid_q         <= 1'b1;
+        ar_ring_q          <= cand_q;
+        ar_addr_q          <= (DB >= 16) ? ADDR_W'(cand_entry & ~64'(DB - 1)) : ADDR_W'(cand_entry);
+        ar_len_q           <= (DB >= 16) ? 8'((cand_span + 17'(DB - 1)) / 17'(DB) - 17'd1)
+                                         : 8'(16'(cand_k) * 16'd2 - 16'd1);
+        inflight_n[cand_q] = 1'b1;
       end
       if (r_done) begin
         inflight_n[rr] = 1'b0;
@@ -417,9 +461,9 @@ module tx_desc_engine
   // Unpack state (no reset needed: used only while the ring's read is in flight).
   always_ff @(posedge clk) begin
     if (issue) begin
-      lane_q[pick] <= (DPB > 1) ? LW'(pick_entry[11:4]) : '0;   // (entry address / 16) mod DPB
-      left_q[pick] <= KW'(pick_k);
-      half_q[pick] <= 1'b0;
+      lane_q[cand_q] <= (DPB > 1) ? LW'(cand_entry[11:4]) : '0;   // (entry address / 16) mod DPB
+      left_q[cand_q] <= cand_k;
+      half_q[cand_q] <= 1'b0;
     end
     if (DB < 16 && live) begin
       half_q[rr] <= !half_q[rr];
@@ -434,8 +478,10 @@ module tx_desc_engine
     end
   end
 
-  // Per-ring indices, cache pointers and end bits: one loop, run only in a cycle where one
-  // can move. Reset, or a ring stopped: indices to zero and the cache emptied.
+  // Per-ring indices, cache pointers, counts and end bits: one loop, run only in a cycle
+  // where one can move. Reset, or a ring stopped: indices to zero and the cache emptied.
+  // A pop shifts the queue's end bits down by pop_n; a push writes its entries' end bits
+  // after the entries left (count - pop_n).
   logic push;
   assign push = keep && (DB >= 16 || half_q[rr]);
 
@@ -444,23 +490,34 @@ module tx_desc_engine
     if (push) pushed[rr] = 1'b1;
   end
 
+  logic [DPB-1:0] beat_end;
+  always_comb begin
+    for (int unsigned j = 0; j < DPB; j++) beat_end[j] = entry_end(beat_ent[j]);
+  end
+
   always_ff @(posedge clk) begin
     if (rst || issue || push || pop_n != '0 || stopping != '0) begin
       for (int unsigned t = 0; t < NUM_TXQ; t++) begin
         automatic logic stop    = rst || stopping[t];
-        automatic logic fetched = issue && pick == RW'(t);
+        automatic logic fetched = issue && cand_q == RW'(t);
         automatic logic pu      = push && rr == RW'(t);
         automatic logic po      = pop_n != '0 && win_q_q == QW'(t);
-        if (stop || fetched) fetch_idx_q[t] <= stop ? '0 : fetch_idx_q[t] + pick_k;
+        automatic logic [PW:0] popped = po ? (PW+1)'(pop_n) : '0;
+        automatic logic [PW:0] added  = pu ? (PW+1)'(n_beat) : '0;
+        automatic logic [PW:0] at     = count_q[t] - popped - (PW+1)'(lo);   // lane 0's place
+        automatic logic [SLOTS-1:0] e = ends_q[t] >> popped;
+        if (stop || fetched) fetch_idx_q[t] <= stop ? '0 : fetch_idx_q[t] + 16'(cand_k);
         if (stop || pu)      wr_ptr_q[t]    <= stop ? '0 : wr_ptr_q[t] + (PW+1)'(n_beat);
         if (stop || po)      rd_ptr_q[t]    <= stop ? '0 : rd_ptr_q[t] + (PW+1)'(pop_n);
         if (stop || po)      hw_idx_q[t]    <= stop ? '0 : hw_idx_q[t] + 16'(pop_n);
-        if (pu) begin
-          for (int unsigned j = 0; j < DPB; j++) begin
-            if (lane_v[j]) begin
-              ends_q[t][PW'(wr_ptr_q[t] + (PW+1)'(j) - (PW+1)'(lo))] <= entry_end(beat_ent[j]);
+        if (stop || pu || po) begin
+          count_q[t] <= stop ? '0 : count_q[t] + added - popped;
+          if (pu) begin
+            for (int unsigned j = 0; j < DPB; j++) begin
+              if (lane_v[j]) e[PW'(at + (PW+1)'(j))] = beat_end[j];
             end
           end
+          ends_q[t] <= stop ? '0 : e;
         end
       end
     end
@@ -486,5 +543,5 @@ module tx_desc_engine
 `endif
 
   logic unused;
-  assign unused = ^{m_rresp[0], fetch_idx_q[0], lane_q[0]};
+  assign unused = ^{m_rresp[0], fetch_idx_q[0], lane_q[0], rd_ptr_q[0]};
 endmodule
