@@ -277,3 +277,89 @@ def test_no_tso_nic_sends_mss_skbs() -> None:
         sk = c.sk
         assert sk is not None and sk.size_goal() == sk.mss == 1460
     run(body())
+
+
+def test_tso6_copy_send() -> None:
+    """TCP over IPv6 (TSO6), an ordinary copying send of 300 kB (the payload linear in the
+    skb head, so the TSO send's first segments are host pages): every frame a valid IPv6 TCP
+    segment (scapy's checksum) of at most one MSS (1440), byte-exact at B, TSO sends cut
+    by the NIC; `ethtool -K tso6`-only off (`tx-tcp6-segmentation off`) stops them."""
+    from scapy.layers.inet6 import IPv6
+
+    from driver.backends.model import ModelHw
+    from driver.headers import AF_INET6
+    from driver.kernel import Kernel
+    from driver.netdev import Netdev
+    from driver.socket import SOCK_STREAM
+
+    async def body() -> None:
+        hosts = []
+        for i, (ip, mac) in enumerate((('fd00::1/64', '020000000a01'),
+                                       ('fd00::2/64', '020000000a02'))):
+            hw = ModelHw(seed=i)
+            hw.nic.tx.tso = True
+            k = Kernel()
+            nd = Netdev(k, hw, name=f'eth{i}')
+            nd.dev_addr = bytes.fromhex(mac)
+            await nd.probe()
+            await nd.set_ringparam(rx_pending=64, tcp_data_split=True, hds_thresh=0)
+            await nd.open()
+            nd.add_ip(ip)
+            hosts.append(Host(hw, k, nd, ip.split('/')[0]))
+        a, b = hosts
+        ln = Link(a, b)
+        a.hw.wire.on_tx = ln.wire('ab', b)
+        b.hw.wire.on_tx = ln.wire('ba', a)
+        a.kernel.neigh_add(b.ip, b.nd.dev_addr)
+        b.kernel.neigh_add(a.ip, a.nd.dev_addr)
+        lst = b.kernel.socket(AF_INET6, SOCK_STREAM)
+        lst.bind(('::', 7000))
+        lst.listen()
+        c = a.kernel.socket(AF_INET6, SOCK_STREAM)
+        await c.connect((b.ip, 7000))
+        acc: list[Socket] = []
+
+        def up() -> bool:
+            if not acc:
+                try:
+                    acc.append(lst.accept()[0])
+                except OSError:
+                    return False
+            return c.tcp_info().state == TcpState.ESTABLISHED
+        await ln.run(up)
+        s = acc[0]
+        got = bytearray()
+
+        def reader(want: int) -> Callable[[], bool]:
+            def rd() -> bool:
+                try:
+                    while (x := s.recv(1 << 20)):
+                        got.extend(x)
+                except OSError:
+                    pass
+                return len(got) >= want
+            return rd
+        data = random.Random(6).randbytes(300_000)
+        await c.send(data[:200_000])
+        await ln.run(reader(200_000))
+        sends = _gso_stats(a)[0]
+        assert sends > 0
+        at_off = a.hw.nic.tx.counters['TX_TSO_SENDS']
+        assert at_off >= sends
+        a.nd.set_features(parse_features_args('tx-tcp6-segmentation off'))
+        await c.send(data[200_000:])
+        await ln.run(reader(len(data)))
+        assert bytes(got) == data
+        mid = a.hw.nic.tx.counters['TX_TSO_SENDS']
+        data_frames = 0
+        for f in ln.sent['ab']:
+            pkt = Ether(f)
+            if IPv6 in pkt and TCP in pkt:
+                check_tcp_frame(f)
+                n = pkt[IPv6].plen - pkt[TCP].dataofs * 4
+                assert n <= 1440
+                data_frames += n > 0
+        assert data_frames >= -(-len(data) // 1440)
+        assert mid == at_off, 'no TSO send once TSO6 is off'
+        assert c.sk is not None and c.sk.size_goal() == c.sk.mss == 1440, 'TSO6 off'
+    run(body())
