@@ -1252,7 +1252,8 @@ class TcpSock:
         self.dupacks = 0
         if self.state in SYNCHRONIZED and self.state != TcpState.SYN_RECV:
             self.recover = self.snd_nxt
-            self._enter_loss()
+            self._cut_to_segs(self.rtx_queue, 0, 1)   # the head's first MSS goes now; the
+            self._enter_loss()                         # rest of a GSO skb with the lost window
         await self.tcp_retransmit_skb()
         self.rto_ns = min(TCP_RTO_MAX, self.rto_ns * 2)
         self._arm_timer(self.rto_ns)

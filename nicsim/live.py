@@ -164,8 +164,10 @@ async def nic_tso_counters(hw: Any) -> tuple[int | None, int | None, str]:
     return None, None, ""
 
 
-def _errno_name(e: int) -> str:
+def _errno_name(e: int | None) -> str:
     """The kernel's name of an errno (EOPNOTSUPP, which Python's table calls ENOTSUP)."""
+    if e is None:
+        return "?"
     return "EOPNOTSUPP" if e == errno.EOPNOTSUPP else errno.errorcode.get(e, str(e))
 
 

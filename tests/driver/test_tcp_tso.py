@@ -51,7 +51,8 @@ def _payload_len(pkt: Ether) -> int:
 
 async def _devmem_stream(ln: Link, nbytes: int, call: int = 64 << 10,
                          between: Callable[[int], None] | None = None,
-                         after_send: Callable[[int], None] | None = None
+                         after_send: Callable[[int], None] | None = None,
+                         on_connected: Callable[[], None] | None = None
                          ) -> tuple[bytes, Reader, Socket, list[tuple[int, int]], int]:
     """A sends `nbytes` from its dma-buf to B's devmem queue in `call`-byte MSG_ZEROCOPY
     calls; `after_send(i)` runs right after call i (nothing pumped yet), `between(i)` after
@@ -67,6 +68,8 @@ async def _devmem_stream(ln: Link, nbytes: int, call: int = 64 << 10,
     data = random.Random(nbytes).randbytes(nbytes)
     tx_buf.gpu_write(0, data)
     c, s = await connected(ln, ln.a, ln.b)
+    if on_connected is not None:
+        on_connected()
     c.setsockopt(SOL_SOCKET, SO_ZEROCOPY, 1)
     cm = [(SOL_SOCKET, SCM_DEVMEM_DMABUF, struct.pack('<I', tx_id))]
     reader = Reader(s, {rx_id: rx_buf})
@@ -362,4 +365,34 @@ def test_tso6_copy_send() -> None:
         assert data_frames >= -(-len(data) // 1440)
         assert mid == at_off, 'no TSO send once TSO6 is off'
         assert c.sk is not None and c.sk.size_goal() == c.sk.mss == 1440, 'TSO6 off'
+    run(body())
+
+
+def test_rto_over_a_lost_tso_send_goes_back_n_in_segments() -> None:
+    """The whole first TSO send (the initial window, 10 segments) lost: no duplicate ACK
+    comes, the RTO fires once, and the lost window is sent again in slow start, cut from the
+    GSO skb by the congestion window (1, 2, 4, ... segments): exactly the 10 lost segments
+    are retransmitted, no second timeout, the stream exact."""
+    async def body() -> None:
+        ln = await link(tso=True)
+        state = {'armed': False, 'left': 10}
+        orig = ln.a.hw.wire.on_tx
+        assert orig is not None
+
+        def on_tx(frame: bytes) -> None:
+            pkt = Ether(frame)
+            if state['armed'] and state['left'] and TCP in pkt and _payload_len(pkt) > 0:
+                state['left'] -= 1
+                ln.sent['ab'].append(frame)
+                ln.dropped += 1
+                return
+            orig(frame)
+        ln.a.hw.wire.on_tx = on_tx
+        # armed once the connection is up: the first data frames are the first send's
+        data, reader, c, notes, calls = await _devmem_stream(
+            ln, 128 << 10, on_connected=lambda: state.update(armed=True))
+        _check_common(ln, data, reader, notes, calls, 1460)
+        mib = ln.a.kernel.tcp.mib
+        assert state['left'] == 0
+        assert mib.TCPTimeouts == 1 and mib.RetransSegs == 10, (mib.TCPTimeouts, mib.RetransSegs)
     run(body())
