@@ -22,6 +22,7 @@ BENCHMARKS = {
     "rx_linerate": "rx_linerate.json",   # RX beats/frames per cycle, per size, width, split
     "rx_metrics": "rx_metrics.json",     # DMA efficiency, bursts, outstanding, latency, goodput
     "tx_linerate": "tx_linerate.json",   # TX beats/frames per cycle, per size and width
+    "tx_tso": "tx_tso.json",             # TX with TSO: 64 KiB sends, segments/cycle, reads per segment
     "sim_speed": "sim_speed.json",       # simulated cycles/s: fast path, per-beat baseline, ceiling
     "sim_memory": "sim_memory.json",     # simulator resident memory over 200k-frame RX and TX runs
     "cluster": "cluster.json",           # N NICs on a switch, all-to-all devmem TCP, RTL vs model (docs/cluster.md)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import errno
 import ipaddress
+from struct import error as struct_error
 from collections import deque
 from dataclasses import asdict, dataclass, field, replace
 from enum import IntEnum
@@ -42,17 +43,21 @@ from typing import TYPE_CHECKING, Callable, TypeAlias
 from driver import regs
 from driver.errors import KernelError
 from driver.ethtool import COALESCE_FIELDS, CoalesceAttr, EthtoolCoalesce, coalesce_attrs
-from driver.ethtool_features import (NO_FEATURES, apply_features, features_report,
+from driver.ethtool_features import (NO_FEATURES, NetdevFeature, apply_features, features_report,
                                      hw_features_from_offloads)
-from driver.headers import ETH_HLEN, VLAN_HLEN, eth_get_headlen
+from driver.gso import (GSO_LEGACY_MAX_SIZE, GsoHeaders, gso_headers, skb_gso_segment,
+                        tso_seed_header, tso_wire_bytes)
+from driver.headers import ETH_HLEN, VLAN_HLEN, HeaderError, eth_get_headlen
 from driver.hw import NicHw
 from driver.netmem import Netmem, Page
 from driver.page_pool import HostPageAllocator, HostPageProvider, MemoryProvider, PagePool, PagePoolParams
 from driver.rx_queue import (COALESCE_USECS_MAX, MAX_RING_LOG2, RxBuffer, RxFrame, RxQueue,
                              RxQueueConfig)
 from driver.skbuff import IpSummed, SkBuff, SkbFrag
-from driver.tx_queue import NetdevTx, TxCsum, TxDone, TxFrameError, TxQueue, TxQueueConfig
-from models.formats import TxStatus
+from driver.tx_queue import (NetdevTx, TxCsum, TxDone, TxFrameError, TxQueue, TxQueueConfig,
+                             TxTso, split_at_pages)
+from models.formats import (TX_TSO_MAX_HDR, TX_TSO_MAX_PAYLOAD, TX_TSO_MAX_SEGS, TX_TSO_MIN_MSS,
+                            TxStatus)
 from models.host_memory import PAGE_SIZE
 
 if TYPE_CHECKING:
@@ -88,6 +93,9 @@ ETH_ZLEN = 60
 """Shortest frame the NIC sends (without FCS): the driver pads (`eth_skb_pad`)."""
 TX_HEAD_BUF = 256
 """Host buffer for a header copy of up to this many bytes; longer heads take whole pages."""
+HW_DROP_ERRORS = (TxStatus.BAD_SEG, TxStatus.BAD_LEN, TxStatus.BAD_CSUM, TxStatus.TSO_BAD_HDR,
+                  TxStatus.TSO_BAD_LEN, TxStatus.TSO_BAD_MSS)
+"""Completion statuses of frames the NIC refused as malformed (`tx-hw-drop-errors`)."""
 TX_QUEUE_LEN = 1000
 """`txqueuelen`: frames the qdisc holds while the ring is full; beyond that it drops."""
 DEFAULT_MAC = bytes.fromhex('020000000002')
@@ -213,6 +221,19 @@ class TxQueueStats:
     """Times the ring was full (`tx-stop`: `netif_tx_stop_queue`)."""
     wake: int = 0
     """Times a clean made room again after a stop (`tx-wake`)."""
+    hw_gso_packets: int = 0
+    """TSO sends the NIC completed and sent (`tx-hw-gso-packets`); each also counts its
+    segments in `packets`."""
+    hw_gso_bytes: int = 0
+    """Their bytes as the driver posted them, one header each (`tx-hw-gso-bytes`)."""
+    hw_gso_wire_packets: int = 0
+    """The segments the NIC cut from them (`tx-hw-gso-wire-packets`: the completions'
+    `tso_segs`)."""
+    hw_gso_wire_bytes: int = 0
+    """Those segments' bytes on the wire, a header each (`tx-hw-gso-wire-bytes`)."""
+    sw_gso_packets: int = 0
+    """GSO skbs cut in software before the driver (`skb_gso_segment`: TSO off for their IP
+    version, or a send the NIC could not take)."""
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -226,6 +247,9 @@ class TxBuffer:
     head_bufs: list[Page]
     """Host buffers holding the copy of the skb head the NIC reads (the `dma_map_single`)."""
     len: int
+    tso: GsoHeaders | None = None
+    """A TSO send: its headers (the completion's `tso_segs` say how many frames went)."""
+    gso_size: int = 0
 
 
 @dataclass(eq=False)
@@ -269,7 +293,11 @@ class Netdev:
         self.hw_features = NO_FEATURES
         """`dev->hw_features`: what `ethtool -K` may switch on (driver/ethtool_features.py)."""
         self.features = NO_FEATURES
-        """`dev->features`: what is on (TSO: docs/tx.md; not yet used by the TCP layer)."""
+        """`dev->features`: what is on. With TSO (TSO6) on, the TCP layer builds GSO skbs of
+        up to `gso_max_size` for TCP over IPv4 (IPv6) through this device, and the driver
+        posts them as TSO sends (docs/tx.md); off, queued GSO skbs are cut in software."""
+        self.gso_max_size = GSO_LEGACY_MAX_SIZE
+        """`dev->gso_max_size`: the longest GSO skb, headers included (64 KiB)."""
         self.supported_coalesce_params: frozenset[CoalesceAttr] = RX_COALESCE_PARAMS
         """`ethtool_ops->supported_coalesce_params`: the attributes `set_coalesce` takes."""
         self.rx_frames_max = 1
@@ -704,6 +732,10 @@ class Netdev:
             'tx-stop': sum(q.stats.stop for q in self._txqs),
             'tx-wake': sum(q.stats.wake for q in self._txqs),
             'tx-dropped': sum(q.stats.dropped for q in self._txqs),
+            'tx-hw-gso-packets': sum(q.stats.hw_gso_packets for q in self._txqs),
+            'tx-hw-gso-bytes': sum(q.stats.hw_gso_bytes for q in self._txqs),
+            'tx-hw-gso-wire-packets': sum(q.stats.hw_gso_wire_packets for q in self._txqs),
+            'tx-hw-gso-wire-bytes': sum(q.stats.hw_gso_wire_bytes for q in self._txqs),
         }
 
     async def tx_hw_stats(self) -> dict[str, int]:
@@ -954,11 +986,54 @@ class Netdev:
         await self._qdisc_run(tq)
         return True
 
+    def gso_feature(self, ipv6: bool) -> NetdevFeature:
+        return NetdevFeature.TSO6 if ipv6 else NetdevFeature.TSO
+
+    def tso_headers(self, skb: SkBuff, ring_size: int | None = None) -> GsoHeaders | None:
+        """`netif_needs_gso` + `ndo_features_check` for a GSO skb: its headers when the NIC
+        can cut it now (TSO or TSO6 on for its IP version, `mss` at least `TX_TSO_MIN_MSS`,
+        a header and an MSS within the frame limit, headers of at most `TX_TSO_MAX_HDR`
+        bytes, payload of at most `TX_TSO_MAX_PAYLOAD`, at most `TX_TSO_MAX_SEGS`
+        descriptors, and with its context entry no more entries than the ring has,
+        `ring_size`); None: software GSO must cut it first."""
+        try:
+            g = gso_headers(skb.head[skb.data:skb.data + 128 + 64])
+        except (HeaderError, IndexError, struct_error):
+            return None
+        if not self.features & self.gso_feature(g.ipv6):
+            return None
+        mss = skb.gso_size
+        payload = skb.len - g.hdr_len
+        if (mss < TX_TSO_MIN_MSS or g.hdr_len > TX_TSO_MAX_HDR or payload > TX_TSO_MAX_PAYLOAD
+                or g.hdr_len + mss > self._frame_limit(self.mtu) or payload <= 0):
+            return None
+        descs = self._tx_head_descs(skb.headlen) + len(split_at_pages(
+            [(f.netmem.dma_addr + f.offset, f.size) for f in skb.frags]))
+        if descs > TX_TSO_MAX_SEGS or (ring_size is not None and descs + 1 > ring_size):
+            return None
+        return g
+
+    @staticmethod
+    def _tx_head_descs(n: int) -> int:
+        """Descriptors the copy of an `n`-byte head takes (`_tx_map_head`: one small buffer
+        inside a page, or whole pages)."""
+        return 1 if n <= TX_HEAD_BUF else -(-n // PAGE_SIZE)
+
     async def _qdisc_run(self, tq: NetdevTxQueue) -> None:
         """`__qdisc_run`: hand skbs to the driver until the ring is full (`NETDEV_TX_BUSY`:
-        the skb stays at the head) or the qdisc is empty; `xmit_more` batches the doorbell."""
+        the skb stays at the head) or the qdisc is empty; `xmit_more` batches the doorbell.
+        A GSO skb the device cannot take now is cut in software first (`validate_xmit_skb`
+        -> `skb_gso_segment`), its segments taking its place at the head."""
         while tq.qdisc and tq.ring is not None:
             skb = tq.qdisc[0]
+            if (skb.gso_size and skb.len > skb.gso_size
+                    and self.tso_headers(skb, tq.ring.ring_size) is None):
+                tq.qdisc.popleft()
+                segs = skb_gso_segment(skb)
+                skb.free()
+                tq.stats.sw_gso_packets += 1
+                tq.qdisc.extendleft(reversed(segs))
+                continue
             rc = await self.start_xmit(skb, tq, xmit_more=len(tq.qdisc) > 1)
             if rc == NetdevTx.BUSY:
                 return
@@ -977,6 +1052,10 @@ class Netdev:
             tq.stats.stop += 1
             await ring.kick()
             return NetdevTx.BUSY
+        if skb.gso_size and skb.len > skb.gso_size:
+            g = self.tso_headers(skb, ring.ring_size)
+            assert g is not None, '_qdisc_run cuts what the NIC cannot take'
+            return await self._start_xmit_tso(skb, tq, g, xmit_more)
         head = skb.head[skb.data:]
         pad = max(0, ETH_ZLEN - skb.len)
         if pad and not skb.frags:
@@ -1004,6 +1083,36 @@ class Netdev:
             return rc
         tq.free_tags.pop()
         tq.tx_buffers[tag] = TxBuffer(skb, head_bufs, len(head) + skb.data_len + pad)
+        return NetdevTx.OK
+
+    async def _start_xmit_tso(self, skb: SkBuff, tq: NetdevTxQueue, g: GsoHeaders,
+                              xmit_more: bool) -> NetdevTx:
+        """The TSO half of `ndo_start_xmit` (docs/tx.md, "TCP segmentation offload"): the
+        head (headers, with the TCP checksum seeded without the length, and any linear
+        payload) copied into host buffers, the fragments as they are, one `TSO` send with
+        `gso_size` as its MSS; one completion for all its segments."""
+        ring = tq.ring
+        assert ring is not None
+        head = tso_seed_header(skb.head[skb.data:], g)
+        head_bufs = self._tx_map_head(head)
+        segs = [(b.dma_addr, min(b.size, len(head) - i * b.size)) for i, b in enumerate(head_bufs)]
+        segs += [(f.netmem.dma_addr + f.offset, f.size) for f in skb.frags]
+        tso = TxTso(mss=skb.gso_size, hdr_len=g.hdr_len, l3_offset=g.l3_offset,
+                    csum_start=g.csum_start, ipv6=g.ipv6)
+        tag = tq.free_tags[-1]
+        try:
+            rc = await ring.xmit_tso(segs, tag=tag, tso=tso, xmit_more=xmit_more)
+        except (TxFrameError, ValueError):
+            self._tx_unmap(TxBuffer(skb, head_bufs, 0))
+            tq.stats.dropped += 1
+            skb.free()
+            return NetdevTx.OK
+        if rc == NetdevTx.BUSY:
+            self._tx_unmap(TxBuffer(skb, head_bufs, 0))
+            tq.stats.stop += 1
+            return rc
+        tq.free_tags.pop()
+        tq.tx_buffers[tag] = TxBuffer(skb, head_bufs, skb.len, g, skb.gso_size)
         return NetdevTx.OK
 
     def _tx_map_head(self, head: bytes) -> list[Page]:
@@ -1045,12 +1154,21 @@ class Netdev:
         buf = tq.tx_buffers.pop(d.tag)
         tq.free_tags.append(d.tag)
         self._tx_unmap(buf)
-        if d.ok:
+        if d.ok and buf.tso is not None:
+            pay = buf.len - buf.tso.hdr_len
+            wire = tso_wire_bytes(pay, buf.tso.hdr_len, buf.gso_size)
+            tq.stats.packets += d.tso_segs
+            tq.stats.bytes += wire
+            tq.stats.hw_gso_packets += 1
+            tq.stats.hw_gso_bytes += buf.len
+            tq.stats.hw_gso_wire_packets += d.tso_segs
+            tq.stats.hw_gso_wire_bytes += wire
+        elif d.ok:
             tq.stats.packets += 1
             tq.stats.bytes += buf.len
         else:
             tq.stats.hw_drops += 1
-            if d.status in (TxStatus.BAD_SEG, TxStatus.BAD_LEN, TxStatus.BAD_CSUM):
+            if d.status in HW_DROP_ERRORS:
                 tq.stats.hw_drop_errors += 1
         buf.skb.tx_status = int(d.status)
         buf.skb.free()

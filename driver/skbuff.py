@@ -39,6 +39,10 @@ class UbufInfo(Protocol):
 
     def put(self, skb: SkBuff | None = None) -> None: ...
 
+    def get(self) -> UbufInfo:
+        """`net_zcopy_get`: one more reference (a segment of a GSO skb cut in software)."""
+        ...
+
 
 @dataclass
 class SkbFrag:
@@ -77,6 +81,14 @@ class SkBuff:
     frag_unref: Callable[[Netmem], None] | None = None
     """How a fragment's reference is dropped when it is not a page-pool buffer (devmem TX
     net_iovs hold their binding: `net_devmem_put_net_iov`)."""
+    frag_ref: Callable[[Netmem], None] | None = None
+    """How one more reference on a fragment is taken (`net_devmem_get_net_iov`), for the
+    segments software GSO cuts from this skb (driver/gso.py)."""
+    gso_size: int = 0
+    """`skb_shinfo(skb)->gso_size`: a GSO skb (TCP payload of several MSS), to be cut into
+    segments of this many payload bytes by the NIC (TSO) or by software GSO; 0: one frame."""
+    gso_segs: int = 0
+    """`skb_shinfo(skb)->gso_segs`: the segments it makes, `ceil(payload / gso_size)`."""
     tx_status: int | None = None
     """Set by the driver's TX completion: the NIC's status (0 = sent), None if the frame
     never reached the NIC (dropped by the driver or a stopped queue)."""

@@ -38,6 +38,7 @@ from driver.netmem import NetIov
 from driver.skbuff import (SO_EE_CODE_ZEROCOPY_COPIED, SO_EE_ORIGIN_ZEROCOPY, MsgZerocopy,
                            SkBuff, SockExtendedErr, _put)
 from driver.tcp import SEQ_MASK, IpAddress, TcpSock, TcpState, ip_addr
+from models.formats import TX_TSO_MAX_SEGS
 
 if TYPE_CHECKING:
     from driver.kernel import Kernel
@@ -531,7 +532,10 @@ class Socket:
         if zc:
             uarg = MsgZerocopy(sk, sk.zckey, zerocopy=binding is not None)
             sk.zckey = (sk.zckey + 1) & SEQ_MASK
-        max_frags = max(1, min(MAX_SKB_FRAGS, dev.tx_max_segs - 2))
+        # a frame: header, fragments, padding within the NIC's max_segs; a TSO send: the
+        # header and MAX_SKB_FRAGS fragments within TX_TSO_MAX_SEGS (docs/tx.md)
+        max_frags = (min(MAX_SKB_FRAGS, TX_TSO_MAX_SEGS - 1) if sk.gso_ok
+                     else max(1, min(MAX_SKB_FRAGS, dev.tx_max_segs - 2)))
         try:
             sent = await sk.sendmsg_segments(pieces, binding, uarg, max_frags)
         finally:

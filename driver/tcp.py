@@ -96,12 +96,14 @@ from typing import TYPE_CHECKING
 
 from driver.clock import NSEC_PER_MSEC, NSEC_PER_SEC, Clock, VirtualClock
 from driver.errors import KernelError
+from driver.gso import MAX_TCP_HEADER
 from driver.headers import (IPPROTO_TCP, IPV4_HLEN, IPV6_HLEN, TCP_CSUM_OFFSET, TCP_HLEN,
                             HeaderError, IpAddress, PacketHeaders, TcpFlags, build_tcp_headers,
                             parse_headers)
 from driver.netmem import NetIov
 from driver.skbuff import (SO_EE_ORIGIN_ZEROCOPY, IpSummed, MsgZerocopy, SkBuff, SkbFrag,
                            SockExtendedErr, _put)
+from models.formats import TX_TSO_MAX_PAYLOAD
 
 if TYPE_CHECKING:
     from driver.devmem import NetDevmemDmabufBinding
@@ -280,6 +282,9 @@ class TcpTxSkb:
     """First transmission (`skb->skb_mstamp_ns`), for the RTT sample."""
     retrans: int = 0
     """Times sent again (`TCPCB_RETRANS`): such an skb gives no RTT sample (Karn)."""
+    pcount: int = 1
+    """`tcp_skb_pcount`: the segments it makes on the wire, `ceil(len / mss)` (a GSO skb of
+    the write queue holds up to 64 KiB: `tcp_set_skb_tso_segs`); SYN, FIN: 1."""
     freed: bool = False
 
     @property
@@ -387,6 +392,12 @@ class TcpSock:
     """Segments acknowledged in congestion avoidance since the window last grew."""
     loss_next: int | None = None
     """'loss' state: sequence number of the next lost segment to send again."""
+    packets_out: int = 0
+    """`tp->packets_out`: segments on the retransmit queue (the sum of their `pcount`); the
+    congestion window is compared with it."""
+    max_window: int = 0
+    """`tp->max_window`: the largest window the peer has offered (GSO skbs are at most half
+    of it: `tcp_bound_to_half_wnd`)."""
     dst_dev: Netdev | None = None
     """The device the route to `raddr` goes through (`__sk_dst_get(sk)->dev`)."""
     dst_mac: bytes | None = None
@@ -568,6 +579,7 @@ class TcpSock:
         self.state = TcpState.ESTABLISHED
         self.snd_wl1 = h.seq
         self.snd_wnd = self.peer_window(h)
+        self.max_window = max(self.max_window, self.snd_wnd)
         self.retransmits = 0
         parent = self.parent
         if parent is not None and self in parent.syn_queue:
@@ -594,6 +606,7 @@ class TcpSock:
                 or (h.seq == self.snd_wl1 and wnd != self.snd_wnd)):
             window_changed = wnd != self.snd_wnd
             self.snd_wnd = wnd
+            self.max_window = max(self.max_window, wnd)
             self.snd_wl1 = h.seq
             self.snd_wl2 = ack
         if after(ack, prior_una):
@@ -618,7 +631,7 @@ class TcpSock:
                 self.recover = self.snd_nxt
                 self._retransmit_head()
                 if self.cc_on:                   # RFC 5681 3.2 steps 2-3
-                    self.snd_ssthresh = max(len(self.rtx_queue) // 2, 2)
+                    self.snd_ssthresh = max(self.packets_out // 2, 2)
                     self.snd_cwnd = self.snd_ssthresh + 3
                     self.ca_state = 'recovery'
             elif self.dupacks > 3 and self.ca_state == 'recovery':
@@ -646,15 +659,108 @@ class TcpSock:
         sample: TcpTxSkb | None = None
         n = 0
         while self.rtx_queue and not after(self.rtx_queue[0].end_seq, ack):
-            t = self.rtx_queue.popleft()
+            t = self._rtx_popleft()
             if t.retrans == 0 and t.sent_ns is not None:
                 sample = t
             self.bytes_acked += t.len
             t.free()
-            n += 1
+            n += t.pcount
+        head = self.rtx_queue[0] if self.rtx_queue else None
+        if head is not None and head.pcount > 1 and after(ack, head.seq):
+            # part of a GSO skb acknowledged (`tcp_tso_acked` -> `tcp_trim_head`): the acked
+            # bytes go now, with their references; the rest stays queued
+            acked = self._fragment(self.rtx_queue, 0, (ack - head.seq) & SEQ_MASK)
+            t = self._rtx_popleft()
+            assert t is acked
+            if t.retrans == 0 and t.sent_ns is not None:
+                sample = t
+            self.bytes_acked += t.len
+            t.free()
+            n += t.pcount
         if sample is not None:
             self._rtt_sample(sample)
         return n
+
+    # --- GSO skbs: segments, splitting (`tcp_set_skb_tso_segs`, `tcp_fragment`) ------------
+
+    def _pcount(self, length: int) -> int:
+        """`tcp_set_skb_tso_segs`: the segments `length` bytes make at the current MSS."""
+        return max(1, -(-length // self.mss))
+
+    def _rtx_append(self, t: TcpTxSkb) -> None:
+        self.rtx_queue.append(t)
+        self.packets_out += t.pcount
+
+    def _rtx_popleft(self) -> TcpTxSkb:
+        t = self.rtx_queue.popleft()
+        self.packets_out -= t.pcount
+        return t
+
+    def _fragment(self, queue: deque[TcpTxSkb], index: int, length: int) -> TcpTxSkb:
+        """`tcp_fragment`: cut `queue[index]` after its first `length` payload bytes into two
+        skbs, both in the queue in order; returns the first. A fragment straddling the cut is
+        split, the second part holding one more binding reference; the second skb holds one
+        more reference on the send call's zero-copy completion, keeps PSH and FIN
+        (the first loses them) and the transmission history (first send time, retransmits)."""
+        t = queue[index]
+        assert 0 < length < t.len, (length, t.len)
+        lin_keep = min(length, len(t.linear))
+        rest_linear = t.linear[lin_keep:]
+        left = length - lin_keep
+        keep: list[SkbFrag] = []
+        rest: list[SkbFrag] = []
+        for f in t.frags:
+            if left >= f.size:
+                keep.append(f)
+                left -= f.size
+            elif left > 0:
+                keep.append(SkbFrag(f.netmem, f.offset, left))
+                rest.append(SkbFrag(f.netmem, f.offset + left, f.size - left))
+                assert t.binding is not None
+                t.binding.get_net_iov(f.netmem)
+                left = 0
+            else:
+                rest.append(f)
+        mid = (t.seq + length) & SEQ_MASK
+        second = TcpTxSkb(mid, t.end_seq, t.flags, rest_linear, rest, t.binding,
+                          t.uarg.get() if t.uarg else None, t.sent_ns, t.retrans)
+        t.linear, t.frags, t.end_seq = t.linear[:lin_keep], keep, mid
+        t.flags = t.flags & ~(TcpFlags.PSH | TcpFlags.FIN)
+        old = t.pcount
+        t.pcount, second.pcount = self._pcount(t.len), self._pcount(second.len)
+        if queue is self.rtx_queue:
+            self.packets_out += t.pcount + second.pcount - old
+        queue.insert(index + 1, second)
+        return t
+
+    def _cut_to_segs(self, queue: deque[TcpTxSkb], index: int, segs: int) -> TcpTxSkb:
+        """`queue[index]`, cut to at most `segs` segments (`tso_fragment` at an MSS
+        multiple) when it has more."""
+        t = queue[index]
+        if t.pcount > segs and t.len > segs * self.mss:
+            self._fragment(queue, index, segs * self.mss)
+        return queue[index]
+
+    @property
+    def gso_ok(self) -> bool:
+        """`sk_can_gso`: the route's device has TSO on for this IP version."""
+        dev = self.dst_dev
+        return dev is not None and bool(dev.features & dev.gso_feature(self.family != 2))
+
+    def size_goal(self) -> int:
+        """`tcp_send_mss` -> `tcp_xmit_size_goal`: the payload of one write-queue skb. The
+        MSS without GSO; with it, the device's `gso_max_size` less `MAX_TCP_HEADER` less
+        one, at most half the largest window the peer offered (`tcp_bound_to_half_wnd`), a
+        multiple of the MSS, within the NIC's TSO payload limit."""
+        mss = self.mss
+        if not self.gso_ok:
+            return mss
+        assert self.dst_dev is not None
+        goal = self.dst_dev.gso_max_size - 1 - MAX_TCP_HEADER
+        if self.max_window > TCP_MSS_DEFAULT:
+            goal = min(goal, self.max_window >> 1)
+        goal = min(goal, TX_TSO_MAX_PAYLOAD)
+        return max(mss, goal // mss * mss)
 
     # --- congestion control (RFC 5681, RFC 6582; Linux's tcp_cong.c "reno") ---------------
 
@@ -673,7 +779,7 @@ class TcpSock:
             self.recover = None                  # full ACK: recovery done
             self.ca_state = 'open'
             if self.cc_on:
-                self.snd_cwnd = max(1, min(self.snd_ssthresh, len(self.rtx_queue) + 1))
+                self.snd_cwnd = max(1, min(self.snd_ssthresh, self.packets_out + 1))
             return
         if self.ca_state == 'loss':
             if self.recover is not None and before(ack, self.recover):
@@ -715,7 +821,7 @@ class TcpSock:
         if not self.cc_on:
             return
         if self.ca_state != 'loss':
-            self.snd_ssthresh = max(len(self.rtx_queue) // 2, 2)
+            self.snd_ssthresh = max(self.packets_out // 2, 2)
         self.snd_cwnd = 1
         self.snd_cwnd_cnt = 0
         self.ca_state = 'loss'
@@ -733,16 +839,18 @@ class TcpSock:
         if self.ca_state != 'loss' or self.loss_next is None or self.recover is None:
             return 0
         while before(self.loss_next, self.recover):
-            out = [t for t in self.rtx_queue if before(t.seq, self.loss_next)]
-            if len(out) >= self.snd_cwnd:
+            out = sum(t.pcount for t in self.rtx_queue if before(t.seq, self.loss_next))
+            if out >= self.snd_cwnd:
                 break
-            t = next((t for t in self.rtx_queue if not before(t.seq, self.loss_next)), None)
-            if t is None:
+            i = next((i for i, t in enumerate(self.rtx_queue)
+                      if not before(t.seq, self.loss_next)), None)
+            if i is None:
                 break
+            t = self._cut_to_segs(self.rtx_queue, i, self.snd_cwnd - out)
             t.retrans += 1
             self.total_retrans += 1
-            self.stack.mib.RetransSegs += 1
-            self.stack.mib.TCPSlowStartRetrans += 1
+            self.stack.mib.RetransSegs += t.pcount
+            self.stack.mib.TCPSlowStartRetrans += t.pcount
             await self.tcp_transmit_skb(t)
             self.loss_next = t.end_seq
             sent += 1
@@ -785,6 +893,7 @@ class TcpSock:
         self.rcv_nxt = self.copied_seq = self.rcv_wup = (h.seq + 1) & SEQ_MASK
         self.snd_wl1 = h.seq
         self.snd_wnd = h.window                    # a SYN's window is never scaled (RFC 7323 2.2)
+        self.max_window = max(self.max_window, self.snd_wnd)
         self._take_mss(skb, h)
         self._take_wscale(skb)
         self.state = TcpState.ESTABLISHED
@@ -793,7 +902,7 @@ class TcpSock:
         self.retransmits = 0
         if self.rtx_queue:
             self._rtt_sample(self.rtx_queue[0])
-            self.rtx_queue.popleft().free()
+            self._rtx_popleft().free()
         self.stack.ack_sched(self)
         if self.write_queue:
             self.stack.xmit_sched(self)
@@ -928,13 +1037,16 @@ class TcpSock:
         return self.dst_dev is not None and self.dst_mac is not None and self.laddr is not None
 
     def build_skb(self, seq: int, flags: TcpFlags, payload_len: int,
-                  linear: bytes = b'', options: bytes = b'') -> SkBuff:
+                  linear: bytes = b'', options: bytes = b'', segs: int = 1) -> SkBuff:
         """`tcp_transmit_skb` + `ip_queue_xmit` headers: an skb whose head holds Ethernet,
         IP and TCP headers (plus `linear` payload bytes), CHECKSUM_PARTIAL; the window is
-        chosen now. The caller adds fragments for the rest of `payload_len`."""
+        chosen now. The caller adds fragments for the rest of `payload_len`. `segs`: the
+        segments a GSO skb makes; the IPv4 ID advances by as many (`ip_select_ident_segs`:
+        each segment takes the next)."""
         assert self.dst_dev is not None and self.dst_mac is not None
         assert self.laddr is not None and self.raddr is not None
-        self.ip_id = (self.ip_id + 1) & 0xFFFF
+        ip_id = (self.ip_id + 1) & 0xFFFF          # this skb's first segment
+        self.ip_id = (self.ip_id + segs) & 0xFFFF
         syn = bool(flags & TcpFlags.SYN)
         window = self.select_window(syn)
         if not syn:
@@ -942,7 +1054,7 @@ class TcpSock:
         ack = self.rcv_nxt if flags & TcpFlags.ACK else 0
         head, csum_start = build_tcp_headers(
             self.dst_dev.dev_addr, self.dst_mac, self.laddr, self.raddr, self.lport,
-            self.rport, seq, ack, flags, window, payload_len, self.ip_id, options)
+            self.rport, seq, ack, flags, window, payload_len, ip_id, options)
         skb = SkBuff(head=head + linear, ip_summed=IpSummed.CHECKSUM_PARTIAL,
                      csum_start=csum_start, csum_offset=TCP_CSUM_OFFSET,
                      queue_mapping=self.flow_hash, seq=seq)
@@ -954,9 +1066,10 @@ class TcpSock:
         return (self.lport * 31 + self.rport) ^ int(self.raddr or 0)
 
     async def transmit(self, skb: SkBuff) -> bool:
-        """`ip_queue_xmit` -> `dev_queue_xmit` on the route device."""
+        """`ip_queue_xmit` -> `dev_queue_xmit` on the route device; `OutSegs` counts the
+        segments (`tcp_skb_pcount`)."""
         assert self.dst_dev is not None
-        self.stack.mib.OutSegs += 1
+        self.stack.mib.OutSegs += max(1, skb.gso_segs)
         return await self.dst_dev.dev_queue_xmit(skb)
 
     async def send_ack(self) -> None:
@@ -974,7 +1087,7 @@ class TcpSock:
         self.snd_una = self.iss
         self.snd_nxt = self.write_seq = (self.iss + 1) & SEQ_MASK
         t = TcpTxSkb(self.iss, self.snd_nxt, flags)
-        self.rtx_queue.append(t)
+        self._rtx_append(t)
         self._syn_pending = t
 
     _syn_pending: TcpTxSkb | None = None
@@ -1002,12 +1115,17 @@ class TcpSock:
             self.stack.mib.OutNoRoutes += 1
             return
         opts = self.syn_options() if t.flags & TcpFlags.SYN else b''
-        skb = self.build_skb(t.seq, t.flags, t.len, t.linear, opts)
+        mss = self.mss
+        segs = -(-t.len // mss) if t.len > mss else 1
+        skb = self.build_skb(t.seq, t.flags, t.len, t.linear, opts, segs)
+        if segs > 1:                       # a GSO skb (`tcp_set_skb_tso_segs`)
+            skb.gso_size, skb.gso_segs = mss, segs
         if t.binding is not None:
             for f in t.frags:
                 t.binding.get_net_iov(f.netmem)
             skb.frags = [SkbFrag(f.netmem, f.offset, f.size) for f in t.frags]
             skb.frag_unref = t.binding.put_net_iov
+            skb.frag_ref = t.binding.get_net_iov
         skb.destructor = self._tx_done
         if t.uarg is not None:
             skb.ubuf = t.uarg.get()
@@ -1046,18 +1164,33 @@ class TcpSock:
             return n                         # the lost window first
         wnd_end = self._send_window_end()
         new = 0
+        mss = self.mss
         while self.write_queue and (max_segs is None or new < max_segs):
             t = self.write_queue[0]
             fits = not after(t.end_seq, wnd_end) or (t.len == 0 and t.flags & TcpFlags.FIN)
+            if not fits and t.pcount > 1:
+                # a GSO skb: send what the window takes, whole segments (`tcp_mss_split_point`);
+                # a probe sends one segment (`tcp_write_wakeup`)
+                room = (wnd_end - t.seq) & SEQ_MASK
+                room = 0 if room >= 0x8000_0000 else room
+                segs = 1 if probe and room < mss else room // mss
+                if segs:
+                    t = self._cut_to_segs(self.write_queue, 0, segs)
+                    fits = True
             if not fits and not probe:
                 if not self.rtx_queue and self.timer_ns is None:
                     self._arm_timer(self.rto_ns)     # the probe timer
                 break
-            if self.cc_on and not probe and self.rtx_queue and len(self.rtx_queue) >= self.snd_cwnd:
-                break                            # the congestion window is full
+            if self.cc_on and not probe and self.rtx_queue:
+                quota = self.snd_cwnd - self.packets_out
+                if quota <= 0:
+                    break                        # the congestion window is full
+                t = self._cut_to_segs(self.write_queue, 0, quota)   # `tcp_cwnd_test`
+            elif self.cc_on and not probe:
+                t = self._cut_to_segs(self.write_queue, 0, max(1, self.snd_cwnd))
             probe = False
             self.write_queue.popleft()
-            self.rtx_queue.append(t)
+            self._rtx_append(t)
             self.snd_nxt = t.end_seq
             await self.tcp_transmit_skb(t)
             n += 1
@@ -1081,7 +1214,7 @@ class TcpSock:
         """`tcp_retransmit_skb` of the retransmit queue's head."""
         if not self.rtx_queue:
             return
-        t = self.rtx_queue[0]
+        t = self._cut_to_segs(self.rtx_queue, 0, 1)   # one MSS at a time (`tcp_fragment`)
         t.retrans += 1
         self.total_retrans += 1
         self.stack.mib.RetransSegs += 1
@@ -1119,7 +1252,8 @@ class TcpSock:
         self.dupacks = 0
         if self.state in SYNCHRONIZED and self.state != TcpState.SYN_RECV:
             self.recover = self.snd_nxt
-            self._enter_loss()
+            self._cut_to_segs(self.rtx_queue, 0, 1)   # the head's first MSS goes now; the
+            self._enter_loss()                         # rest of a GSO skb with the lost window
         await self.tcp_retransmit_skb()
         self.rto_ns = min(TCP_RTO_MAX, self.rto_ns * 2)
         self._arm_timer(self.rto_ns)
@@ -1132,8 +1266,11 @@ class TcpSock:
         becomes net_iov fragments, one per dma-buf page touched, never read:
         `skb_zerocopy_iter_stream` -> `zerocopy_fill_skb_from_devmem`), else bytes copied
         into the skb. An skb also ends when it has `max_frags` fragments (`MAX_SKB_FRAGS`).
-        Every skb holds a reference on `uarg` until it is acknowledged. Returns bytes queued."""
-        mss = self.mss
+        Every skb holds a reference on `uarg` until it is acknowledged. Returns bytes queued.
+        With GSO (`gso_ok`: TSO on at the route's device) an skb holds up to `size_goal`
+        bytes, several MSS, which the NIC cuts (`tcp_sendmsg_locked` fills skbs to
+        `size_goal`)."""
+        mss = self.size_goal()
         sent = 0
         work: list[tuple[int, int] | bytes] = list(pieces)
         total = sum(p[1] if isinstance(p, tuple) else len(p) for p in pieces)
@@ -1167,7 +1304,8 @@ class TcpSock:
             last = sent + n == total
             flags = TcpFlags.ACK | (TcpFlags.PSH if last else TcpFlags(0))
             t = TcpTxSkb(self.write_seq, (self.write_seq + n) & SEQ_MASK, flags,
-                         bytes(linear), frags, binding, uarg.get() if uarg else None)
+                         bytes(linear), frags, binding, uarg.get() if uarg else None,
+                         pcount=self._pcount(n))
             self.write_queue.append(t)
             self.write_seq = t.end_seq
             self.bytes_sent += n
@@ -1294,7 +1432,7 @@ class TcpSock:
         while self.write_queue:
             self.write_queue.popleft().free()
         while self.rtx_queue:
-            self.rtx_queue.popleft().free()
+            self._rtx_popleft().free()
 
     def close(self) -> None:
         """`tcp_close`: tokens and queued data released at once; then a FIN after the data

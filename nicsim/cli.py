@@ -318,12 +318,12 @@ def cmd_live(args: argparse.Namespace) -> int:
     if reason is not None:
         print(f"nicsim live: cannot create the namespace: {reason}", file=sys.stderr)
         return 2
-    from nicsim.live import RTL_RTO_MIN_US, LiveConfig, run_model, run_rtl
+    from nicsim.live import RTL_RTO_MIN_US, LiveConfig, NoTsoError, run_model, run_rtl
     timeout = args.timeout if args.timeout is not None else (300.0 if args.backend == "model" else 3600.0)
     cfg = LiveConfig(nbytes=args.bytes, drop_rate=args.drop_rate, seed=args.seed, mtu=args.mtu,
                      tap_name=args.tap, timeout_s=timeout,
                      rx=args.only in (None, "rx"), tx=args.only in (None, "tx"), zcrx_queues=zq,
-                     rto_min_us=args.rto_min_us if args.backend == "rtl" else None)
+                     rto_min_us=args.rto_min_us if args.backend == "rtl" else None, tso=args.tso)
     width = args.data_width or 64
     _say(f"live: {cfg.nbytes} B each way, drop rate {cfg.drop_rate:g}, on the {args.backend}"
          + (f" (nic_top DATA_W={width}, {args.testbench} testbench, driver rto_min {cfg.rto_min_us or RTL_RTO_MIN_US:g} us "
@@ -334,6 +334,9 @@ def cmd_live(args: argparse.Namespace) -> int:
             res = run_model(cfg, _say)
         else:
             res = run_rtl(cfg, width, seed=args.sim_seed, testbench=args.testbench)
+    except NoTsoError as e:
+        print(f"nicsim live: {e}", file=sys.stderr)
+        return 2
     except (RuntimeError, TimeoutError, OSError) as e:
         print(f"nicsim live: {e}", file=sys.stderr)
         return 1
@@ -364,6 +367,7 @@ def cmd_live(args: argparse.Namespace) -> int:
          + (" simulated" if res.sim_ns is not None else " wall") if cfg.tx else "-"),
         ("Linux retransmissions", f"{lx.get('TcpRetransSegs', '?')} (timeouts "
          f"{lx.get('TcpExtTCPTimeouts', '?')}, fast {lx.get('TcpExtTCPFastRetrans', '?')})"),
+        ("TSO (driver TX)", tso_row(res) if cfg.tx else "-"),
         ("Linux TCP checksum errors", str(lx.get("TcpInCsumErrors", "?"))),
         ("ARP / ND answered", f"{res.neigh.get('arp_requests_answered', 0)} / {res.neigh.get('ns_answered', 0)}"),
         ("CPU reads of device memory", str(res.cpu_reads)),
@@ -375,6 +379,21 @@ def cmd_live(args: argparse.Namespace) -> int:
     for err in res.errors:
         print(f"nicsim live: {err}", file=sys.stderr)
     return 0 if res.ok else 1
+
+
+def tso_row(res: Any) -> str:
+    """The summary's TSO line: state, what the NIC cut (its completions, and its counters)."""
+    if res.tso == "absent":
+        return "absent (the NIC has no TSO: TX_OFFLOADS.tso reads 0)"
+    out = f"{res.tso}: {res.tso_sends} TSO sends cut by the NIC into {res.tso_segs} segments"
+    if res.tso_sends:
+        out += f" ({res.tso_segs / res.tso_sends:.1f} per send)"
+    if res.nic_tso_sends is not None:
+        where = "model counters" if res.nic_tso_counters == "model" else "registers"
+        out += f"; TX_TSO_SENDS / TX_TSO_SEGS {res.nic_tso_sends} / {res.nic_tso_segs} ({where})"
+    if res.sw_gso:
+        out += f"; {res.sw_gso} GSO skbs cut in software"
+    return out
 
 
 def cmd_scenario(args: argparse.Namespace) -> int:
@@ -566,6 +585,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "steered to the first) instead of a dma-buf")
     lv.add_argument("--rto-min-us", type=_number(float, 0, above=True), default=None,
                     help="rtl: the driver's rto_min in simulated microseconds (default 200; initial RTO 5x)")
+    lv.add_argument("--tso", action=argparse.BooleanOptionalAction, default=None,
+                    help="TCP segmentation offload (ethtool -K eth0 tso on|off); default: on when the "
+                         "NIC has it (the model does; the RTL has not yet); --tso on a NIC without it "
+                         "is an error (exit 2)")
     lv.add_argument("--sim-seed", type=int, default=None, help="rtl: cocotb random seed")
     lv.set_defaults(func=cmd_live)
 

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
 
 from driver import ethtool
+from driver.ethtool_features import ALL_TSO, parse_features_args
 from driver.clock import WallClock
 from driver.errors import KernelError
 from driver.headers import AF_INET
@@ -83,6 +84,10 @@ class LiveConfig:
     """The driver's `rto_min` in microseconds of the backend's time, with the initial RTO 5
     times and the clock granularity G 1/200 of it; None: Linux's 200 ms, 1 s and 1 ms. The
     RTL backend lowers it (its time runs slow)."""
+    tso: bool | None = None
+    """TCP segmentation offload (docs/tx.md): None: on when the NIC has it (`TX_OFFLOADS.tso`,
+    the driver's default); True: `ethtool -K eth0 tso on`, a NIC without it is an error
+    (`NoTsoError`); False: `ethtool -K eth0 tso off`."""
 
 
 @dataclass
@@ -118,11 +123,52 @@ class LiveResult:
     retransmissions, segments."""
     tcp: dict[str, int] = field(default_factory=dict)
     neigh: dict[str, int] = field(default_factory=dict)
+    tso: str = "absent"
+    """"on", "off" (`--no-tso`), or "absent" (the NIC has no TSO)."""
+    tso_sends: int = 0
+    tso_segs: int = 0
+    """TSO sends the NIC completed and the segments it cut from them, from its completions
+    (`tso_segs`; the driver's `tx-hw-gso-packets` / `tx-hw-gso-wire-packets`)."""
+    nic_tso_sends: int | None = None
+    nic_tso_segs: int | None = None
+    """The NIC's own counters `TX_TSO_SENDS` / `TX_TSO_SEGS` (docs/tx.md): the registers
+    when the register map has them, else the golden model's counters; None when neither."""
+    nic_tso_counters: str = ""
+    """Where `nic_tso_*` came from: "registers", "model", or ""."""
+    sw_gso: int = 0
+    """GSO skbs the driver cut in software (TSO switched off under them, or a send the NIC
+    could not take)."""
     errors: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return not self.errors
+
+
+class NoTsoError(RuntimeError):
+    """`--tso` on a NIC without TSO: what `ethtool -K eth0 tso on` meets there."""
+
+
+async def nic_tso_counters(hw: Any) -> tuple[int | None, int | None, str]:
+    """The NIC's `TX_TSO_SENDS` / `TX_TSO_SEGS`: the golden model's `TxEngine.counters` on
+    the model; elsewhere the registers when the register map (driver/regs.py, generated from
+    rtl/csr/nic_csr.rdl) has them (docs/tx.md plans them at 0x19C on; not in the map yet);
+    else (None, None)."""
+    ctr = getattr(getattr(getattr(hw, "nic", None), "tx", None), "counters", None)
+    if isinstance(ctr, dict) and "TX_TSO_SENDS" in ctr:
+        return ctr["TX_TSO_SENDS"], ctr["TX_TSO_SEGS"], "model"
+    from driver import regs
+    a, b = getattr(regs, "TX_TSO_SENDS", None), getattr(regs, "TX_TSO_SEGS", None)
+    if isinstance(a, int) and isinstance(b, int):
+        return await hw.read32(a), await hw.read32(b), "registers"
+    return None, None, ""
+
+
+def _errno_name(e: int | None) -> str:
+    """The kernel's name of an errno (EOPNOTSUPP, which Python's table calls ENOTSUP)."""
+    if e is None:
+        return "?"
+    return "EOPNOTSUPP" if e == errno.EOPNOTSUPP else errno.errorcode.get(e, str(e))
 
 
 def pattern(n: int, seed: int) -> bytes:
@@ -173,12 +219,13 @@ class LiveEnv(Protocol):
 
 
 class ModelLiveEnv:
-    """The golden model (two RX queues, more when zcrx queues need them; DMA 16 bytes wide),
-    TCP timers on the wall clock."""
+    """The golden model (two RX queues, more when zcrx queues need them; DMA 16 bytes wide;
+    TSO as docs/tx.md specifies it, `TX_OFFLOADS.tso` 1), TCP timers on the wall clock."""
 
-    def __init__(self, num_rxq: int = 2) -> None:
+    def __init__(self, num_rxq: int = 2, tso: bool = True) -> None:
         from driver.backends.model import ModelHw
         self.hw = ModelHw(num_rxq=num_rxq, dma_bytes=16, data_bytes=8, clock=WallClock())
+        self.hw.nic.tx.tso = tso
         self.hw.wire.keep_tx_frames = False
         self._tx: list[bytes] = []
         self.hw.wire.on_tx = self._tx.append
@@ -305,6 +352,14 @@ async def run_live(cfg: LiveConfig, env: LiveEnv | None = None,
         nd = Netdev(kernel, hw, name="eth0")
         nd.dev_addr = mac_bytes(NIC_MAC)
         await nd.probe()
+        if cfg.tso is not None:                 # `ethtool -K eth0 tso on|off`
+            try:
+                nd.set_features(parse_features_args(f"tso {'on' if cfg.tso else 'off'}"))
+            except KernelError as e:
+                raise NoTsoError(f"--tso: ethtool -K eth0 tso on: Could not change any device "
+                                 f"features ({_errno_name(e.errno)}: the NIC has no TSO, "
+                                 f"TX_OFFLOADS.tso reads 0)") from None
+        res.tso = "absent" if not nd.hw_features else ("on" if nd.features & ALL_TSO else "off")
         await nd.set_ringparam(rx_pending=256, tcp_data_split=True, hds_thresh=0)
         nq = max([2, *(q + 1 for q in cfg.zcrx_queues)])
         if nq > nd.num_rx_queues:
@@ -361,6 +416,16 @@ async def run_live(cfg: LiveConfig, env: LiveEnv | None = None,
             t = env.sim_ns()
             await _devmem_tx(cfg, ncfg, net, kernel, nd, hw, nl, socks, res, pump, progress, env)
             res.tx_sim_ns = _sim_since(env, t)
+        qs = [nd.tx_qstats(q.index) for q in nd.tx_queues]
+        res.tso_sends = sum(q.hw_gso_packets for q in qs)
+        res.tso_segs = sum(q.hw_gso_wire_packets for q in qs)
+        res.sw_gso = sum(q.sw_gso_packets for q in qs)
+        res.nic_tso_sends, res.nic_tso_segs, res.nic_tso_counters = await nic_tso_counters(hw)
+        if res.nic_tso_sends is not None and (res.nic_tso_sends, res.nic_tso_segs) != (
+                res.tso_sends, res.tso_segs):
+            res.errors.append(f"TSO: the NIC counted {res.nic_tso_sends} sends / "
+                              f"{res.nic_tso_segs} segments, its completions said "
+                              f"{res.tso_sends} / {res.tso_segs}")
         res.linux = linux_counters(net)
         if res.linux.get("TcpInCsumErrors", 0):
             res.errors.append(f"Linux counted {res.linux['TcpInCsumErrors']} TCP checksum errors")
@@ -603,6 +668,8 @@ def run_rtl(cfg: LiveConfig, data_width: int = 64, name: str | None = None,
     except AssertionError as e:
         err = str(e)
     r: dict[str, Any] = json.loads(out.read_text()) if out.is_file() else {}
+    if r.get("fatal_kind") == "NoTsoError":
+        raise NoTsoError(r["fatal"].split(": ", 1)[-1])
     if "fatal" in r or err is not None or not r:
         raise RuntimeError(r.get("fatal") or err or "the simulation wrote no result")
     r.pop("wall_s", None)

@@ -100,7 +100,7 @@ async def live(dut) -> None:
         res = await run_live(cfg, env, _progress)
     except Exception as e:
         with open(out, "w") as fh:
-            json.dump({"fatal": f"{type(e).__name__}: {e}"}, fh)
+            json.dump({"fatal": f"{type(e).__name__}: {e}", "fatal_kind": type(e).__name__}, fh)
         raise
     d = dataclasses.asdict(res)
     d["wall_s"] = time.monotonic() - t0

@@ -90,10 +90,14 @@ class Link:
         raise AssertionError('no end')
 
 
-async def link(drop_rate: float = 0.0, mtu: int = 1500, devmem_rx_b: bool = False) -> Link:
+async def link(drop_rate: float = 0.0, mtu: int = 1500, devmem_rx_b: bool = False,
+               tso: bool = False) -> Link:
+    """Two hosts back to back; `tso`: their NICs have TSO (the model of docs/tx.md with it,
+    `TX_OFFLOADS.tso` 1: the driver turns TSO on)."""
     hosts = []
     for i, (ip, mac) in enumerate((('10.1.0.1/24', '020000000a01'), ('10.1.0.2/24', '020000000a02'))):
         hw = ModelHw(seed=i)
+        hw.nic.tx.tso = tso
         k = Kernel()
         nd = Netdev(k, hw, name=f'eth{i}')
         nd.dev_addr = bytes.fromhex(mac)
