@@ -370,6 +370,8 @@ class Host:
     tx_buf: DmaBuf | None
     tx_id: int | None
     listener: Socket
+    dst_bufs: dict[int, DmaBuf]
+    """The GPU's destination buffer for each peer sending to it (by the peer's index)."""
     senders: dict[int, Sender] = field(default_factory=dict)
     receivers: dict[int, Receiver] = field(default_factory=dict)
     accepted: list[Socket] = field(default_factory=list)
@@ -521,6 +523,12 @@ class Cluster:
             rules = ethtool.NtupleRules(hw, 2)
             await rules.clear()
             await rules.add(ethtool.NtupleSpec("tcp4", DEVMEM_QUEUE, dst_ip=ip_of(i), dst_port=PORT))
+            # the GPU's destination buffers first (contiguous, as the application allocates
+            # them before binding): the scattered dma-bufs below would leave no contiguous
+            # run of several MiB in the 64 MiB
+            dst_bufs = {s: hw.dev.export_dmabuf(_round_page(cfg.bytes_per_pair),
+                                                chunk_size=_round_page(cfg.bytes_per_pair), scatter=False)
+                        for s, r in pairs if r == i}
             nl = k.netlink_open()
             rx_buf = hw.dev.export_dmabuf(cfg.rx_pages * PAGE_SIZE, chunk_size=64 * PAGE_SIZE)
             rx_id = await nl.bind_rx(nd.ifindex, k.dma_buf_fd(rx_buf), [DEVMEM_QUEUE])
@@ -538,7 +546,7 @@ class Cluster:
                 lst.setsockopt(SOL_SOCKET, SO_RCVBUF, (cfg.rcvbuf_kib << 10) // peers)
             lst.bind(("0.0.0.0", PORT))
             lst.listen()
-            self.hosts.append(Host(i, hw, k, nd, rx_buf, rx_id, tx_buf, tx_id, lst))
+            self.hosts.append(Host(i, hw, k, nd, rx_buf, rx_id, tx_buf, tx_id, lst, dst_bufs))
         self.progress(f"cluster: {cfg.nics} hosts up (MTU {cfg.mtu}, ring {cfg.ring}, "
                       f"{cfg.rx_pages}-page RX dma-buf on queue {DEVMEM_QUEUE}), "
                       f"{len(pairs)} connections to open")
@@ -568,8 +576,7 @@ class Cluster:
             for sock in h.accepted:
                 peer_ip = str(sock.sk.raddr)              # type: ignore[union-attr]
                 src = int(peer_ip.rsplit(".", 1)[1]) - 1
-                dst = h.hw.dev.export_dmabuf(_round_page(cfg.bytes_per_pair),
-                                             chunk_size=_round_page(cfg.bytes_per_pair), scatter=False)
+                dst = h.dst_bufs[src]
                 table = h.hw.host.alloc(NET_UNPACK_MAX_SLICE_PAGES * LOAD_META_BYTES, 64)
                 h.receivers[src] = Receiver(sock, src, h.rx_buf, h.rx_id, dst, cfg.bytes_per_pair,
                                             cfg.slice_bytes, table, h.hw.host)
