@@ -325,6 +325,10 @@ class Netdev:
         self.tx_max_segs = 0
         self.tx_pending = 256
         """TX descriptor ring entries (`ethtool -G tx`)."""
+        self.xps_rxqs: dict[int, int] = {}
+        """XPS by receive queue (`/sys/class/net/<dev>/queues/tx-<n>/xps_rxqs`, Documentation/
+        networking/scaling.rst "XPS: Transmit Packet Steering"): TX queue -> bitmap of RX
+        queues. Empty (the default): the flow hash picks the queue (`skb_tx_hash`)."""
         self.dev_addr: bytes = DEFAULT_MAC
         """The MAC address (`dev->dev_addr`), source of every frame sent."""
         self._txqs: list[NetdevTxQueue] = []
@@ -963,6 +967,25 @@ class Netdev:
             tq.stats.dropped += 1
             tq.qdisc.popleft().free()
         tq.ring = None
+
+    def set_xps_rxqs(self, txq: int, rxq_mask: int) -> None:
+        """`echo <mask> > queues/tx-<txq>/xps_rxqs`: sockets whose last segment came in on an
+        RX queue of the mask send on `txq` (0 clears it). EINVAL for a queue that is not
+        there."""
+        if not 0 <= txq < self.real_num_tx_queues or rxq_mask >> self.real_num_rx_queues:
+            raise KernelError(errno.EINVAL, f'xps_rxqs: tx-{txq} mask {rxq_mask:#x}')
+        if rxq_mask:
+            self.xps_rxqs[txq] = rxq_mask
+        else:
+            self.xps_rxqs.pop(txq, None)
+
+    def xps_queue(self, rx_queue: int, flow_hash: int) -> int:
+        """`get_xps_queue` with the rxqs map, as `netdev_pick_tx` calls it for a socket: the TX
+        queues mapped to the socket's RX queue (`sk_rx_queue_get`), the flow hash choosing
+        among several; the flow hash alone when none is mapped or the socket has received
+        nothing yet."""
+        qs = [t for t, m in sorted(self.xps_rxqs.items()) if rx_queue >= 0 and m >> rx_queue & 1]
+        return qs[flow_hash % len(qs)] if qs else flow_hash
 
     def netdev_pick_tx(self, skb: SkBuff) -> NetdevTxQueue:
         """`netdev_pick_tx`: the queue the skb's flow hash (set by the stack) selects."""

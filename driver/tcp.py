@@ -1057,7 +1057,7 @@ class TcpSock:
             self.rport, seq, ack, flags, window, payload_len, ip_id, options)
         skb = SkBuff(head=head + linear, ip_summed=IpSummed.CHECKSUM_PARTIAL,
                      csum_start=csum_start, csum_offset=TCP_CSUM_OFFSET,
-                     queue_mapping=self.flow_hash, seq=seq)
+                     queue_mapping=self.dst_dev.xps_queue(self.rx_queue, self.flow_hash), seq=seq)
         return skb
 
     @property

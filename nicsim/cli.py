@@ -455,7 +455,8 @@ def cmd_cluster(args: argparse.Namespace) -> int:
                         mss=args.mss, switch_buffer_kib=args.switch_buffer, drop_rate=args.drop_rate,
                         pairs=pairs, seed=args.seed, rto_min_us=args.rto_min_us,
                         timeout_ms=args.timeout_ms, stall_ms=args.stall_ms, napi_interval_ns=args.napi_interval_ns,
-                        rcvbuf_kib=args.rcvbuf)
+                        rcvbuf_kib=args.rcvbuf, send_order=args.send_order,
+                        xps_rxqs=args.xps == "rxqs")
     try:
         cfg.check()
         if args.backend == "model" and args.threads != 1:
@@ -633,6 +634,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--rcvbuf", type=int, default=256, metavar="KIB",
                    help="receive buffer per host in KiB, shared evenly by its incoming "
                         "connections (SO_RCVBUF), 4..6144 (default 256)")
+    c.add_argument("--send-order", default="nccl", metavar="nccl|index",
+                   help="order of each host's first sends: nccl (NCCL's p2p schedule, each round "
+                        "a permutation; default) or index (every host starts with the lowest peer)")
+    c.add_argument("--xps", choices=["rxqs", "hash"], default="rxqs",
+                   help="TX queue of a socket: rxqs (XPS by receive queue: the ACKs of the devmem "
+                        "receives on their own TX queue; default) or hash (the flow hash)")
     c.add_argument("--threads", type=int, default=1, choices=[1, 2],
                    help="rtl: Verilator threads of the model (docs/cluster.md: measured); default 1")
     c.add_argument("--sim-seed", type=int, default=None, help="rtl: cocotb random seed")

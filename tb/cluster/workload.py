@@ -102,6 +102,19 @@ class ClusterConfig:
     """Interval of the time series (goodput per NIC, switch queue depth)."""
     timeout_ms: float = 200.0
     """Simulated time after which the run gives up."""
+    send_order: str = "nccl"
+    """The order in which a host starts its sends (each sendmsg pushes its initial window at
+    once): "nccl", NCCL's p2p schedule (`p2p_rounds`: in round k host i sends to i + d_k and
+    receives from i - d_k, so each first burst goes to a different receiver), or "index"
+    (peers in index order: every host's first window goes to the lowest other host, an
+    incast at the start)."""
+    xps_rxqs: bool = True
+    """XPS by receive queue (`Netdev.set_xps_rxqs`, an administrator's sysfs setting): TX
+    queue 0 for the sockets receiving on RX queue 0 (this host's sends: data out, their ACKs
+    in), TX queue 1 for those on the devmem queue 1 (this host's receives: only ACKs out).
+    The NIC serves its TX queues round robin a frame at a time (docs/tx.md), so an ACK waits
+    for at most the data frame in progress instead of behind every data frame already in
+    the one ring. False: the flow hash picks the queue (`skb_tx_hash`, Linux without XPS)."""
     stall_ms: float | None = None
     """Simulated time without progress (a connection established or closing, a byte
     acknowledged, received or unpacked, a zero-copy notification) after which the run gives
@@ -150,6 +163,8 @@ class ClusterConfig:
             raise ValueError(f"--timeout-ms {self.timeout_ms:g}: must be positive")
         if self.stall_ms is not None and not self.stall_ms > 0:
             raise ValueError(f"--stall-ms {self.stall_ms:g}: must be positive")
+        if self.send_order not in SEND_ORDERS:
+            raise ValueError(f"--send-order {self.send_order}: one of {', '.join(SEND_ORDERS)}")
         if not 0 <= self.drop_rate < 1:
             raise ValueError(f"--drop-rate {self.drop_rate}: a probability in [0, 1)")
         frame_cells = -(-(self.mss + HDR_BYTES) // self.data_bytes)
@@ -170,6 +185,38 @@ class ClusterConfig:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+SEND_ORDERS = ("nccl", "index")
+
+
+def p2p_deltas(n: int) -> list[int]:
+    """NCCL's p2p schedule for n ranks (one node): the rank offsets of the rounds, in round
+    order. The offset follows the quadratic recurrence d += round (mod the next power of two
+    of n), offsets of n or more skipped, so each round is a permutation: in round k rank i
+    sends to (i + d_k) % n and receives from (i - d_k) % n (NCCL src/init.cc, the
+    `p2pSchedule` of `ncclTransportP2pSetup`'s callers: `sendRank = (rank + delta) % n`,
+    `recvRank = (rank - delta + n) % n`). Offset 0 (the rank itself) is left out. For n = 4:
+    1, 3, 2."""
+    pow2 = 1
+    while pow2 < n:
+        pow2 <<= 1
+    out: list[int] = []
+    delta, rnd = 0, 0
+    while len(out) < n:
+        if delta < n:
+            out.append(delta)
+        rnd += 1
+        delta = (delta + rnd) & (pow2 - 1)
+    return [d for d in out if d]
+
+
+def send_order(cfg: ClusterConfig, src: int, dsts: list[int]) -> list[int]:
+    """The order in which host `src` starts its sends to `dsts` (`ClusterConfig.send_order`)."""
+    if cfg.send_order == "index":
+        return list(dsts)
+    rank = {(src + d) % cfg.nics: k for k, d in enumerate(p2p_deltas(cfg.nics))}
+    return sorted(dsts, key=lambda j: rank[j])
 
 
 def _round_page(n: int) -> int:
@@ -323,6 +370,8 @@ class Host:
     tx_buf: DmaBuf | None
     tx_id: int | None
     listener: Socket
+    dst_bufs: dict[int, DmaBuf]
+    """The GPU's destination buffer for each peer sending to it (by the peer's index)."""
     senders: dict[int, Sender] = field(default_factory=dict)
     receivers: dict[int, Receiver] = field(default_factory=dict)
     accepted: list[Socket] = field(default_factory=list)
@@ -461,6 +510,9 @@ class Cluster:
             await nd.set_channels(2)
             await nd.set_mtu(cfg.mtu)
             await nd.open()
+            if cfg.xps_rxqs:
+                nd.set_xps_rxqs(0, 1 << 0)
+                nd.set_xps_rxqs(DEVMEM_QUEUE, 1 << DEVMEM_QUEUE)
             nd.add_ip(f"{ip_of(i)}/24")
             for j in range(cfg.nics):
                 if j != i:
@@ -471,6 +523,12 @@ class Cluster:
             rules = ethtool.NtupleRules(hw, 2)
             await rules.clear()
             await rules.add(ethtool.NtupleSpec("tcp4", DEVMEM_QUEUE, dst_ip=ip_of(i), dst_port=PORT))
+            # the GPU's destination buffers first (contiguous, as the application allocates
+            # them before binding): the scattered dma-bufs below would leave no contiguous
+            # run of several MiB in the 64 MiB
+            dst_bufs = {s: hw.dev.export_dmabuf(_round_page(cfg.bytes_per_pair),
+                                                chunk_size=_round_page(cfg.bytes_per_pair), scatter=False)
+                        for s, r in pairs if r == i}
             nl = k.netlink_open()
             rx_buf = hw.dev.export_dmabuf(cfg.rx_pages * PAGE_SIZE, chunk_size=64 * PAGE_SIZE)
             rx_id = await nl.bind_rx(nd.ifindex, k.dma_buf_fd(rx_buf), [DEVMEM_QUEUE])
@@ -488,7 +546,7 @@ class Cluster:
                 lst.setsockopt(SOL_SOCKET, SO_RCVBUF, (cfg.rcvbuf_kib << 10) // peers)
             lst.bind(("0.0.0.0", PORT))
             lst.listen()
-            self.hosts.append(Host(i, hw, k, nd, rx_buf, rx_id, tx_buf, tx_id, lst))
+            self.hosts.append(Host(i, hw, k, nd, rx_buf, rx_id, tx_buf, tx_id, lst, dst_bufs))
         self.progress(f"cluster: {cfg.nics} hosts up (MTU {cfg.mtu}, ring {cfg.ring}, "
                       f"{cfg.rx_pages}-page RX dma-buf on queue {DEVMEM_QUEUE}), "
                       f"{len(pairs)} connections to open")
@@ -518,8 +576,7 @@ class Cluster:
             for sock in h.accepted:
                 peer_ip = str(sock.sk.raddr)              # type: ignore[union-attr]
                 src = int(peer_ip.rsplit(".", 1)[1]) - 1
-                dst = h.hw.dev.export_dmabuf(_round_page(cfg.bytes_per_pair),
-                                             chunk_size=_round_page(cfg.bytes_per_pair), scatter=False)
+                dst = h.dst_bufs[src]
                 table = h.hw.host.alloc(NET_UNPACK_MAX_SLICE_PAGES * LOAD_META_BYTES, 64)
                 h.receivers[src] = Receiver(sock, src, h.rx_buf, h.rx_id, dst, cfg.bytes_per_pair,
                                             cfg.slice_bytes, table, h.hw.host)
@@ -527,7 +584,8 @@ class Cluster:
         self.phase = "transfer"
         for h in self.hosts:
             cm = [(SOL_SOCKET, SCM_DEVMEM_DMABUF, struct.pack("<I", h.tx_id or 0))]
-            for s in h.senders.values():
+            for j in send_order(cfg, h.index, list(h.senders)):
+                s = h.senders[j]
                 s.sock.setsockopt(SOL_SOCKET, SO_ZEROCOPY, struct.pack("<i", 1))
                 for off in range(0, s.nbytes, SEND_CHUNK):
                     n = min(SEND_CHUNK, s.nbytes - off)
