@@ -38,7 +38,7 @@ from struct import error as struct_error
 from collections import deque
 from dataclasses import asdict, dataclass, field, replace
 from enum import IntEnum
-from typing import TYPE_CHECKING, Callable, TypeAlias
+from typing import TYPE_CHECKING, Awaitable, Callable, TypeAlias
 
 from driver import regs
 from driver.errors import KernelError
@@ -1093,9 +1093,20 @@ class Netdev:
         csum = (TxCsum(skb.csum_start, skb.csum_offset)
                 if skb.ip_summed == IpSummed.CHECKSUM_PARTIAL else None)
         tag = tq.free_tags[-1]
+        return await self._tx_post(
+            tq, skb, head_bufs, ring.xmit_frame(segs, tag=tag, csum=csum, xmit_more=xmit_more),
+            (TxFrameError,), TxBuffer(skb, head_bufs, len(head) + skb.data_len + pad))
+
+    async def _tx_post(self, tq: NetdevTxQueue, skb: SkBuff, head_bufs: list[Page],
+                       post: Awaitable[NetdevTx], errors: tuple[type[Exception], ...],
+                       buf: TxBuffer) -> NetdevTx:
+        """Post one frame or TSO send (`post`, the ring call) and account for it as
+        `ndo_start_xmit` does: a frame the ring refuses is dropped and freed (OK), a full
+        ring unmaps and returns BUSY for the qdisc to requeue, a posted one keeps its tag."""
+        tag = tq.free_tags[-1]
         try:
-            rc = await ring.xmit_frame(segs, tag=tag, csum=csum, xmit_more=xmit_more)
-        except TxFrameError:
+            rc = await post
+        except errors:
             self._tx_unmap(TxBuffer(skb, head_bufs, 0))
             tq.stats.dropped += 1
             skb.free()
@@ -1105,7 +1116,7 @@ class Netdev:
             tq.stats.stop += 1
             return rc
         tq.free_tags.pop()
-        tq.tx_buffers[tag] = TxBuffer(skb, head_bufs, len(head) + skb.data_len + pad)
+        tq.tx_buffers[tag] = buf
         return NetdevTx.OK
 
     async def _start_xmit_tso(self, skb: SkBuff, tq: NetdevTxQueue, g: GsoHeaders,
@@ -1123,20 +1134,9 @@ class Netdev:
         tso = TxTso(mss=skb.gso_size, hdr_len=g.hdr_len, l3_offset=g.l3_offset,
                     csum_start=g.csum_start, ipv6=g.ipv6)
         tag = tq.free_tags[-1]
-        try:
-            rc = await ring.xmit_tso(segs, tag=tag, tso=tso, xmit_more=xmit_more)
-        except (TxFrameError, ValueError):
-            self._tx_unmap(TxBuffer(skb, head_bufs, 0))
-            tq.stats.dropped += 1
-            skb.free()
-            return NetdevTx.OK
-        if rc == NetdevTx.BUSY:
-            self._tx_unmap(TxBuffer(skb, head_bufs, 0))
-            tq.stats.stop += 1
-            return rc
-        tq.free_tags.pop()
-        tq.tx_buffers[tag] = TxBuffer(skb, head_bufs, skb.len, g, skb.gso_size)
-        return NetdevTx.OK
+        return await self._tx_post(
+            tq, skb, head_bufs, ring.xmit_tso(segs, tag=tag, tso=tso, xmit_more=xmit_more),
+            (TxFrameError, ValueError), TxBuffer(skb, head_bufs, skb.len, g, skb.gso_size))
 
     def _tx_map_head(self, head: bytes) -> list[Page]:
         """Copy the head into host buffers: one small buffer, or pages."""
