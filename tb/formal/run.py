@@ -291,6 +291,23 @@ def _fmt_s(s: float) -> str:
     return f"{s:.0f} s" if s >= 10 else f"{s:.1f} s"
 
 
+def _conditional(t: Task, block_tasks: list[Task]) -> str:
+    """Why an assume-guarantee task's PASS holds only on condition, or "".
+
+    A task listed `others-assumed` assumes the assertions its block's other proofs prove; its
+    PASS means something only when they passed in the same run (under BUG= a patch that breaks
+    prove_q2 leaves prove_pay_q2 passing on a false assumption)."""
+    if t.status != "PASS" or "others-assumed" not in t.params:
+        return ""
+    others = [o for o in block_tasks if o is not t and o.mode == "prove"]
+    if not others:
+        return "CONDITIONAL: the tasks proving what it assumes were not run"
+    failed = [o.name for o in others if o.status != "PASS"]
+    if failed:
+        return f"CONDITIONAL: it assumes assertions that {', '.join(failed)} did not prove"
+    return ""
+
+
 def report(tasks: list[Task], root: Path, bug: str, wall: float, stale: list[Task]) -> bool:
     ok = True
     blocks: dict[str, list[Task]] = {}
@@ -309,6 +326,9 @@ def report(tasks: list[Task], root: Path, bug: str, wall: float, stale: list[Tas
         entries = []
         for t in bts:
             params = f" [{t.params}]" if t.params else ""
+            cond = _conditional(t, bts)
+            if cond:
+                t.message = (t.message + "; " if t.message else "") + cond
             lines.append(f"  {t.name}{params}: {t.kind}, depth {t.depth}: {t.status} "
                          f"({_fmt_s(t.wall_s)} wall, {_fmt_s(t.cpu_s)} CPU)"
                          + (f": {t.message}" if t.message else ""))

@@ -148,3 +148,21 @@ def test_rx_split_dma_chain_keeps_what_it_must() -> None:
     assert "F_INV_PAY" not in script["prove_q2"] and "F_NO_X_PAY" in script["prove_q2"]
     assert "F_INV_PAY" in script["prove_inv_pay_q2"] and "F_NO_X_PAY" in script["prove_inv_pay_q2"]
     assert "F_INV_PAY" in script["prove_pay_q2"] and "F_NO_X_PAY" not in script["prove_pay_q2"]
+
+
+def test_assume_guarantee_pass_is_flagged_when_its_premises_fail() -> None:
+    """An `others-assumed` task that passes while a proof it rests on failed (or was not run)
+    is reported CONDITIONAL, never as a plain proof (no solver needed)."""
+    from tb.formal.run import Task, _conditional
+
+    def task(name: str, status: str, params: str = "") -> Task:
+        return Task(block="rx_split_dma", name=name, mode="prove", depth=3, params=params,
+                    long=False, sby=Path("rx_split_dma.sby"), status=status)
+
+    base = task("prove_q2", "FAIL")
+    chained = task("prove_pay_q2", "PASS", "F_INV=1 others-assumed")
+    assert "prove_q2" in _conditional(chained, [base, chained])
+    assert "CONDITIONAL" in _conditional(chained, [chained])
+    base.status = "PASS"
+    assert _conditional(chained, [base, chained]) == ""
+    assert _conditional(base, [base, chained]) == ""          # a plain proof is never conditional
