@@ -127,6 +127,9 @@ def test_p2p_deltas() -> None:
     assert p2p_deltas(4) == [1, 3, 2]
     assert p2p_deltas(8) == [1, 3, 6, 2, 7, 5, 4]
     assert p2p_deltas(2) == [1]
+    # NCCL src/init.cc, its comment on the schedule: "Example sequence for 16 ranks: 0, 1, 3,
+    # 6, 10, 15, 5, 12, 4, 13, 7, 2, 14, 11, 9, 8" (0, the rank itself, left out here)
+    assert p2p_deltas(16) == [1, 3, 6, 10, 15, 5, 12, 4, 13, 7, 2, 14, 11, 9, 8]
     for n in range(2, 17):
         assert p2p_deltas(n) == _triangular_order(n), n
         assert sorted(p2p_deltas(n)) == list(range(1, n)), n     # every peer once
