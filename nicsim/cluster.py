@@ -112,7 +112,8 @@ def loss_accounting(res: ClusterResult) -> dict[str, float]:
     - the rest is port time in which nothing was sent, split by the time series of the bytes
       received (pure ACKs and duplicates taken as spread like the bytes): `ramp`, from the
       start to the end of the first sampling window in which the receiving ports carried
-      RAMP_LEVEL of their payload share; `tail`, from the first pair done to the last;
+      RAMP_LEVEL of their payload share (to the tail when none did); `tail`, from the first
+      pair done to the last;
       `steady`, between (queueing, uneven sharing of a port, loss recovery).
 
     Also `t_ramp_ns` and `t_tail_ns` (since t0), not fractions."""
@@ -189,7 +190,7 @@ def loss_line(res: ClusterResult) -> str:
 
 def summary_lines(res: ClusterResult) -> list[str]:
     """The report's text: per pair, aggregate (the `aggregate goodput X% of line rate` line),
-    drops and retransmissions."""
+    the loss accounting, drops and retransmissions."""
     cfg = res.config
     n = cfg["nics"]
     db = cfg["data_width"] // 8
