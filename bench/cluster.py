@@ -64,7 +64,7 @@ def runs(args: argparse.Namespace) -> list[Run]:
 
 
 def one(run: Run, out_dir: Path) -> dict:
-    from nicsim.cluster import (ack_wire_share, run_model, run_rtl, steady_fractions, summary_lines,
+    from nicsim.cluster import (loss_accounting, run_model, run_rtl, steady_fractions, summary_lines,
                                 write_report)
     from tb.cluster.workload import ClusterConfig
     pairs = [(s, 0) for s in range(1, run.nics)] if run.incast else None
@@ -94,7 +94,7 @@ def one(run: Run, out_dir: Path) -> dict:
         "payload_share": res.payload_share,
         "fraction_of_payload_share": res.aggregate_fraction / res.payload_share,
         "steady_fractions": {str(k): v for k, v in steady.items()},
-        "ack_wire_share": ack_wire_share(res),
+        "loss_accounting": loss_accounting(res),
         "rcvbuf_kib": res.config.get("rcvbuf_kib"),
         "steady_mean_fraction": sum(steady.values()) / len(steady) if steady else None,
         "pairs": [{"src": p.src, "dst": p.dst, "goodput_fraction": p.goodput_fraction,
@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mss", type=_ints, default=[1448, 8948], help="MSS values (default 1448,8948)")
     ap.add_argument("--backends", type=lambda t: t.split(","), default=["rtl", "model"],
                     help="rtl,model (default both)")
-    ap.add_argument("--bytes", type=int, default=1 << 20, help="bytes per pair (default 1 MiB)")
+    ap.add_argument("--bytes", type=int, default=4 << 20, help="bytes per pair (default 4 MiB)")
     ap.add_argument("--incast-buffer", type=int, default=64, help="switch buffer of the incast run, KiB (default 64)")
     ap.add_argument("--threads", type=_ints, default=[1, 2], help="Verilator threads to compare (default 1,2)")
     ap.add_argument("--threads-bytes", type=int, default=256 << 10,

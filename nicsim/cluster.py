@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tb.cluster.workload import CLK_NS, ClusterConfig, ClusterResult, run_cluster
+from tb.cluster.workload import CLK_NS, HDR_BYTES, ClusterConfig, ClusterResult, run_cluster
 
 
 def run_model(cfg: ClusterConfig, progress: Callable[[str], None] = print) -> ClusterResult:
@@ -82,20 +82,115 @@ def steady_fractions(res: ClusterResult, lo: float = 0.1, hi: float = 0.9) -> di
     return {r: (res.samples["rx_bytes"][r][b] - res.samples["rx_bytes"][r][a]) / line for r in receivers}
 
 
-def ack_wire_share(res: ClusterResult) -> float:
-    """The pure ACKs' share of the switch ports' wire time over the transfer: every pure ACK
-    the hosts took in (TCP MIB `TCPPureAck`; each is a 60-byte frame once padded) times its
-    wire time, over the transfer's cycles times the ports. Time the data cannot use."""
+RAMP_LEVEL = 0.9
+"""The ramp ends with the first sampling window in which the receiving ports together carry
+at least this fraction of their payload share (`loss_accounting`)."""
+
+LOSS_KEYS = ("framing", "pure_acks", "duplicates", "ramp", "steady", "tail")
+"""The parts of `loss_accounting`, in the order they are printed; they add up to
+1 - aggregate goodput."""
+
+
+def loss_accounting(res: ClusterResult) -> dict[str, float]:
+    """Where the gap between the aggregate goodput and the line rate goes: fractions of the
+    receiving ports' line-rate time over the transfer (t0 to the last pair done, the
+    aggregate's denominator) that add up to 1 - `aggregate_fraction`, from the run's
+    counters and time series (docs/cluster.md, "Where the time goes"):
+
+    - `framing`: the wire time of the delivered payload's frames beyond the payload itself
+      (headers, preamble/SFD/FCS/IFG, the last beat's padding): aggregate x (1/share - 1);
+    - `pure_acks`: the pure ACKs the receiving hosts took in (TCP MIB `TCPPureAck`; they
+      leave the switch through the same ports as the data to those hosts), 60-byte frames.
+      A busy port needs max(its beats, its wire bytes / DB) cycles (the switch's rule S2: a
+      frame's padding in its last beat pays for the next frame's wire overhead), so an ACK
+      costs what it adds to that over the port's data frames alone: one beat when the data
+      frames' padding covers its preamble and gap (MSS 1448 at 512 bits), its 84-byte wire
+      time when not (MSS 8948);
+    - `duplicates`: retransmitted segments beyond the frames the switch lost (`RetransSegs`
+      - drops - random losses, at least 0), full data frames sent twice; a retransmission that
+      replaces a lost frame is counted in the goodput and its framing;
+    - the rest is port time in which nothing was sent, split by the time series of the bytes
+      received (pure ACKs and duplicates taken as spread like the bytes): `ramp`, from the
+      start to the end of the first sampling window in which the receiving ports carried
+      RAMP_LEVEL of their payload share (to the tail when none did); `tail`, from the first
+      pair done to the last;
+      `steady`, between (queueing, uneven sharing of a port, loss recovery).
+
+    Also `t_ramp_ns` and `t_tail_ns` (since t0), not fractions."""
     cfg = res.config
     db = cfg["data_width"] // 8
-    ack_cycles = max(-(-60 // db), (60 + cfg["ifg_bytes"]) / db)
-    span = (res.t_end_ns - res.t0_ns) / CLK_NS * cfg["nics"]
-    return sum(t["TCPPureAck"] for t in res.tcp) * ack_cycles / span if span > 0 else 0.0
+    span_ns = res.t_end_ns - res.t0_ns
+    receivers = sorted({p.dst for p in res.pairs})
+    agg, share = res.aggregate_fraction, res.payload_share
+    zero = dict.fromkeys(LOSS_KEYS, 0.0) | {"t_ramp_ns": 0.0, "t_tail_ns": 0.0}
+    total = sum(p.bytes for p in res.pairs)
+    if span_ns <= 0 or not receivers or not total:
+        return zero
+    cap_cycles = span_ns / CLK_NS * len(receivers)
+    cap_bytes = cap_cycles * db
+    ifg = cfg["ifg_bytes"]
+    frame = cfg["mss"] + HDR_BYTES
+    data_beats, data_wire = -(-frame // db), (frame + ifg) / db
+    ack_beats, ack_wire = -(-60 // db), (60 + ifg) / db
+    frame_cycles = max(data_beats, data_wire)
+    lost = sum(s["drops"] + s["injected"] for s in res.switch)
+    dup_segs = max(0, sum(t["RetransSegs"] for t in res.tcp) - lost)
+    out = dict(zero)
+    out["framing"] = agg * (1 / share - 1)
+    ack_cycles = 0.0
+    for r in receivers:
+        frames = sum(p.bytes for p in res.pairs if p.dst == r) / cfg["mss"]     # data frames of MSS
+        acks = res.tcp[r]["TCPPureAck"]
+        ack_cycles += max(frames * data_beats + acks * ack_beats,
+                          frames * data_wire + acks * ack_wire) - frames * frame_cycles
+    out["pure_acks"] = ack_cycles / cap_cycles
+    out["duplicates"] = dup_segs * frame_cycles / cap_cycles
+    # bytes received by the receiving ports together, a piecewise-linear function of time
+    ts: list[float] = [0.0]
+    bs: list[float] = [0.0]
+    for k, t in enumerate(res.samples["t_ns"]):
+        if 0 < t < span_ns:
+            ts.append(t)
+            bs.append(min(total, sum(res.samples["rx_bytes"][r][k] for r in receivers)))
+    ts.append(span_ns)
+    bs.append(total)
+
+    def bytes_at(t: float) -> float:
+        for k in range(1, len(ts)):
+            if t <= ts[k]:
+                return bs[k - 1] + (bs[k] - bs[k - 1]) * (t - ts[k - 1]) / ((ts[k] - ts[k - 1]) or 1)
+        return bs[-1]
+    done = [p.t_done_ns - res.t0_ns for p in res.pairs if p.t_done_ns]
+    t_tail = float(min(done)) if done else float(span_ns)
+    t_ramp = t_tail
+    for k in range(1, len(ts)):
+        if ts[k] > t_tail:
+            break
+        if bs[k] - bs[k - 1] >= RAMP_LEVEL * share * (ts[k] - ts[k - 1]) / CLK_NS * db * len(receivers):
+            t_ramp = ts[k]
+            break
+    other = out["pure_acks"] + out["duplicates"]
+    for key, a, b in (("ramp", 0.0, t_ramp), ("steady", t_ramp, t_tail), ("tail", t_tail, float(span_ns))):
+        got = bytes_at(b) - bytes_at(a)
+        out[key] = (b - a) / span_ns - got / (share * cap_bytes) - other * got / total
+    out["t_ramp_ns"], out["t_tail_ns"] = t_ramp, t_tail
+    return out
+
+
+def loss_line(res: ClusterResult) -> str:
+    """The summary's line of `loss_accounting`, in points of line rate."""
+    la = loss_accounting(res)
+    pts = {k: f"{100 * la[k]:.2f}" for k in LOSS_KEYS}
+    return (f"  where the rest of line rate goes ({100 * (1 - res.aggregate_fraction):.2f} points): "
+            f"framing {pts['framing']}, pure ACKs {pts['pure_acks']}, duplicate retransmissions "
+            f"{pts['duplicates']}, ramp {pts['ramp']} (to {la['t_ramp_ns'] / 1e3:.1f} us), "
+            f"steady {pts['steady']}, tail {pts['tail']} (from the first pair done at "
+            f"{la['t_tail_ns'] / 1e3:.1f} us)")
 
 
 def summary_lines(res: ClusterResult) -> list[str]:
     """The report's text: per pair, aggregate (the `aggregate goodput X% of line rate` line),
-    drops and retransmissions."""
+    the loss accounting, drops and retransmissions."""
     cfg = res.config
     n = cfg["nics"]
     db = cfg["data_width"] // 8
@@ -118,8 +213,9 @@ def summary_lines(res: ClusterResult) -> list[str]:
     share = res.payload_share
     lines.append(f"  payload share of the MAC stream (MSS / frame on the wire) {pct(share)}; "
                  f"goodput is {pct(res.aggregate_fraction / share)} of it")
-    lines.append(f"  pure ACKs {sum(t['TCPPureAck'] for t in res.tcp)}: {pct(ack_wire_share(res))} "
-                 f"of the ports' wire time; receive buffer {cfg.get('rcvbuf_kib', 0)} KiB per host")
+    lines.append(f"  pure ACKs {sum(t['TCPPureAck'] for t in res.tcp)}; receive buffer "
+                 f"{cfg.get('rcvbuf_kib', 0)} KiB per host")
+    lines.append(loss_line(res))
     drops = [s["drops"] for s in res.switch]
     inj = [s["injected"] for s in res.switch]
     lines.append(f"  switch drops (buffer full) per port {drops}, random drops per port {inj}")
@@ -143,7 +239,8 @@ def write_report(res: ClusterResult, out_dir: Path) -> Path:
     import matplotlib.pyplot as plt
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "result.json").write_text(json.dumps(res.to_json(), indent=1))
+    (out_dir / "result.json").write_text(json.dumps(res.to_json() | {"loss_accounting": loss_accounting(res)},
+                                                    indent=1))
     cfg = res.config
     db = cfg["data_width"] // 8
     s = res.samples
