@@ -3,6 +3,7 @@ rtl/formats/generated/nic_dma_pkg.sv
 rtl/pkg/nic_pkg.sv
 rtl/csr/generated/nic_csr.sv
 rtl/common/sync_fifo.sv
+rtl/common/desc_batch.sv
 rtl/common/desc_engine.sv
 rtl/common/ring_regs.sv
 rtl/common/queue_regs.sv

@@ -2,7 +2,8 @@
 // state of every ring in small arrays (as NICs with many queues build it): only the ring
 // being fetched and the ring being unpacked are computed in a cycle, so an idle or disabled
 // ring costs (nearly) nothing, in silicon and in a simulator. rx_desc_engine (every RX
-// queue's header and payload ring) and tx_desc_engine (every TX queue's ring) are built on it.
+// queue's header and payload ring) is built on it; tx_desc_engine (every TX queue's ring)
+// has its own cache and window but shares the read planning (desc_batch).
 //
 // Fetching: a ring wants a read when it may fetch (`fetch_en`) and runs, no read of it is in
 // flight, software posted descriptors past its fetch index (`sw_idx`), its cache has room
@@ -236,39 +237,6 @@ module desc_engine
   assign r_done = m_rvalid && m_rready && m_rlast;
 
   // ---------------------------------------------------------------- read planning
-  // Descriptors to fetch next from fetch index `fidx` of a ring of 2^log2 entries whose entry
-  // `fidx` is at an address ending in `addr_lo`: at most MAX_BATCH, what software posted, what
-  // is left before the ring wraps and before the next 4 KiB boundary, what the cache has room
-  // for, and never more than one ring ahead of what was consumed, whatever SW_IDX says.
-  // For timing the bounds are not compared in a chain: for each batch length j every bound
-  // is compared with the constant j, all in parallel, giving a thermometer code `fits` (a
-  // batch of j fits every bound), and the batch is its length, read off with ORs.
-  function automatic logic [KW-1:0] batch_size(input logic [15:0] sw, input logic [15:0] fidx,
-                                               input logic [15:0] hw, input logic [3:0] log2,
-                                               input logic [11:0] addr_lo, input logic [15:0] room);
-    logic [15:0] size, pending, in_ring, to_4k, ahead, ring_room;
-    logic [8:0]  units_to_4k;         // whole descriptors before the next 4 KiB boundary
-    logic [MAX_BATCH+1:1] fits;
-    logic [KW-1:0] k;
-    size        = 16'd1 << log2;
-    pending     = sw - fidx;
-    in_ring     = size - (fidx & (size - 16'd1));
-    units_to_4k = 9'h100 - {1'b0, addr_lo[11:4]} - {8'd0, addr_lo[3:0] != 4'd0};
-    to_4k       = {7'd0, units_to_4k};
-    ahead       = fidx - hw;
-    ring_room   = (ahead >= size) ? 16'd0 : size - ahead;
-    fits        = '0;
-    for (int unsigned j = 1; j <= MAX_BATCH; j++) begin
-      fits[j] = pending >= 16'(j) && ring_room >= 16'(j) && in_ring >= 16'(j) && to_4k >= 16'(j);
-      if (room < 16'(j)) fits[j] = 1'b0;
-    end
-    k = '0;
-    for (int unsigned j = 1; j <= MAX_BATCH; j++) begin
-      if (fits[j] && !fits[j + 1]) k = k | KW'(j);     // one j at most: fits is a thermometer
-    end
-    return k;
-  endfunction
-
   // The candidate ring's next entry and batch; its read: the bus word holding the first
   // descriptor (a 64-bit bus reads the descriptor itself, two beats each), the burst length
   // to the last one's end, and the 16-byte lane of the first one in the first beat. Only
@@ -278,13 +246,23 @@ module desc_engine
   logic [KW-1:0] cand_k;
   logic [16:0]   cand_span;           // bytes from the first beat's start to the last descriptor's end
   logic          cand_ready;          // the candidate may fetch now (the rest is in cand_k != 0)
-  always_comb begin
-    cand_entry = ring_base[cand_q] + {44'd0, fetch_idx_q[cand_q] & ((16'd1 << ring_log2[cand_q]) - 16'd1), 4'd0};
-    cand_ready = fetch_en[cand_q] && run[cand_q] && !inflight_q[cand_q];
-    cand_k     = batch_size(sw_idx[cand_q], fetch_idx_q[cand_q], hw_idx_q[cand_q], ring_log2[cand_q],
-                            cand_entry[11:0], 16'(CACHE_DEPTH) - 16'(count[cand_q]));
-    cand_span  = ({5'd0, cand_entry[11:0]} & 17'(DB - 1)) + {13'(cand_k), 4'd0};
-  end
+  assign cand_entry = ring_base[cand_q] + {44'd0, fetch_idx_q[cand_q] & ((16'd1 << ring_log2[cand_q]) - 16'd1), 4'd0};
+  assign cand_ready = fetch_en[cand_q] && run[cand_q] && !inflight_q[cand_q];
+  assign cand_span  = ({5'd0, cand_entry[11:0]} & 17'(DB - 1)) + {13'(cand_k), 4'd0};
+
+  // Descriptors to fetch next (rtl/common/desc_batch.sv): at most MAX_BATCH, what software
+  // posted, what is left before the ring wraps and before the next 4 KiB boundary, what the
+  // cache has room for, and never more than one ring ahead of what was consumed, whatever
+  // SW_IDX says. No cut at beat boundaries: a beat's descriptors are unpacked one at a time.
+  desc_batch #(.MAX_BATCH(MAX_BATCH), .BEAT(1)) u_batch (
+    .sw      (sw_idx[cand_q]),
+    .fidx    (fetch_idx_q[cand_q]),
+    .hw      (hw_idx_q[cand_q]),
+    .log2    (ring_log2[cand_q]),
+    .addr_lo (cand_entry[11:0]),
+    .room    (16'(CACHE_DEPTH) - 16'(count[cand_q])),
+    .k       (cand_k)
+  );
 
   // The candidate's read is issued this cycle: exactly when cand_k != 0 (every bound at least
   // one: something posted, less than a ring ahead, cache room, not at a 4 KiB boundary), but

@@ -191,64 +191,28 @@ module tx_desc_engine
     else if (can_issue && pick_valid)  cand_q <= pick;
   end
 
-  // Entries to fetch next: at most MAX_BATCH, what software posted, what is left before the
-  // ring wraps and before the next 4 KiB boundary, what the cache has room for, and never
-  // more than one ring ahead of what was consumed, whatever SW_IDX says; cut back to a beat
-  // boundary when posted entries are left behind. For timing the bounds are not compared in
-  // a chain: each bound is compared with each length j = 1..MAX_BATCH at once, giving a
-  // thermometer code `fits` (a batch of j fits every bound); the batch is its top, or, when
-  // that leaves posted entries behind, the longest fitting batch that ends on a beat
-  // boundary (if there is one).
-  function automatic logic [KW-1:0] batch_size(input logic [15:0] sw, input logic [15:0] fidx,
-                                               input logic [15:0] hw, input logic [3:0] log2,
-                                               input logic [11:0] addr_lo, input logic [15:0] room);
-    logic [15:0] size, pending, in_ring, to_4k, ahead, ring_room;
-    logic [8:0]  units_to_4k;          // (0x1000 - addr_lo) / 16
-    logic [MAX_BATCH+DPB:1] fits;
-    logic [KW-1:0] k_top, k_beat;
-    logic          at_pending, any_beat;
-    size        = 16'd1 << log2;
-    pending     = sw - fidx;
-    in_ring     = size - (fidx & (size - 16'd1));
-    units_to_4k = 9'h100 - {1'b0, addr_lo[11:4]} - {8'd0, addr_lo[3:0] != 4'd0};
-    to_4k       = {7'd0, units_to_4k};
-    ahead       = fidx - hw;
-    ring_room   = (ahead >= size) ? 16'd0 : size - ahead;
-    fits        = '0;
-    for (int unsigned j = 1; j <= MAX_BATCH; j++) begin
-      fits[j] = pending >= 16'(j) && ring_room >= 16'(j) && in_ring >= 16'(j) &&
-                to_4k >= 16'(j) && room >= 16'(j);
-    end
-    k_top      = '0;
-    k_beat     = '0;
-    at_pending = 1'b0;
-    any_beat   = 1'b0;
-    for (int unsigned j = 1; j <= MAX_BATCH; j++) begin
-      // the first entry's lane plus j is a multiple of DPB: a batch of j ends a beat
-      automatic logic ends_beat = ((32'(addr_lo[11:4]) + j) % DPB) == 0;
-      if (fits[j] && !fits[j + 1]) begin             // one j at most: fits is a thermometer
-        k_top      = k_top | KW'(j);
-        at_pending = at_pending || pending == 16'(j);
-      end
-      // the longest such batch: the next one (j + DPB) does not fit
-      if (ends_beat && fits[j] && !fits[j + DPB]) k_beat = k_beat | KW'(j);
-      if (ends_beat && fits[j]) any_beat = 1'b1;
-    end
-    return (DPB == 1 || at_pending || !any_beat) ? k_top : k_beat;
-  endfunction
-
   // The candidate's next entry and batch; its read: the bus word holding the first entry
   // (a 64-bit bus reads the entry itself, two beats each) and the burst length to the last
   // one's end. Only the entry's low 12 bits feed the batch (the 4 KiB bound).
   logic [63:0]   cand_entry;
   logic [KW-1:0] cand_k;
   logic [16:0]   cand_span;           // bytes from the first beat's start to the last entry's end
-  always_comb begin
-    cand_entry = ring_base[cand_q] + {44'd0, fetch_idx_q[cand_q] & ((16'd1 << ring_log2[cand_q]) - 16'd1), 4'd0};
-    cand_k     = batch_size(sw_idx[cand_q], fetch_idx_q[cand_q], hw_idx_q[cand_q], ring_log2[cand_q],
-                            cand_entry[11:0], 16'(SLOTS) - 16'(count_q[cand_q]));
-    cand_span  = ({5'd0, cand_entry[11:0]} & 17'(DB - 1)) + {4'd0, 9'(cand_k), 4'd0};
-  end
+  assign cand_entry = ring_base[cand_q] + {44'd0, fetch_idx_q[cand_q] & ((16'd1 << ring_log2[cand_q]) - 16'd1), 4'd0};
+  assign cand_span  = ({5'd0, cand_entry[11:0]} & 17'(DB - 1)) + {4'd0, 9'(cand_k), 4'd0};
+
+  // Entries to fetch next (rtl/common/desc_batch.sv): at most MAX_BATCH, what software posted,
+  // what is left before the ring wraps and before the next 4 KiB boundary, what the cache has
+  // room for, and never more than one ring ahead of what was consumed, whatever SW_IDX says;
+  // cut back to a beat boundary when posted entries are left behind.
+  desc_batch #(.MAX_BATCH(MAX_BATCH), .BEAT(DPB)) u_batch (
+    .sw      (sw_idx[cand_q]),
+    .fidx    (fetch_idx_q[cand_q]),
+    .hw      (hw_idx_q[cand_q]),
+    .log2    (ring_log2[cand_q]),
+    .addr_lo (cand_entry[11:0]),
+    .room    (16'(SLOTS) - 16'(count_q[cand_q])),
+    .k       (cand_k)
+  );
 
   // The candidate's read is issued this cycle: exactly when cand_k != 0 (it wants a read
   // and the entry is not in a 4 KiB boundary's last 16 bytes), from those conditions

@@ -220,7 +220,8 @@ async def desc_engine_random(dut) -> None:
     assert handed > 200, f"only {handed} descriptors handed out: the test did not exercise the engine"
 
 
-DESC_ENGINE = ["rtl/formats/generated/nic_dma_pkg.sv", "rtl/pkg/nic_pkg.sv", "rtl/common/rr_arbiter.sv", "rtl/common/desc_engine.sv",
+DESC_ENGINE = ["rtl/formats/generated/nic_dma_pkg.sv", "rtl/pkg/nic_pkg.sv", "rtl/common/rr_arbiter.sv", "rtl/common/desc_batch.sv",
+               "rtl/common/desc_engine.sv",
                f"{PROPS}/desc_engine_props.sv", f"{PROPS}/desc_engine_bind.sv"]
 
 
@@ -239,7 +240,7 @@ def test_desc_engine_props_in_sim(width: int) -> None:
 @pytest.mark.rtl
 def test_desc_engine_props_catch_a_mutant(capfd: pytest.CaptureFixture[str]) -> None:
     # a batch no longer limited by the cache's room: descriptors arrive with no room for them
-    src = mutant("rtl/common/desc_engine.sv", "      if (room < 16'(j)) fits[j] = 1'b0;\n", "", "desc_engine_room")
+    src = mutant("rtl/common/desc_batch.sv", " & therm(to_4k) & therm(room);", " & therm(to_4k);", "desc_engine_room")
     expect_property_fires(capfd, lambda: run_rtl_test(
         "desc_engine", [*DESC_ENGINE[:3], src, *DESC_ENGINE[4:]], "tests.rtl.test_formal_props",
         _desc_params(64), pytest_test_name(), testcase="desc_engine_random", build_args=["--assert"],
