@@ -41,6 +41,7 @@ class Profile:
     tx_zero_csum_rate: float = 0.1          # UDP frames built so the checksum computes to 0
     tx_fault_rate: float = 0.0              # frames with one fault: crossing, zero_len, short, bad_csum, dma_rd_err, long
     tx_one_seg_rate: float = 0.0            # frames in one descriptor (header and payload together)
+    tx_desc_err_rate: float = 0.0           # items whose 8-entry aligned ring block answers SLVERR (DESC_RD_ERR)
     regress_only: bool = False              # run by make regress (and a plain pytest), not make test
     tx_host_payload: float = 0.2            # payload segments in host memory (else device memory)
     tx_max_segs_rate: float = 0.05          # frames of TX_MAX_SEGS (16) descriptors

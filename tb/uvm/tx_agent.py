@@ -7,7 +7,9 @@
   IPv4/IPv6 with checksum offload, 1..16 segments at any offset (page start, odd, ending at
   4 KiB), header in host memory and payload in device or host memory, and faults: a segment
   crossing 4 KiB or of length 0 (BAD_SEG), a frame too short or too long (BAD_LEN), a checksum offset
-  out of the frame (BAD_CSUM), a payload page that answers SLVERR (DMA_RD_ERR);
+  out of the frame (BAD_CSUM), a payload page that answers SLVERR (DMA_RD_ERR), and an
+  8-entry aligned block of the descriptor ring that answers SLVERR (DESC_RD_ERR: each failed
+  entry completes as a frame of its own, as tests/rtl/test_tx.py injects it);
 - `TxAgent`: sequencer, `TxDriver` (writes each item's descriptors into its queue's ring
   when they fit and rings the doorbell), `TxMonitor` (every frame on m_axis_tx);
 - `TxScoreboard`: the expected completion of each posted frame from `tb.tx_env.spec_outcomes`
@@ -48,6 +50,9 @@ class TxFrameItem(uvm_sequence_item):
         self.dma_fail = dma_fail         # (addr, len) answering SLVERR while the frame is read
         self.pay_mem = pay_mem
         self.first_idx = 0               # ring index of its first descriptor (set by the driver)
+        self.desc_fail = False           # DESC_RD_ERR block: the driver pads to an aligned block
+        self.fail_from = 0               # descs[fail_from:] are the failing ring entries
+        self.release: tuple[int, int] | None = None   # error range to remove at its last completion
 
     def __str__(self) -> str:
         return (f"TxFrameItem(q{self.queue}, {len(self.descs)} descriptors, "
@@ -74,8 +79,11 @@ def make_item(rng: random.Random, prof, pools: dict[str, tx_env.PagePool], tag: 
     kind = rng.randrange(4)              # bit 0 IPv6, bit 1 UDP
     size = rng.randint(*prof.tx_sizes)
     host, pay_pool = pools["host"], pools["host" if rng.random() < prof.tx_host_payload else "device"]
-    fault = rng.choices(["none", "crossing", "zero_len", "short", "bad_csum", "dma_rd_err", "long"],
-                        [1 - prof.tx_fault_rate] + [prof.tx_fault_rate / 6] * 6)[0]
+    fault = rng.choices(["none", "crossing", "zero_len", "short", "bad_csum", "dma_rd_err", "long", "desc_rd_err"],
+                        [1 - prof.tx_fault_rate - prof.tx_desc_err_rate] + [prof.tx_fault_rate / 6] * 6
+                        + [prof.tx_desc_err_rate])[0]
+    if fault == "desc_rd_err":
+        return desc_err_item(rng, q, host, tag)
     if fault == "long":                  # past TX_FRAME_LIMIT: BAD_LEN with its segments
         size = rng.randint(FRAME_LIMIT + 1, 2 * FRAME_LIMIT)
     use_csum = rng.random() < prof.tx_csum_rate or fault == "bad_csum"
@@ -123,6 +131,23 @@ def make_item(rng: random.Random, prof, pools: dict[str, tx_env.PagePool], tag: 
                        "none" if len(descs) == 1 else ("host" if pay_pool is host else "device"))
 
 
+DESC_BLOCK = 8                # ring entries of one failing block: 128 bytes, one bus word up to 1024 bits
+
+
+def desc_err_item(rng: random.Random, q: int, host, tag: int) -> TxFrameItem:
+    """DESC_BLOCK one-descriptor frames whose ring entries answer SLVERR: docs/tx.md makes each
+    failed entry a frame of its own (DESC_RD_ERR, len and tag 0). The driver puts them on a
+    128-byte aligned block of the ring (after filler frames of 30 bytes: BAD_LEN, sent nowhere)
+    so that no entry outside the block shares a failing bus word at any DMA width."""
+    descs = []
+    for k in range(DESC_BLOCK):
+        n = rng.randint(tx_env.MIN_LEN, 256)
+        descs.append(TxDesc(host.place(bytes(n), tx_env.seg_offset(rng, n)), n, eop=True, tag=(tag + k) & 0xFFFF))
+    item = TxFrameItem("tx_frame", q, descs, None, "none", "desc_rd_err", None, "none")
+    item.desc_fail = True
+    return item
+
+
 def _max_segments(rng: random.Random, data: bytes, hdr_len: int, host, pool, d0: TxDesc) -> list[TxDesc]:
     """The frame as TX_MAX_SEGS descriptors: the header and 15 payload pieces, the first one
     anywhere in its page (start, any byte, ending at 4 KiB), the others at a page start."""
@@ -152,6 +177,8 @@ class TxDriver(uvm_driver):
         while True:
             item = await self.seq_item_port.get_next_item()
             ring = self.rings[item.queue]
+            if item.desc_fail:
+                self._pad_to_block(item, ring)
             waited = 0
             while self.in_ring[item.queue] + len(item.descs) > (1 << ring.log2):
                 await Timer(POLL_NS, unit="ns")
@@ -160,11 +187,27 @@ class TxDriver(uvm_driver):
             if item.dma_fail:
                 self.tb.space.add_error_range(*item.dma_fail)
             item.first_idx = ring.write_descs(item.descs)
+            if item.desc_fail:
+                item.release = (ring.entry_addr(item.first_idx + item.fail_from), 16 * DESC_BLOCK)
+                self.tb.space.add_error_range(*item.release)
             self.in_ring[item.queue] += len(item.descs)
             self.ap.write(item)                  # the expectation first, then the doorbell
             await ring.doorbell()
             self.sent += 1
             self.seq_item_port.item_done()
+
+
+    def _pad_to_block(self, item: TxFrameItem, ring: tx_env.TxRing) -> None:
+        """Filler frames (30 bytes: BAD_LEN) before the failing entries, so that they start on a
+        128-byte boundary and do not wrap the ring's end."""
+        size = 1 << ring.log2
+        pad = 0
+        while (ring.entry_addr(ring.sw_idx + pad) % (16 * DESC_BLOCK)
+               or (ring.sw_idx + pad) % size + DESC_BLOCK > size):
+            pad += 1
+        host = ConfigDB().get(None, "", "tx_pools")["host"]
+        item.descs = [TxDesc(host.place(bytes(30), 0), 30, eop=True) for _ in range(pad)] + item.descs
+        item.fail_from = pad
 
 
 class TxMonitor(uvm_monitor):
@@ -202,6 +245,14 @@ class _Wire(uvm_subscriber):
         self.get_parent().on_wire(frame)
 
 
+def _frame_of(item: TxFrameItem, k: int) -> TxFrameItem:
+    """Entry k of a DESC_RD_ERR item as the one-descriptor frame it completes as."""
+    fault = "desc_rd_err" if k >= item.fail_from else "short"
+    sub = TxFrameItem("tx_frame", item.queue, [item.descs[k]], None, "none", fault, None, "none")
+    sub.first_idx = (item.first_idx + k) & 0xFFFF
+    return sub
+
+
 class TxScoreboard(uvm_component):
     def build_phase(self) -> None:
         self.posted_in = _Posted("posted_in", self)
@@ -236,13 +287,23 @@ class TxScoreboard(uvm_component):
     def posted(self, item: TxFrameItem) -> None:
         ring = self.rings[item.queue]
         fail = {item.first_idx} if item.dma_fail else set()
-        (exp,) = tx_env.spec_outcomes(item.descs, item.first_idx, item.queue, self.cq_idx[item.queue]
-                                      + len(self.expect[item.queue]), ring.cq_log2, FRAME_LIMIT,
-                                      {item.first_idx: item.wire} if item.wire else {}, fail)
-        self.expect[item.queue].append((item, exp))
-        self.ring_check.expect(item.queue)
-        if exp.wire is not None:
-            self.wire_expect[item.queue].append(exp.wire)
+        entries = (item.descs[:item.fail_from] + [None] * (len(item.descs) - item.fail_from)
+                   if item.desc_fail else item.descs)
+        exps = tx_env.spec_outcomes(entries, item.first_idx, item.queue, self.cq_idx[item.queue]
+                                    + len(self.expect[item.queue]), ring.cq_log2, FRAME_LIMIT,
+                                    {item.first_idx: item.wire} if item.wire else {}, fail)
+        if item.desc_fail:                   # filler and failed entries: one frame (item) each
+            assert len(exps) == len(item.descs)
+            items = [_frame_of(item, k) for k in range(len(item.descs))]
+            items[-1].release = item.release
+        else:
+            assert len(exps) == 1
+            items = [item]
+        for it, exp in zip(items, exps):
+            self.expect[item.queue].append((it, exp))
+            self.ring_check.expect(item.queue)
+            if exp.wire is not None:
+                self.wire_expect[item.queue].append(exp.wire)
         self.posted_n += 1
 
     def on_wire(self, frame: bytes) -> None:
@@ -275,6 +336,8 @@ class TxScoreboard(uvm_component):
                 assert c == exp.cpl, f"TXQ[{t}] completion {self.cq_idx[t]} ({item}): got {c}, want {exp.cpl}"
                 if item.dma_fail:
                     self.tb.space.remove_error_range(*item.dma_fail)
+                if item.release:                 # the failing ring block's last entry completed
+                    self.tb.space.remove_error_range(*item.release)
                 self.cq_idx[t] += 1
                 self.driver.in_ring[t] -= c.ndesc
                 self.completed += 1
