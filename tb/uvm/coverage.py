@@ -334,6 +334,20 @@ _SHORT_IPV4_NO_OVERFLOW = Exclusion(
               "parse window (PARSE_BYTES) and the 256-byte header buffers of this environment: never hdr_overflow",
     lambda v: v["protocol"] in ("ipv4/udp", "ipv4/other") and v["split"] == "hdr_overflow")
 
+_IP_TCP_UDP = ("ipv4/tcp", "ipv4/udp", "ipv6/tcp", "ipv6/udp")
+_TRUNCATED_IP = Exclusion(
+    "ignore", "a truncated IP frame has lost bytes of its datagram (Ethernet pads only up to 60 bytes and a cut "
+              "below 60 is a runt: unparsed): l3_off + IP length > frame length is RX_DROP_HDR_ERR before the L4 "
+              "header is looked at (docs/rx-rules.md section 2) so it parses as ipv4/other or ipv6/other and is "
+              "dropped: never TCP/UDP and never delivered",
+    lambda v: v["error"] == "truncate" and (v.get("protocol", "ipv4/tcp") in _IP_TCP_UDP
+                                            or (v.get("protocol", "ipv4/other") in ("ipv4/other", "ipv6/other")
+                                                and v.get("split", "split") != "dropped")))
+_TRUNCATED_NOT_SPLIT = Exclusion(
+    "ignore", "a truncated frame is never split: an IP one is RX_DROP_HDR_ERR (docs/rx-rules.md section 2) and a "
+              "non-IP one is never split",
+    lambda v: v["error"] == "truncate" and v["split"] in ("split", "hdr_overflow"))
+
 _BAD_FCS_NOT_STEERED = Exclusion(
     "ignore", "a frame with a bad FCS is dropped before it is parsed: no flow tuple for an n-tuple rule (docs/rx-rules.md section 1)",
     lambda v: v["error"] == "bad_fcs" and v["queue_kind"].startswith("steered"))
@@ -350,11 +364,12 @@ RX_SPEC = GroupSpec("nic_rx", {
     # payload buffers are in; the 4-way cross (968 bins that count) asked for every fault on
     # every protocol in every queue kind, combinations the design does not tell apart.
     CrossSpec("proto_split_error", ("protocol", "split", "error"),
-              (_UNPARSED_NO_SPLIT, _NON_IP_SPLIT, _DMA_ERR_DROPPED, _BAD_FCS_UNPARSED, _SHORT_IPV4_NO_OVERFLOW)),
+              (_UNPARSED_NO_SPLIT, _NON_IP_SPLIT, _DMA_ERR_DROPPED, _BAD_FCS_UNPARSED, _SHORT_IPV4_NO_OVERFLOW,
+               _TRUNCATED_IP)),
     CrossSpec("split_queue", ("split", "queue_kind")),
     CrossSpec("queue_error", ("queue_kind", "error"), (_BAD_FCS_NOT_STEERED,)),
     CrossSpec("proto_split", ("protocol", "split"), (_UNPARSED_NO_SPLIT, _NON_IP_SPLIT, _SHORT_IPV4_NO_OVERFLOW)),
-    CrossSpec("split_error", ("split", "error"), (_DMA_ERR_DROPPED, _BAD_FCS_UNPARSED)),
+    CrossSpec("split_error", ("split", "error"), (_DMA_ERR_DROPPED, _BAD_FCS_UNPARSED, _TRUNCATED_NOT_SPLIT)),
     CrossSpec("proto_queue", ("protocol", "queue_kind"), (
         Exclusion("ignore", "an unparsed frame has no flow tuple: RSS and steering never see it",
                   lambda v: v["protocol"] == "unparsed"), _NON_IP_NOT_STEERED)),

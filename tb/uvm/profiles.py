@@ -31,6 +31,8 @@ class Profile:
     host_payload_queues: tuple[int, ...] = ()   # queues whose payload buffers are host memory
     tcp_data_split: bool = True
     hds_thresh: int = 0
+    pay_buf_log2: int | None = None         # BUF_SIZE.pay_buf_log2 of every queue (None: the driver's default)
+    pay_stride_log2: int | None = None      # BUF_SIZE.pay_stride_log2 (no effect without multi-packet buffers)
     max_frame_len: int = 1518
     jumbo_rate: float = 0.0                 # payloads of 1500..8900 bytes (frame limit 9022)
     # TX (tb/uvm/tx_agent.py); no TX traffic when tx_frames is 0

@@ -11,4 +11,4 @@ PROFILE = Profile(
     protocol_mix={"ipv4/tcp": 2, "ipv4/udp": 2, "ipv6/tcp": 2, "ipv6/udp": 2, "ipv4/other": 1,
                   "ipv6/other": 1, "non_ip": 1},
     payload_sizes=((0, 0, 1), (1, 63, 3), (64, 511, 3), (512, 1400, 2), (1480, 1700, 1)),
-    rx_idle=0.1, dma_stall=0.2, regress_only=True)
+    pay_stride_log2=15, rx_idle=0.1, dma_stall=0.2, regress_only=True)
