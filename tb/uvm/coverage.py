@@ -348,6 +348,11 @@ _TRUNCATED_NOT_SPLIT = Exclusion(
               "non-IP one is never split",
     lambda v: v["error"] == "truncate" and v["split"] in ("split", "hdr_overflow"))
 
+_TRUNCATED_NOT_STEERED = Exclusion(
+    "ignore", "a truncated frame is never steered: an IP one has a header error and frames with a header error are "
+              "not classified (docs/rx-rules.md section 2); a non-IP one matches no n-tuple rule (docs/rss.md)",
+    lambda v: v["error"] == "truncate" and v["queue_kind"].startswith("steered"))
+
 _BAD_FCS_NOT_STEERED = Exclusion(
     "ignore", "a frame with a bad FCS is dropped before it is parsed: no flow tuple for an n-tuple rule (docs/rx-rules.md section 1)",
     lambda v: v["error"] == "bad_fcs" and v["queue_kind"].startswith("steered"))
@@ -367,7 +372,7 @@ RX_SPEC = GroupSpec("nic_rx", {
               (_UNPARSED_NO_SPLIT, _NON_IP_SPLIT, _DMA_ERR_DROPPED, _BAD_FCS_UNPARSED, _SHORT_IPV4_NO_OVERFLOW,
                _TRUNCATED_IP)),
     CrossSpec("split_queue", ("split", "queue_kind")),
-    CrossSpec("queue_error", ("queue_kind", "error"), (_BAD_FCS_NOT_STEERED,)),
+    CrossSpec("queue_error", ("queue_kind", "error"), (_BAD_FCS_NOT_STEERED, _TRUNCATED_NOT_STEERED)),
     CrossSpec("proto_split", ("protocol", "split"), (_UNPARSED_NO_SPLIT, _NON_IP_SPLIT, _SHORT_IPV4_NO_OVERFLOW)),
     CrossSpec("split_error", ("split", "error"), (_DMA_ERR_DROPPED, _BAD_FCS_UNPARSED, _TRUNCATED_NOT_SPLIT)),
     CrossSpec("proto_queue", ("protocol", "queue_kind"), (
