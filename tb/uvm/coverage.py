@@ -194,14 +194,30 @@ class GroupCov:
         return 100.0 * self.hit / self.total if self.total else 100.0
 
 
-def read_ucis(path: Path) -> dict[str, GroupCov]:
-    """Per covergroup (summed over its instances), the hits of every bin that counts."""
+def _excluded(spec: GroupSpec | None, cross: str, key: str) -> bool:
+    """The cross bin `key` ("a|b|c") falls in one of the cross's exclusions of `spec` (the
+    current cover model: UCIS files written before an exclusion was added still hold it)."""
+    if spec is None:
+        return False
+    c = next((c for c in spec.crosses if c.name == cross), None)
+    if c is None:
+        return False
+    v = dict(zip(c.points, key.split("|")))
+    return any(e.when(v) for e in c.exclusions)
+
+
+def read_ucis(path: Path, specs: Iterable[GroupSpec] | None = None) -> dict[str, GroupCov]:
+    """Per covergroup (summed over its instances), the hits of every bin that counts. The
+    cross bins that the exclusions of `specs` (default: this module's SPECS) exclude do not
+    count, as in the run that sampled them."""
+    by_name = {s.name: s for s in (SPECS if specs is None else specs)}
     root = ET.parse(path).getroot()
     groups: dict[str, GroupCov] = {}
     for inst in root.iter("cgInstance"):
         cg_id = inst.find("cgId")
         gname = cg_id.get("cgName") if cg_id is not None else inst.get("name")
         g = groups.setdefault(gname, GroupCov(gname))
+        spec = by_name.get(gname)
         for cp in inst.findall("coverpoint"):
             name = cp.get("name").removeprefix("cp_")
             item = g.items.setdefault(name, ItemCov(name, "point"))
@@ -213,6 +229,8 @@ def read_ucis(path: Path) -> dict[str, GroupCov]:
             for b in cr.findall("crossBin"):
                 n = sum(int(c.get("coverageCount", 0)) for c in b.iter("contents"))
                 key = b.get("name").strip("<>").replace(",", "|")
+                if _excluded(spec, cr.get("name"), key):
+                    continue
                 item.bins[key] = item.bins.get(key, 0) + n
     return groups
 
@@ -316,15 +334,47 @@ _SHORT_IPV4_NO_OVERFLOW = Exclusion(
               "parse window (PARSE_BYTES) and the 256-byte header buffers of this environment: never hdr_overflow",
     lambda v: v["protocol"] in ("ipv4/udp", "ipv4/other") and v["split"] == "hdr_overflow")
 
+_IP_TCP_UDP = ("ipv4/tcp", "ipv4/udp", "ipv6/tcp", "ipv6/udp")
+_TRUNCATED_IP = Exclusion(
+    "ignore", "a truncated IP frame has lost bytes of its datagram (Ethernet pads only up to 60 bytes and a cut "
+              "below 60 is a runt: unparsed): l3_off + IP length > frame length is RX_DROP_HDR_ERR before the L4 "
+              "header is looked at (docs/rx-rules.md section 2) so it parses as ipv4/other or ipv6/other and is "
+              "dropped: never TCP/UDP and never delivered",
+    lambda v: v["error"] == "truncate" and (v.get("protocol", "ipv4/tcp") in _IP_TCP_UDP
+                                            or (v.get("protocol", "ipv4/other") in ("ipv4/other", "ipv6/other")
+                                                and v.get("split", "split") != "dropped")))
+_TRUNCATED_NOT_SPLIT = Exclusion(
+    "ignore", "a truncated frame is never split: an IP one is RX_DROP_HDR_ERR (docs/rx-rules.md section 2) and a "
+              "non-IP one is never split",
+    lambda v: v["error"] == "truncate" and v["split"] in ("split", "hdr_overflow"))
+
+_TRUNCATED_NOT_STEERED = Exclusion(
+    "ignore", "a truncated frame is never steered: an IP one has a header error and frames with a header error are "
+              "not classified (docs/rx-rules.md section 2); a non-IP one matches no n-tuple rule (docs/rss.md)",
+    lambda v: v["error"] == "truncate" and v["queue_kind"].startswith("steered"))
+
+_BAD_FCS_NOT_STEERED = Exclusion(
+    "ignore", "a frame with a bad FCS is dropped before it is parsed: no flow tuple for an n-tuple rule (docs/rx-rules.md section 1)",
+    lambda v: v["error"] == "bad_fcs" and v["queue_kind"].startswith("steered"))
+
 RX_SPEC = GroupSpec("nic_rx", {
     "protocol": PROTOCOLS, "split": SPLIT, "queue_kind": QUEUE_KINDS, "error": ERRORS,
     "vlan": VLANS, "size": SIZES, "pay_bufs": N_BUFS, "drop": DROPS,
 }, (
-    CrossSpec("proto_split_queue_error", ("protocol", "split", "queue_kind", "error"),
-              (_UNPARSED_NO_SPLIT, _NON_IP_SPLIT, _DMA_ERR_DROPPED, _BAD_FCS_UNPARSED, _UNPARSED_NOT_STEERED,
-               _NON_IP_NOT_STEERED, _SHORT_IPV4_NO_OVERFLOW)),
+    # protocol x split x error: every fault on every parse result and placement decision. The
+    # queue kind is crossed with split and with error separately (split_queue, queue_error), not
+    # in a 4-way product: the queue (RSS hash, n-tuple rule, default queue) and its payload
+    # memory are chosen from the flow tuple and the queue's registers, and the placement rules
+    # (docs/rx-rules.md sections 2-3) are the same in every queue but for the memory the
+    # payload buffers are in; the 4-way cross (968 bins that count) asked for every fault on
+    # every protocol in every queue kind, combinations the design does not tell apart.
+    CrossSpec("proto_split_error", ("protocol", "split", "error"),
+              (_UNPARSED_NO_SPLIT, _NON_IP_SPLIT, _DMA_ERR_DROPPED, _BAD_FCS_UNPARSED, _SHORT_IPV4_NO_OVERFLOW,
+               _TRUNCATED_IP)),
+    CrossSpec("split_queue", ("split", "queue_kind")),
+    CrossSpec("queue_error", ("queue_kind", "error"), (_BAD_FCS_NOT_STEERED, _TRUNCATED_NOT_STEERED)),
     CrossSpec("proto_split", ("protocol", "split"), (_UNPARSED_NO_SPLIT, _NON_IP_SPLIT, _SHORT_IPV4_NO_OVERFLOW)),
-    CrossSpec("split_error", ("split", "error"), (_DMA_ERR_DROPPED, _BAD_FCS_UNPARSED)),
+    CrossSpec("split_error", ("split", "error"), (_DMA_ERR_DROPPED, _BAD_FCS_UNPARSED, _TRUNCATED_NOT_SPLIT)),
     CrossSpec("proto_queue", ("protocol", "queue_kind"), (
         Exclusion("ignore", "an unparsed frame has no flow tuple: RSS and steering never see it",
                   lambda v: v["protocol"] == "unparsed"), _NON_IP_NOT_STEERED)),
@@ -380,7 +430,12 @@ TX_SPEC = GroupSpec("nic_tx", {
         Exclusion("ignore", "a one-segment frame has no payload segment", lambda v: v["segments"] == "1" and v["pay_offset"] != "none"),
         Exclusion("ignore", "a frame of two or more segments has a payload segment", lambda v: v["segments"] != "1" and v["pay_offset"] == "none"),
     )),
-    CrossSpec("queue_interleave", ("queue", "interleave")),
+    CrossSpec("queue_interleave", ("queue", "interleave"), (
+        Exclusion("ignore", "first is a run's first completion (one sample per run): the queue it falls on is the "
+                            "seed's draw and not a state of the design; the interleave point counts it and the "
+                            "cross is over same/other queue",
+                  lambda v: v["interleave"] == "first"),
+    )),
     CrossSpec("status_pay_mem", ("status", "pay_mem")),
 ))
 

@@ -31,6 +31,8 @@ class Profile:
     host_payload_queues: tuple[int, ...] = ()   # queues whose payload buffers are host memory
     tcp_data_split: bool = True
     hds_thresh: int = 0
+    pay_buf_log2: int | None = None         # BUF_SIZE.pay_buf_log2 of every queue (None: the driver's default)
+    pay_stride_log2: int | None = None      # BUF_SIZE.pay_stride_log2 (no effect without multi-packet buffers)
     max_frame_len: int = 1518
     jumbo_rate: float = 0.0                 # payloads of 1500..8900 bytes (frame limit 9022)
     # TX (tb/uvm/tx_agent.py); no TX traffic when tx_frames is 0
@@ -41,6 +43,7 @@ class Profile:
     tx_zero_csum_rate: float = 0.1          # UDP frames built so the checksum computes to 0
     tx_fault_rate: float = 0.0              # frames with one fault: crossing, zero_len, short, bad_csum, dma_rd_err, long
     tx_one_seg_rate: float = 0.0            # frames in one descriptor (header and payload together)
+    tx_desc_err_rate: float = 0.0           # items whose 8-entry aligned ring block answers SLVERR (DESC_RD_ERR)
     regress_only: bool = False              # run by make regress (and a plain pytest), not make test
     tx_host_payload: float = 0.2            # payload segments in host memory (else device memory)
     tx_max_segs_rate: float = 0.05          # frames of TX_MAX_SEGS (16) descriptors

@@ -118,8 +118,9 @@ class RandomTrafficSeq(uvm_sequence):
                 state = rng.getstate()
                 kind = rng.randrange(6)          # mutate()'s first draw picks its corruption
                 rng.setstate(state)
+                good = frame
                 frame, bad = mutate(frame, rng)
-                error = "bad_fcs" if bad else MUTATION_KINDS[kind]
+                error = "bad_fcs" if bad else MUTATION_KINDS[kind] if frame != good else "none"   # (a cut of 0 bytes)
             elif rng.random() < profile.bad_fcs_rate:
                 error, bad = "bad_fcs", True
             item = RxFrameItem(f"rx{i}", frame, bad, error, flow.protocol, flow.vlan, flow_idx)

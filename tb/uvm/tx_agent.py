@@ -7,7 +7,9 @@
   IPv4/IPv6 with checksum offload, 1..16 segments at any offset (page start, odd, ending at
   4 KiB), header in host memory and payload in device or host memory, and faults: a segment
   crossing 4 KiB or of length 0 (BAD_SEG), a frame too short or too long (BAD_LEN), a checksum offset
-  out of the frame (BAD_CSUM), a payload page that answers SLVERR (DMA_RD_ERR);
+  out of the frame (BAD_CSUM), a payload page that answers SLVERR (DMA_RD_ERR), and an
+  8-entry aligned block of the descriptor ring that answers SLVERR (DESC_RD_ERR: each failed
+  entry completes as a frame of its own, as tests/rtl/test_tx.py injects it);
 - `TxAgent`: sequencer, `TxDriver` (writes each item's descriptors into its queue's ring
   when they fit and rings the doorbell), `TxMonitor` (every frame on m_axis_tx);
 - `TxScoreboard`: the expected completion of each posted frame from `tb.tx_env.spec_outcomes`
@@ -48,6 +50,11 @@ class TxFrameItem(uvm_sequence_item):
         self.dma_fail = dma_fail         # (addr, len) answering SLVERR while the frame is read
         self.pay_mem = pay_mem
         self.first_idx = 0               # ring index of its first descriptor (set by the driver)
+        self.desc_fail = False           # DESC_RD_ERR block: the driver pads to an aligned block
+        self.fail_from = 0               # descs[fail_from:] are the failing ring entries
+        self.release: tuple[int, int] | None = None   # error range to remove at its last completion
+        self.pad = 0                     # DESC_RD_ERR item: filler entries the driver put first
+        self.lead = 0                    # DESC_RD_ERR item: entries of the frame running into the block
 
     def __str__(self) -> str:
         return (f"TxFrameItem(q{self.queue}, {len(self.descs)} descriptors, "
@@ -74,8 +81,9 @@ def make_item(rng: random.Random, prof, pools: dict[str, tx_env.PagePool], tag: 
     kind = rng.randrange(4)              # bit 0 IPv6, bit 1 UDP
     size = rng.randint(*prof.tx_sizes)
     host, pay_pool = pools["host"], pools["host" if rng.random() < prof.tx_host_payload else "device"]
-    fault = rng.choices(["none", "crossing", "zero_len", "short", "bad_csum", "dma_rd_err", "long"],
-                        [1 - prof.tx_fault_rate] + [prof.tx_fault_rate / 6] * 6)[0]
+    fault = rng.choices(["none", "crossing", "zero_len", "short", "bad_csum", "dma_rd_err", "long", "desc_rd_err"],
+                        [1 - prof.tx_fault_rate - prof.tx_desc_err_rate] + [prof.tx_fault_rate / 6] * 6
+                        + [prof.tx_desc_err_rate])[0]
     if fault == "long":                  # past TX_FRAME_LIMIT: BAD_LEN with its segments
         size = rng.randint(FRAME_LIMIT + 1, 2 * FRAME_LIMIT)
     use_csum = rng.random() < prof.tx_csum_rate or fault == "bad_csum"
@@ -119,8 +127,41 @@ def make_item(rng: random.Random, prof, pools: dict[str, tx_env.PagePool], tag: 
         d = descs[1] if len(descs) > 1 else descs[0]
         dma_fail = (d.addr, d.len)
     csum = "none" if not descs[0].csum else f"{'udp' if f.udp else 'tcp'}{6 if kind & 1 else 4}"
-    return TxFrameItem("tx_frame", q, descs, wire, csum, fault, dma_fail,
-                       "none" if len(descs) == 1 else ("host" if pay_pool is host else "device"))
+    pay_mem = "none" if len(descs) == 1 else ("host" if pay_pool is host else "device")
+    if fault == "desc_rd_err":
+        return desc_err_item(rng, q, host, tag, descs, csum, pay_mem)
+    return TxFrameItem("tx_frame", q, descs, wire, csum, fault, dma_fail, pay_mem)
+
+
+DESC_BLOCK = 8                # ring entries of one failing block: 128 bytes, one bus word up to 1024 bits
+
+
+def desc_err_item(rng: random.Random, q: int, host, tag: int, lead: list[TxDesc], csum: str,
+                  pay_mem: str) -> TxFrameItem:
+    """A frame (`lead`) whose last j >= 1 descriptors lie in a block of DESC_BLOCK ring entries
+    that answer SLVERR, the rest of the block one-descriptor frames. docs/tx.md: a failed
+    descriptor read ends its frame (the frame's entries up to it are consumed, DESC_RD_ERR) and
+    the next entry starts a new frame, so the block's other failed entries are a frame each. The
+    driver puts the block on a 128-byte aligned place of the ring (after filler frames of 30
+    bytes: BAD_LEN, sent nowhere), so no entry outside it shares a failing bus word at any
+    DMA width (up to 1024 bits)."""
+    # j entries of the frame in the block: often only its last (long frames end there), and
+    # sometimes a segment read before the block runs over 4 KiB (DESC_RD_ERR still: docs/tx.md)
+    j = 1 if rng.random() < 0.5 else rng.randint(1, min(len(lead), DESC_BLOCK))
+    if j < len(lead) and rng.random() < 0.3:
+        n = lead[0].len
+        lead[0] = TxDesc(host.place(bytes(n), TX_SEG_PAGE - max(1, n // 2), cross=True), n,
+                         csum=lead[0].csum, csum_udp=lead[0].csum_udp, csum_start=lead[0].csum_start,
+                         csum_offset=lead[0].csum_offset, tag=lead[0].tag)
+    rest = []
+    for k in range(DESC_BLOCK - j):
+        n = rng.randint(tx_env.MIN_LEN, 256)
+        rest.append(TxDesc(host.place(bytes(n), tx_env.seg_offset(rng, n)), n, eop=True, tag=(tag + k) & 0xFFFF))
+    item = TxFrameItem("tx_frame", q, lead + rest, None, csum, "desc_rd_err", None, pay_mem)
+    item.desc_fail = True
+    item.fail_from = len(lead) - j       # (the driver adds its filler entries)
+    item.lead = len(lead)
+    return item
 
 
 def _max_segments(rng: random.Random, data: bytes, hdr_len: int, host, pool, d0: TxDesc) -> list[TxDesc]:
@@ -146,25 +187,54 @@ class TxDriver(uvm_driver):
         self.ap = uvm_analysis_port("ap", self)
         self.rings: dict[int, tx_env.TxRing] = {}
         self.in_ring: dict[int, int] = {}        # descriptors posted and not completed, per queue
+        self.fail_blocks: dict[int, list[tuple[int, int]]] = {}   # queue -> failing ring blocks still read
         self.sent = 0
 
     async def run_phase(self) -> None:
         while True:
             item = await self.seq_item_port.get_next_item()
             ring = self.rings[item.queue]
+            if item.desc_fail:
+                self._pad_to_block(item, ring)
             waited = 0
-            while self.in_ring[item.queue] + len(item.descs) > (1 << ring.log2):
+            while (self.in_ring[item.queue] + len(item.descs) > (1 << ring.log2)
+                   or self._over_block(item, ring)):
                 await Timer(POLL_NS, unit="ns")
                 waited += POLL_NS
                 assert waited < STALL_LIMIT_NS, f"TX driver: TXQ[{item.queue}] ring full for {STALL_LIMIT_NS} ns"
             if item.dma_fail:
                 self.tb.space.add_error_range(*item.dma_fail)
             item.first_idx = ring.write_descs(item.descs)
+            if item.desc_fail:
+                item.release = (ring.entry_addr(item.first_idx + item.fail_from), 16 * DESC_BLOCK)
+                self.tb.space.add_error_range(*item.release)
+                self.fail_blocks.setdefault(item.queue, []).append(item.release)
             self.in_ring[item.queue] += len(item.descs)
             self.ap.write(item)                  # the expectation first, then the doorbell
             await ring.doorbell()
             self.sent += 1
             self.seq_item_port.item_done()
+
+
+    def _over_block(self, item: TxFrameItem, ring: tx_env.TxRing) -> bool:
+        """Some of the item's ring slots are in a failing block whose entries are not all
+        completed (the ring wrapped onto it): posting there now would make them fail too."""
+        blocks = self.fail_blocks.get(item.queue, [])
+        return any(a <= ring.entry_addr(ring.sw_idx + i) < a + n
+                   for a, n in blocks for i in range(len(item.descs)))
+
+    def _pad_to_block(self, item: TxFrameItem, ring: tx_env.TxRing) -> None:
+        """Filler frames (30 bytes: BAD_LEN) before the failing entries, so that they start on a
+        128-byte boundary and do not wrap the ring's end."""
+        size = 1 << ring.log2
+        pad = 0
+        while (ring.entry_addr(ring.sw_idx + pad + item.fail_from) % (16 * DESC_BLOCK)
+               or (ring.sw_idx + pad + item.fail_from) % size + DESC_BLOCK > size):
+            pad += 1
+        host = ConfigDB().get(None, "", "tx_pools")["host"]
+        item.descs = [TxDesc(host.place(bytes(30), 0), 30, eop=True) for _ in range(pad)] + item.descs
+        item.fail_from += pad
+        item.pad = pad
 
 
 class TxMonitor(uvm_monitor):
@@ -202,6 +272,18 @@ class _Wire(uvm_subscriber):
         self.get_parent().on_wire(frame)
 
 
+def _frame_of(item: TxFrameItem, k: int, n: int) -> TxFrameItem:
+    """The frame of a DESC_RD_ERR item completed from its entries k..k+n-1: a filler frame, the
+    frame that runs into the failing block (its checksum kind and payload memory as made), or
+    one failed entry; coverage samples what the driver posted."""
+    lead = k == item.pad and item.lead
+    fault = "desc_rd_err" if k + n > item.fail_from else "short"
+    sub = TxFrameItem("tx_frame", item.queue, item.descs[k:k + n], None, item.csum if lead else "none",
+                      fault, None, item.pay_mem if lead and n > 1 else "none")
+    sub.first_idx = (item.first_idx + k) & 0xFFFF
+    return sub
+
+
 class TxScoreboard(uvm_component):
     def build_phase(self) -> None:
         self.posted_in = _Posted("posted_in", self)
@@ -236,13 +318,23 @@ class TxScoreboard(uvm_component):
     def posted(self, item: TxFrameItem) -> None:
         ring = self.rings[item.queue]
         fail = {item.first_idx} if item.dma_fail else set()
-        (exp,) = tx_env.spec_outcomes(item.descs, item.first_idx, item.queue, self.cq_idx[item.queue]
-                                      + len(self.expect[item.queue]), ring.cq_log2, FRAME_LIMIT,
-                                      {item.first_idx: item.wire} if item.wire else {}, fail)
-        self.expect[item.queue].append((item, exp))
-        self.ring_check.expect(item.queue)
-        if exp.wire is not None:
-            self.wire_expect[item.queue].append(exp.wire)
+        entries = (item.descs[:item.fail_from] + [None] * (len(item.descs) - item.fail_from)
+                   if item.desc_fail else item.descs)
+        exps = tx_env.spec_outcomes(entries, item.first_idx, item.queue, self.cq_idx[item.queue]
+                                    + len(self.expect[item.queue]), ring.cq_log2, FRAME_LIMIT,
+                                    {item.first_idx: item.wire} if item.wire else {}, fail)
+        if item.desc_fail:                   # filler, the frame running in, failed entries: an item each
+            assert sum(e.cpl.ndesc for e in exps) == len(item.descs)
+            items = [_frame_of(item, (e.cpl.desc_idx - item.first_idx) & 0xFFFF, e.cpl.ndesc) for e in exps]
+            items[-1].release = item.release
+        else:
+            assert len(exps) == 1
+            items = [item]
+        for it, exp in zip(items, exps):
+            self.expect[item.queue].append((it, exp))
+            self.ring_check.expect(item.queue)
+            if exp.wire is not None:
+                self.wire_expect[item.queue].append(exp.wire)
         self.posted_n += 1
 
     def on_wire(self, frame: bytes) -> None:
@@ -275,6 +367,9 @@ class TxScoreboard(uvm_component):
                 assert c == exp.cpl, f"TXQ[{t}] completion {self.cq_idx[t]} ({item}): got {c}, want {exp.cpl}"
                 if item.dma_fail:
                     self.tb.space.remove_error_range(*item.dma_fail)
+                if item.release:                 # the failing ring block's last entry completed
+                    self.tb.space.remove_error_range(*item.release)
+                    self.driver.fail_blocks[t].remove(item.release)
                 self.cq_idx[t] += 1
                 self.driver.in_ring[t] -= c.ndesc
                 self.completed += 1

@@ -88,3 +88,22 @@ def test_rx_and_tx_models_sample() -> None:
                   csum="none", status="OK", queue="0", interleave="first", pay_mem="device")
     assert fc.tx_segments_bin(16) == "16" and fc.tx_segments_bin(9) == "9-15"
     assert fc.tx_offset_bin(0x1000, 10) == "page_start" and fc.tx_offset_bin(0x1FF6, 10) == "ends_at_4k"
+
+
+def test_read_ucis_applies_the_current_exclusions(tmp_path) -> None:
+    """A UCIS file sampled before an exclusion existed: reading it with a spec that has the
+    exclusion leaves that cross bin out (as a fresh run would), and keeps it without."""
+    g = fc.CoverGroup(_spec("late_exclusion"))
+    for a, b in [("a1", "b1"), ("a1", "b2")]:
+        g.sample(a=a, b=b)
+    xml = fc.write_ucis(tmp_path / "late.xml")
+    later = fc.GroupSpec("late_exclusion", _spec("late_exclusion").points, (
+        fc.CrossSpec("ab", ("a", "b"), (
+            *_spec("x").cross("ab").exclusions,
+            fc.Exclusion("ignore", "a1 never meets b0", lambda v: v["a"] == "a1" and v["b"] == "b0"),
+        )),
+    ))
+    ab_then = fc.read_ucis(xml, [_spec("late_exclusion")])["late_exclusion"].items["ab"]
+    ab_now = fc.read_ucis(xml, [later])["late_exclusion"].items["ab"]
+    assert "a1|b0" in ab_then.bins and ab_then.total == 5 and ab_then.hit == 2
+    assert "a1|b0" not in ab_now.bins and ab_now.total == 4 and ab_now.hit == 2
