@@ -128,6 +128,8 @@ class Exclusion:
     comment: str     # the point's `o` ("block", "if", "else", "case", ...): "" matches any
     reason: str
     hier: str = ""   # an fnmatch pattern of the instance's hierarchy (the point's `h`): "" matches any
+    anchor: str = ""  # text the source line must contain (tests/tb checks it): an edit that moves the
+                      # line makes the exclusion fail loudly instead of silently waiving another line
 
     def matches(self, kind: str, file: str, line: int, comment: str, hier: str = "") -> bool:
         return (kind == self.kind and line == self.line and file.endswith(self.file)
@@ -140,28 +142,28 @@ _ELAB_ONLY = ("flow_steer's crc_rows() is a constant function: it runs at elabor
 _PICK_ACCEPTS = ("desc_engine / tx_desc_engine instantiate this arbiter as u_pick with .accept(1'b1): "
                  "held_q is never set there")
 EXCLUSIONS: tuple[Exclusion, ...] = (
-    Exclusion("rtl/rss/flow_steer.sv", 132, "line", "", _ELAB_ONLY),
-    Exclusion("rtl/rss/flow_steer.sv", 136, "line", "", _ELAB_ONLY),
-    Exclusion("rtl/rss/flow_steer.sv", 137, "line", "", _ELAB_ONLY),
-    Exclusion("rtl/rss/flow_steer.sv", 138, "branch", "", _ELAB_ONLY),
+    Exclusion("rtl/rss/flow_steer.sv", 132, "line", "", _ELAB_ONLY, anchor="function automatic logic [32*KW-1:0] crc_rows();"),
+    Exclusion("rtl/rss/flow_steer.sv", 136, "line", "", _ELAB_ONLY, anchor="for (int k = 0; k < KW; k++) begin"),
+    Exclusion("rtl/rss/flow_steer.sv", 137, "line", "", _ELAB_ONLY, anchor="for (int j = 0; j < 32; j++) rows[j * KW + k] = "),
+    Exclusion("rtl/rss/flow_steer.sv", 138, "branch", "", _ELAB_ONLY, anchor="col = col[31] ? ((col << 1) ^ POLY) : (col << 1)"),
     Exclusion("rtl/common/queue_regs.sv", 94, "branch", "cond_else",
               "`MAP_Q > 1 ? ... : '0` is decided by a parameter: nic_top builds both queue register blocks "
-              "with MAP_Q = QMAP = 8 (RXQ[8] and TXQ[8] in nic_csr.rdl); the '0 arm exists for a 1-queue map only"),
+              "with MAP_Q = QMAP = 8 (RXQ[8] and TXQ[8] in nic_csr.rdl); the '0 arm exists for a 1-queue map only", anchor="assign csr_q      = MAP_Q > 1 ? QW'(csr_addr[AW-"),
     # The descriptor engines' ring pickers tie the arbiter's accept to 1 (the pick becomes the
     # candidate in the cycle it is made): an unaccepted grant, the only way to set held_q, cannot
     # happen in those two instances (the AR and AW arbiters hold grants: not excluded).
-    Exclusion("rtl/common/rr_arbiter.sv", 36, "branch", "cond_then", _PICK_ACCEPTS, "*.u_pick"),
-    Exclusion("rtl/common/rr_arbiter.sv", 45, "branch", "else", _PICK_ACCEPTS, "*.u_pick"),
-    Exclusion("rtl/common/rr_arbiter.sv", 45, "line", "else", _PICK_ACCEPTS, "*.u_pick"),
+    Exclusion("rtl/common/rr_arbiter.sv", 36, "branch", "cond_then", _PICK_ACCEPTS, "*.u_pick", anchor="assign gnt_idx   = held_q ? held_idx_q : pick;"),
+    Exclusion("rtl/common/rr_arbiter.sv", 45, "branch", "else", _PICK_ACCEPTS, "*.u_pick", anchor="if (accept) begin"),
+    Exclusion("rtl/common/rr_arbiter.sv", 45, "line", "else", _PICK_ACCEPTS, "*.u_pick", anchor="if (accept) begin"),
     Exclusion("rtl/rx/rx_split_dma.sv", 178, "branch", "cond_else",
               "in nic_top the classifier (rtl/rss/rx_classify.sv) already sends a frame whose RSS entry or "
               "n-tuple rule names a queue >= num_queues (tied to NUM_RXQ) to queue 0 and counts it "
               "(docs/rss.md: RX_RSS_BAD_QUEUE / RX_STEER_BAD_QUEUE): cls.qid < NUM_RXQ always holds here",
-              "*u_dma.u_plan"),
+              "*u_dma.u_plan", anchor="aq = ({25'd0, cls.qid} < 32'(NUM_RXQ)) ? QW'(cls"),
     Exclusion("rtl/rss/rss_toeplitz.sv", 57, "branch", "else",
               "`g * GROUP_BITS + b < IN_W` fails only when IN_W is not a multiple of GROUP_BITS: rx_classify "
               "hashes IN_BYTES = 36 (288 bits) in groups of 16, 18 groups exactly",
-              "*classify.*"),
+              "*classify.*", anchor="if (g * GROUP_BITS + b < IN_W) begin"),
 )
 
 
