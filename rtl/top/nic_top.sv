@@ -303,7 +303,7 @@ module nic_top
     hwif_in.TX_CAPS.max_segs.next = 8'(TX_MAX_SEGS);
     hwif_in.TX_CAPS.fifo_kib.next = 8'(TX_FIFO_BYTES / 1024);
     hwif_in.TX_OFFLOADS.inline_max.next = 8'(TX_INLINE_MAX);
-    hwif_in.TX_OFFLOADS.tso.next        = 1'b0;   // TSO in the TX path not verified yet (docs/tx.md)
+    hwif_in.TX_OFFLOADS.tso.next        = 1'b1;   // TSO in the TX path (docs/tx.md, tests/rtl/test_tx_tso.py)
     hwif_in.RXQ_BLOCK   = '{rd_ack: rxq_rd_ack, rd_data: rxq_csr_rd_data, wr_ack: rxq_wr_ack};
     hwif_in.TXQ_BLOCK   = '{rd_ack: txq_rd_ack, rd_data: txq_csr_rd_data, wr_ack: txq_wr_ack};
     hwif_in.RSS_BLOCK   = '{rd_ack: rss_rd_ack, rd_data: rss_csr_rd_data, wr_ack: rss_wr_ack};

@@ -326,7 +326,9 @@ module tx_engine
       data_cpl.csum     = '0;
       data_cpl.tso_more = 1'b0;
       data_cpl.tso_segs = mg_segs_q + seg_cpl.tso_segs;
-      data_cpl.tso_bytes = mg_bytes_q + ((seg_cpl.tso_segs != '0) ? 18'(seg_cpl.len) : '0);
+      // A segment shorter than 60 bytes is sent (and counted) padded to 60 (tx_egress).
+      data_cpl.tso_bytes = mg_bytes_q + ((seg_cpl.tso_segs == '0) ? '0
+                           : (seg_cpl.len < 16'(TX_MIN_FRAME_LEN)) ? 18'(TX_MIN_FRAME_LEN) : 18'(seg_cpl.len));
       data_cpl.status   = (mg_err_q || seg_cpl.status != TX_OK) ? TX_DMA_RD_ERR : TX_OK;
     end
   end

@@ -11,10 +11,9 @@ Each cocotb test runs under a simulated-time limit (`with_timeout`) and the send
 a no-progress limit, so a hang fails at once with what was outstanding, not at the pytest
 timeout.
 
-Status (branch tso21, 2026-12-02): the RTL does not implement TSO yet (TX_OFFLOADS.tso reads
-0, tx_sched ignores the `TSO` bit), so the comparison fails on the first send: the pytest
-entries are strict xfails. Strict: once the RTL implements TSO they pass, pytest reports the
-XPASS as a failure, and the marker must go (with TX_OFFLOADS.tso = 1).
+Every test also requires TX_OFFLOADS.tso to read 1 (the capability the driver trusts): on the
+RTL before TSO (the bit ignored) send 0 came back BAD_SEG, its context entry read as a
+descriptor.
 """
 from __future__ import annotations
 
@@ -86,13 +85,16 @@ def tcp_header(rng: random.Random, ipv6: bool, vlans: int, tcp_opt: int,
 def make_send(rng: random.Random, host: PagePool, dev: PagePool, tag: int, *, ipv6: bool,
               vlans: int, mss: int, inline: bool, nsegs: int = 1, tcp_opt: int = 12,
               pay_len: int | None = None, ctx_over: dict | None = None,
-              first_over: dict | None = None, last_len: int = 0) -> Send:
+              first_over: dict | None = None, last_len: int = 0,
+              ip_opt: int | None = None) -> Send:
     """A `TSO` send of `nsegs` TCP segments (`pay_len` payload bytes when given) at `mss`.
     The header is inline (`inline`, the queue has CTRL.inline_en) or at the start of a host
     segment that may also hold the first payload bytes; the payload is in device memory.
     `ctx_over` / `first_over`: fields to spoil (error cases); `last_len`: the last
     descriptor holds exactly the send's last `last_len` bytes."""
-    hdr, l3, l4 = tcp_header(rng, ipv6, vlans, tcp_opt, ip_opt=0 if ipv6 else rng.choice([0, 0, 8]))
+    if ip_opt is None:
+        ip_opt = 0 if ipv6 else rng.choice([0, 0, 8])
+    hdr, l3, l4 = tcp_header(rng, ipv6, vlans, tcp_opt, ip_opt=ip_opt)
     if pay_len is None:
         pay_len = (nsegs - 1) * mss + rng.randint(1, mss)
     payload = rng.randbytes(pay_len)
@@ -218,7 +220,7 @@ async def counters(tb: NicTb, names: list[str]) -> dict[str, int]:
 @cocotb.test()
 async def tso_small(dut) -> None:
     """1 to 3 segments, IPv4 and IPv6, with and without VLAN, header inline or in host
-    memory, MSS 536 and 1448: the make-test portion."""
+    memory, MSS 536 and 1448, a last segment shorter than 60 bytes: the make-test portion."""
     async def body() -> None:
         tb, rng, r0, r1, host, dev, tso = await setup(dut, 0)
         tag = 1
@@ -231,6 +233,12 @@ async def tso_small(dut) -> None:
                         ring_sends.append(make_send(rng, host, dev, tag, ipv6=ipv6, vlans=vlans,
                                                     mss=mss, nsegs=nsegs, inline=inline))
                         tag += 1
+        # A last segment of 54 + 3 bytes: sent padded to 60 (docs/tx.md).
+        for ring_sends, inline in ((plain, False), (inl, True)):
+            ring_sends.append(make_send(rng, host, dev, tag, ipv6=False, vlans=0, mss=536,
+                                        pay_len=536 + 3, inline=inline, tcp_opt=0, ip_opt=0))
+            assert len(ring_sends[-1].segments[-1]) == 60
+            tag += 1
         assert all(s.status == TxStatus.OK for s in plain + inl), "test setup: every send is good"
         try:
             await run_sends(tb, r0, plain)
@@ -340,8 +348,6 @@ async def tso_sweep(dut) -> None:
     await with_timeout(body(), 40 * SIM_LIMIT_US, "us")
 
 
-TSO_XFAIL = pytest.mark.xfail(strict=True, reason="issue 21: the RTL does not implement TSO yet "
-                                                  "(TX_OFFLOADS.tso = 0, the TSO bit ignored)")
 WIDTHS = [(64, 128), (512, 1024)]
 
 
@@ -351,7 +357,6 @@ def _params(data_w: int, dma_w: int) -> dict[str, int]:
 
 
 @pytest.mark.rtl
-@TSO_XFAIL
 @pytest.mark.parametrize("data_w,dma_w", WIDTHS)
 def test_tx_tso(data_w: int, dma_w: int) -> None:
     run_rtl_test("nic_top", rtl_file_list(), "tests.rtl.test_tx_tso", _params(data_w, dma_w),
@@ -361,7 +366,6 @@ def test_tx_tso(data_w: int, dma_w: int) -> None:
 @pytest.mark.rtl
 @pytest.mark.slow
 @pytest.mark.regress_only
-@TSO_XFAIL
 @pytest.mark.parametrize("data_w,dma_w", WIDTHS)
 def test_tx_tso_sweep(data_w: int, dma_w: int) -> None:
     run_rtl_test("nic_top", rtl_file_list(), "tests.rtl.test_tx_tso", _params(data_w, dma_w),
