@@ -255,7 +255,7 @@ async def tso_errors(dut) -> None:
     BAD_SEG (a bad segment; 18 descriptors without EOP), TSO_BAD_HDR (hdr_len 132, CSUM
     clear, csum_offset 6, l3_offset 12), TSO_BAD_LEN (no payload), TSO_BAD_MSS
     (mss 87; hdr_len + mss over the frame limit), DMA_RD_ERR (a payload read fails: the
-    segments before it are sent), with their counters."""
+    segments before it are sent; the header read fails: none is), with their counters."""
     async def body() -> None:
         tb, rng, r0, _r1, host, dev, tso = await setup(dut, 1)
         tag = 100
@@ -300,6 +300,17 @@ async def tso_errors(dut) -> None:
         tag += 1
         sends.append(make_send(rng, host, dev, tag, inline=False, ipv6=False, vlans=1, mss=536, nsegs=2))
         tag += 1
+        # DMA_RD_ERR in the header read (host segment, first byte): no segment is sent.
+        s = make_send(rng, host, dev, tag, inline=False, ipv6=False, vlans=0, mss=536, nsegs=3)
+        hdr_seg = s.entries[0]
+        assert isinstance(hdr_seg, TxDesc)
+        tb.space.add_error_range(hdr_seg.addr, 1)
+        lens = [d.len for d in s.entries if isinstance(d, TxDesc) and d.len]
+        assert tso_sent_bounds(lens, 0, s.ctx) == (0, 0)
+        sends.append(Send(s.entries, s.first, s.ctx, s.data, TxStatus.DMA_RD_ERR, []))
+        tag += 1
+        sends.append(make_send(rng, host, dev, tag, inline=False, ipv6=True, vlans=0, mss=536, nsegs=2))
+        tag += 1
         before = await counters(tb, ["TX_FRAMES", "TX_ERR_BAD_SEG", "TX_ERR_TSO_HDR", "TX_DMA_RD_ERR",
                                      "TX_ERR_TSO_LEN", "TX_ERR_TSO_MSS", "TX_TSO_SEGS", "TX_TSO_SENDS"])
         try:
@@ -309,7 +320,7 @@ async def tso_errors(dut) -> None:
         after = await counters(tb, list(before))
         inc = {n: (after[n] - before[n]) & 0xFFFF_FFFF for n in before}
         want = {"TX_FRAMES": sum(len(s.segments) for s in sends), "TX_ERR_BAD_SEG": 1,
-                "TX_DMA_RD_ERR": 1,
+                "TX_DMA_RD_ERR": 2,
                 "TX_ERR_TSO_HDR": 4, "TX_ERR_TSO_LEN": 1, "TX_ERR_TSO_MSS": 2,
                 "TX_TSO_SEGS": sum(len(s.segments) for s in sends),
                 "TX_TSO_SENDS": sum(s.status == TxStatus.OK for s in sends)}
