@@ -490,7 +490,7 @@ class TxEngine:
         self.fifo_kib = fifo_kib
         self.tso = tso
         """The NIC has TSO (`TX_OFFLOADS.tso`, docs/tx.md "TCP segmentation offload"):
-        without it the `TSO` bit is ignored, as today's RTL does."""
+        without it the `TSO` bit is ignored, as the RTL before TSO did."""
         self.queues: list[TxQueueState] = []
         self.max_frame_len = TX_FRAME_LIMIT_RESET
         self.counters: dict[str, int] = {}
