@@ -196,10 +196,11 @@ module tx_engine
   logic [LW-1:0] bn_lo;
   logic [LW:0]   bn_hi;
   logic          hn_valid, hn_ready, hn_data, hn_tso;
+  logic          g_hn_ready;                    // the gather's header-note FIFO has room
   logic                  g_valid, g_last, g_err, g_tso, g_dest_valid, g_dest_in_ready;
   logic [$clog2(FRAMES):0] g_dest_count;
-  logic                  unused_dest;               // never full or empty when used: one entry
-  assign unused_dest = ^{g_dest_valid, g_dest_in_ready, g_dest_count};   // per header note
+  logic                  unused_dest;               // one entry per header note, popped at
+  assign unused_dest = ^{g_dest_valid, g_dest_count};   // the gather's last word of that frame
   logic [DMA_DATA_W-1:0] g_data;
   logic [7:0]    hn_len;
   logic [HB-1:0] hn_hdr;
@@ -249,6 +250,13 @@ module tx_engine
   // ---------------------------------------------------------------- gather, store, egress
   // Where each gathered frame goes, in header-note order: tx_store, or (a TSO send's header)
   // back to the scheduler's tx_tso_hdr.
+  // A header note is taken only when both the gather's note FIFO and u_dest have room
+  // (hn_ready towards the scheduler is their AND; the gather sees hn_valid only while u_dest
+  // has room). Without TSO the completion order FIFO already bounds the frames in flight to
+  // FRAMES, so this never stalls; a TSO send's segments take one order entry for many frame
+  // notes, and u_dest (and tx_store's frame-note FIFO, pushed with the same notes and popped
+  // no later) would otherwise overflow when the gather falls FRAMES segments behind.
+  assign hn_ready = g_hn_ready && g_dest_in_ready;
   sync_fifo #(.WIDTH(1), .DEPTH(FRAMES)) u_dest (
     .clk, .rst, .clear (1'b0),
     .in_valid (hn_valid && hn_ready), .in_ready (g_dest_in_ready), .in_data (hn_tso),
@@ -258,8 +266,8 @@ module tx_engine
   tx_gather #(.DATA_W(DMA_DATA_W), .BN_DEPTH(BN_DEPTH), .HN_DEPTH(FRAMES), .HB(HB)) u_gather (
     .clk,
     .rst,
-    .hn_valid,
-    .hn_ready,
+    .hn_valid      (hn_valid && g_dest_in_ready),
+    .hn_ready      (g_hn_ready),
     .hn_len,
     .hn_data,
     .hn_hdr,
