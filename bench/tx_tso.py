@@ -21,7 +21,7 @@ Backends:
   read in whole beats. Every segment is checked against `models.tso.tso_segments`.
 - `rtl`: nic_top under Verilator (bench/tx_tso_sim.py), cycles counted from the first to
   the last beat on m_axis_tx, AXI reads counted by region; frames checked against the golden
-  model. A NIC without TSO (`TX_OFFLOADS.tso` reads 0, the RTL before branch tsortl) is
+  model. A NIC without TSO (`TX_OFFLOADS.tso` reads 0, the RTL before branch tso21) is
   reported as such (exit 1, nothing written).
 
 Writes build/bench/tx_tso.json and build/bench/tx_tso.png.

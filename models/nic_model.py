@@ -37,7 +37,7 @@ from models.rss import Classifier as RssClassifier
 from models.rx_parser import (DEFAULT_PARSE_BYTES, MIN_PARSE_BYTES, ParseResult,
                               parse_frame)
 from models.formats import TX_COAL_MAX, TX_INLINE_MAX
-from models.tx import TX_COUNTER_NAMES, TxEngine, TxOutcome, TxQueueState, TxRing
+from models.tx import TSO_COUNTER_NAMES, TX_COUNTER_NAMES, TxEngine, TxOutcome, TxQueueState, TxRing
 
 MIN_FRAME_BYTES = 60
 """Shorter frames are runts (rx-rules.md section 1, rule 2)."""
@@ -88,7 +88,7 @@ INFO_COUNTERS: tuple[str, ...] = ('RX_VLAN', 'RX_QINQ', 'RX_NON_IP', 'RX_IPV4_OP
 """Counters of frame properties (registers.md); a frame may count in several or none."""
 
 _COUNTER_BY_ADDR = {getattr(regs, name): name for name in COUNTER_NAMES}
-_TX_COUNTER_BY_ADDR = {getattr(regs, name): name for name in TX_COUNTER_NAMES}
+_TX_COUNTER_BY_ADDR = {getattr(regs, name): name for name in TX_COUNTER_NAMES + TSO_COUNTER_NAMES}
 
 
 def _ceil_div(a: int, b: int) -> int:

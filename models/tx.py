@@ -55,8 +55,8 @@ TSO_COUNTER_NAMES: tuple[str, ...] = (
     'TX_ERR_TSO_LEN',
     'TX_ERR_TSO_MSS',
 )
-"""The TSO counters of docs/tx.md ("TCP segmentation offload"): planned registers, not in
-`driver.regs` yet (the RTL does not implement TSO), so `NicModel` does not map them."""
+"""The TSO counters of docs/tx.md ("TCP segmentation offload"), identical to the register
+names in `driver.regs` (0x19C on); `NicModel` maps them (0 while `tso` is off)."""
 
 STATUS_COUNTER: dict[TxStatus, str] = {
     TxStatus.OK: 'TX_FRAMES',
@@ -490,7 +490,7 @@ class TxEngine:
         self.fifo_kib = fifo_kib
         self.tso = tso
         """The NIC has TSO (`TX_OFFLOADS.tso`, docs/tx.md "TCP segmentation offload"):
-        without it the `TSO` bit is ignored, as today's RTL does."""
+        without it the `TSO` bit is ignored, as the RTL before TSO did."""
         self.queues: list[TxQueueState] = []
         self.max_frame_len = TX_FRAME_LIMIT_RESET
         self.counters: dict[str, int] = {}

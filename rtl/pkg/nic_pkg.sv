@@ -133,6 +133,12 @@ package nic_pkg;
     logic        csum_udp;
     logic [7:0]  csum_start;
     logic [15:0] csum_pos;    // csum_start + csum_offset
+    // A TCP segment of a `TSO` send (docs/tx.md, "TCP segmentation offload"): every segment is
+    // a frame of its own; the send's completion is merged from its segments' results.
+    logic        tso;         // the frame is a segment of a TSO send
+    logic        tso_last;    // ... its last
+    logic        tso_poison;  // ... and the send's header read failed: not sent
+    logic [15:0] tso_pay;     // the send's payload bytes (P, the completion's len)
   } tx_frame_t;
 
   // A frame's outcome: its TX completion before the ring slot (and so the generation bit) is known.
@@ -144,10 +150,17 @@ package nic_pkg;
     logic [15:0] tag;
     logic [15:0] csum;
     tx_status_e  status;
+    logic        tso;         // a TSO send (tso_segs valid) or, from tx_store, one of its segments
+    logic        tso_more;    // tx_store: a segment that is not its send's last
+    logic [15:0] tso_segs;    // segments sent (tx_store: 1 for a sent segment, else 0)
+    logic [15:0] tso_pay;     // tx_store: the send's payload bytes (the merged len)
+    logic [17:0] tso_bytes;   // the bytes of the segments sent (TX_BYTES)
   } tx_result_t;
 
   // The TX completion ring entry of a frame's outcome (docs/tx.md).
+  /* verilator lint_off UNUSEDSIGNAL */       // the TSO merge fields are not in the entry
   function automatic tx_cpl_t pack_tx_cpl(input tx_result_t r, input logic gen);
+  /* verilator lint_on UNUSEDSIGNAL */
     tx_cpl_t c;
     c          = '0;
     c.desc_idx = r.desc_idx;
@@ -155,6 +168,7 @@ package nic_pkg;
     c.len      = r.len;
     c.tag      = r.tag;
     c.csum     = r.csum;
+    c.tso_segs = r.tso_segs;
     c.status   = r.status;
     c.queue    = 7'(r.qid);
     c.gen      = gen;

@@ -195,6 +195,9 @@ module nic_top
   logic                     tx_ev_valid;
   tx_status_e               tx_ev_status;
   logic [15:0]              tx_ev_len;
+  logic                     tx_ev_tso;        // a TSO send's end: its segments and their bytes
+  logic [15:0]              tx_ev_tso_segs;
+  logic [17:0]              tx_ev_tso_bytes;
 
   logic [NUM_TXQ-1:0]       txq_enable, txq_inline_en, txq_irq_arm, tx_q_halted;
   logic [NUM_TXQ-1:0][63:0] txq_ring_base, txq_cq_base;
@@ -300,14 +303,23 @@ module nic_top
     hwif_in.TX_CAPS.max_segs.next = 8'(TX_MAX_SEGS);
     hwif_in.TX_CAPS.fifo_kib.next = 8'(TX_FIFO_BYTES / 1024);
     hwif_in.TX_OFFLOADS.inline_max.next = 8'(TX_INLINE_MAX);
-    hwif_in.TX_OFFLOADS.tso.next        = 1'b0;   // no TSO in the TX path yet (docs/tx.md)
+    hwif_in.TX_OFFLOADS.tso.next        = 1'b1;   // TSO in the TX path (docs/tx.md, tests/rtl/test_tx_tso.py)
     hwif_in.RXQ_BLOCK   = '{rd_ack: rxq_rd_ack, rd_data: rxq_csr_rd_data, wr_ack: rxq_wr_ack};
     hwif_in.TXQ_BLOCK   = '{rd_ack: txq_rd_ack, rd_data: txq_csr_rd_data, wr_ack: txq_wr_ack};
     hwif_in.RSS_BLOCK   = '{rd_ack: rss_rd_ack, rd_data: rss_csr_rd_data, wr_ack: rss_wr_ack};
     hwif_in.STEER_BLOCK = '{rd_ack: steer_rd_ack, rd_data: steer_csr_rd_data, wr_ack: steer_wr_ack};
-    hwif_in.TX_FRAMES.count.incr       = tx_ev_valid && tx_ev_status == TX_OK;
-    hwif_in.TX_BYTES.count.incr        = tx_ev_valid && tx_ev_status == TX_OK;
-    hwif_in.TX_BYTES.count.incrvalue   = tx_ev_len;
+    // A frame counts when its completion is taken; a TSO send's segments all at once, with
+    // the send's (those sent, also before a DMA_RD_ERR).
+    hwif_in.TX_FRAMES.count.incr       = tx_ev_valid && (tx_ev_tso ? tx_ev_tso_segs != '0 : tx_ev_status == TX_OK);
+    hwif_in.TX_FRAMES.count.incrvalue  = tx_ev_tso ? tx_ev_tso_segs : 16'd1;
+    hwif_in.TX_BYTES.count.incr        = tx_ev_valid && (tx_ev_tso ? tx_ev_tso_segs != '0 : tx_ev_status == TX_OK);
+    hwif_in.TX_BYTES.count.incrvalue   = tx_ev_tso ? tx_ev_tso_bytes : 18'(tx_ev_len);
+    hwif_in.TX_TSO_SENDS.count.incr    = tx_ev_valid && tx_ev_tso && tx_ev_status == TX_OK;
+    hwif_in.TX_TSO_SEGS.count.incr     = tx_ev_valid && tx_ev_tso && tx_ev_tso_segs != '0;
+    hwif_in.TX_TSO_SEGS.count.incrvalue = tx_ev_tso_segs;
+    hwif_in.TX_ERR_TSO_HDR.count.incr  = tx_ev_valid && tx_ev_status == TX_TSO_BAD_HDR;
+    hwif_in.TX_ERR_TSO_LEN.count.incr  = tx_ev_valid && tx_ev_status == TX_TSO_BAD_LEN;
+    hwif_in.TX_ERR_TSO_MSS.count.incr  = tx_ev_valid && tx_ev_status == TX_TSO_BAD_MSS;
     hwif_in.TX_ERR_BAD_SEG.count.incr  = tx_ev_valid && tx_ev_status == TX_BAD_SEG;
     hwif_in.TX_ERR_BAD_LEN.count.incr  = tx_ev_valid && tx_ev_status == TX_BAD_LEN;
     hwif_in.TX_ERR_BAD_CSUM.count.incr = tx_ev_valid && tx_ev_status == TX_BAD_CSUM;
@@ -731,7 +743,10 @@ module nic_top
     .q_wr_err    (tx_q_wr_err),
     .ev_valid    (tx_ev_valid),
     .ev_status   (tx_ev_status),
-    .ev_len      (tx_ev_len)
+    .ev_len      (tx_ev_len),
+    .ev_tso      (tx_ev_tso),
+    .ev_tso_segs (tx_ev_tso_segs),
+    .ev_tso_bytes (tx_ev_tso_bytes)
   );
 
   // ---------------------------------------------------------------- write port

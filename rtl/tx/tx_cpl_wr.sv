@@ -60,6 +60,9 @@ module tx_cpl_wr
   output logic                          ev_valid,
   output tx_status_e                    ev_status,
   output logic [15:0]                   ev_len,
+  output logic                          ev_tso,        // ... a TSO send's (tso_segs valid)
+  output logic [15:0]                   ev_tso_segs,
+  output logic [17:0]                   ev_tso_bytes,
   // AXI4 write channels
   output logic [ID_W-1:0]               m_awid,
   output logic [ADDR_W-1:0]             m_awaddr,
@@ -150,6 +153,9 @@ module tx_cpl_wr
   assign ev_valid  = take;
   assign ev_status = sel.status;
   assign ev_len    = sel.len;
+  assign ev_tso      = sel.tso;
+  assign ev_tso_segs = sel.tso_segs;
+  assign ev_tso_bytes = sel.tso_bytes;
 
   always_ff @(posedge clk) begin
     if (take) store_q[lane_of(cq_base[q][6:4], cq_log2[q], slot)][q] <= pack_tx_cpl(sel, gen);

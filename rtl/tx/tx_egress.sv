@@ -5,9 +5,15 @@
 // the beat that holds the checksum field gets the 16-bit result written big-endian over the
 // seed (the field is at an even offset, so it never straddles two beats). Beats go out back
 // to back, one per cycle while `tready` is high, also from one frame to the next; `tkeep` is
-// contiguous from bit 0, `tlast` marks the frame's last beat.
+// contiguous from bit 0, `tlast` marks the frame's last beat. A frame shorter than 60 bytes
+// (only a TSO send's last TCP segment can be: docs/tx.md, "TCP segmentation offload") is
+// padded with zero bytes to 60 on the wire, as a MAC pads: its beats past its FIFO words
+// take no word, and bytes past its length are sent as zero. Frames of 60 bytes and more
+// go out exactly as before (the padding rule never applies to them).
 // Reset: synchronous, active high; `tvalid` is low afterwards.
-module tx_egress #(
+module tx_egress
+  import nic_dma_pkg::*;
+#(
   parameter int unsigned DATA_W     = 64,    // MAC width
   parameter int unsigned DMA_DATA_W = 128,
   parameter int unsigned FRAMES     = 32,    // notes (frames in the FIFO)
@@ -71,11 +77,15 @@ module tx_egress #(
 
   logic [SW-1:0] sub_q;       // beat within the FIFO word
   logic [15:0]   off_q;       // frame offset of the beat's byte 0
-  logic [15:0]   rem;
-  logic          fire;
+  logic [15:0]   rem, rem_d, wire_len;
+  logic          fire, beyond, data_last;
   logic [DATA_W-1:0] beat;
 
-  assign rem  = note.len - off_q;
+  assign wire_len  = (note.len < 16'(TX_MIN_FRAME_LEN)) ? 16'(TX_MIN_FRAME_LEN) : note.len;
+  assign rem       = wire_len - off_q;
+  assign rem_d     = note.len - off_q;            // data bytes left (the FIFO's)
+  assign beyond    = note.len <= off_q;           // a padding beat: no FIFO word
+  assign data_last = rem_d <= 16'(DB);
   assign fire = m_axis_tvalid && m_axis_tready;
 
   if (R > 1) begin : g_cut
@@ -87,7 +97,7 @@ module tx_egress #(
   end
 
   always_comb begin
-    m_axis_tdata = beat;
+    for (int j = 0; j < DB; j++) m_axis_tdata[8 * j +: 8] = (16'(j) < rem_d && !beyond) ? beat[8 * j +: 8] : 8'd0;
     if (note.csum_en && note.csum_pos[15:LWD] == off_q[15:LWD]) begin
       m_axis_tdata[8 * note.csum_pos[LWD-1:0] +: 8]      = note.csum[15:8];
       m_axis_tdata[8 * note.csum_pos[LWD-1:0] + 8 +: 8]  = note.csum[7:0];
@@ -95,9 +105,9 @@ module tx_egress #(
     for (int j = 0; j < DB; j++) m_axis_tkeep[j] = 16'(j) < rem;
   end
 
-  assign m_axis_tvalid = note_valid && ff_valid;
+  assign m_axis_tvalid = note_valid && (ff_valid || beyond);
   assign m_axis_tlast  = rem <= 16'(DB);
-  assign ff_ready      = fire && (m_axis_tlast || 32'(sub_q) == R - 1);
+  assign ff_ready      = fire && !beyond && (data_last || 32'(sub_q) == R - 1);
   assign rel_word      = ff_ready;
   assign rel_frame     = fire && m_axis_tlast;
 

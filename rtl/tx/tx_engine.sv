@@ -85,7 +85,10 @@ module tx_engine
   // frame ends (counters)
   output logic                          ev_valid,
   output tx_status_e                    ev_status,
-  output logic [15:0]                   ev_len
+  output logic [15:0]                   ev_len,
+  output logic                          ev_tso,       // ... a TSO send's (ev_len: P)
+  output logic [15:0]                   ev_tso_segs,  // ... its segments sent
+  output logic [17:0]                   ev_tso_bytes  // ... their bytes
 );
   localparam int unsigned DB         = DMA_DATA_W / 8;
   localparam int unsigned LW         = $clog2(DB);
@@ -192,7 +195,13 @@ module tx_engine
   logic [8:0]    bn_beats;
   logic [LW-1:0] bn_lo;
   logic [LW:0]   bn_hi;
-  logic          hn_valid, hn_ready, hn_data;
+  logic          hn_valid, hn_ready, hn_data, hn_tso;
+  logic          g_hn_ready;                    // the gather's header-note FIFO has room
+  logic                  g_valid, g_last, g_err, g_tso, g_dest_valid, g_dest_in_ready;
+  logic [$clog2(FRAMES):0] g_dest_count;
+  logic                  unused_dest;               // one entry per header note, popped at
+  assign unused_dest = ^{g_dest_valid, g_dest_count};   // the gather's last word of that frame
+  logic [DMA_DATA_W-1:0] g_data;
   logic [7:0]    hn_len;
   logic [HB-1:0] hn_hdr;
 
@@ -225,7 +234,11 @@ module tx_engine
     .ord_valid, .ord_ready, .ord_nodata,
     .fail_valid, .fail_cpl,
     .frame_valid, .frame,
-    .hn_valid, .hn_ready, .hn_len, .hn_data, .hn_hdr,
+    .hn_valid, .hn_ready, .hn_len, .hn_data, .hn_hdr, .hn_tso,
+    .g_tso_valid (g_valid && g_tso),
+    .g_tso_data  (g_data),
+    .g_tso_last  (g_last),
+    .g_tso_err   (g_err),
     .rel_word, .rel_frame, .rel_discard, .rel_discard_words,
     .m_arvalid (d_arvalid),
     .m_arready (d_arready),
@@ -235,14 +248,26 @@ module tx_engine
   );
 
   // ---------------------------------------------------------------- gather, store, egress
-  logic                  g_valid, g_last, g_err;
-  logic [DMA_DATA_W-1:0] g_data;
+  // Where each gathered frame goes, in header-note order: tx_store, or (a TSO send's header)
+  // back to the scheduler's tx_tso_hdr.
+  // A header note is taken only when both the gather's note FIFO and u_dest have room
+  // (hn_ready towards the scheduler is their AND; the gather sees hn_valid only while u_dest
+  // has room). Without TSO the completion order FIFO already bounds the frames in flight to
+  // FRAMES, so this never stalls; a TSO send's segments take one order entry for many frame
+  // notes, and u_dest (and tx_store's frame-note FIFO, pushed with the same notes and popped
+  // no later) would otherwise overflow when the gather falls FRAMES segments behind.
+  assign hn_ready = g_hn_ready && g_dest_in_ready;
+  sync_fifo #(.WIDTH(1), .DEPTH(FRAMES)) u_dest (
+    .clk, .rst, .clear (1'b0),
+    .in_valid (hn_valid && hn_ready), .in_ready (g_dest_in_ready), .in_data (hn_tso),
+    .out_valid (g_dest_valid), .out_ready (g_valid && g_last), .out_data (g_tso), .count (g_dest_count)
+  );
 
   tx_gather #(.DATA_W(DMA_DATA_W), .BN_DEPTH(BN_DEPTH), .HN_DEPTH(FRAMES), .HB(HB)) u_gather (
     .clk,
     .rst,
-    .hn_valid,
-    .hn_ready,
+    .hn_valid      (hn_valid && g_dest_in_ready),
+    .hn_ready      (g_hn_ready),
     .hn_len,
     .hn_data,
     .hn_hdr,
@@ -262,24 +287,24 @@ module tx_engine
     .out_err       (g_err)
   );
 
-  logic                  ff_valid, ff_ready, eg_valid, eg_csum_en, data_valid;
+  logic                  ff_valid, ff_ready, eg_valid, eg_csum_en, data_valid, seg_valid;
   logic [DMA_DATA_W-1:0] ff_data;
   logic [15:0]           eg_len, eg_csum_pos, eg_csum;
-  tx_result_t            data_cpl;
+  tx_result_t            data_cpl, seg_cpl;
 
   tx_store #(.DATA_W(DMA_DATA_W), .FIFO_WORDS(FIFO_WORDS), .FRAMES(FRAMES)) u_store (
     .clk,
     .rst,
     .frame_valid,
     .frame,
-    .in_valid  (g_valid),
+    .in_valid  (g_valid && !g_tso),
     .in_data   (g_data),
     .in_last   (g_last),
     .in_err    (g_err),
     .ff_valid, .ff_ready, .ff_data,
     .eg_valid, .eg_len, .eg_csum_en, .eg_csum_pos, .eg_csum,
-    .cpl_valid (data_valid),
-    .cpl       (data_cpl),
+    .cpl_valid (seg_valid),
+    .cpl       (seg_cpl),
     .rel_discard,
     .rel_discard_words
   );
@@ -293,6 +318,40 @@ module tx_engine
     .rel_word,
     .rel_frame
   );
+
+  // ---------------------------------------------------------------- TSO: one result per send
+  // tx_store reports every TCP segment of a TSO send as the frame it is; its send's single
+  // completion is merged here: segments sent (those before the first failed one; tx_store
+  // fails every later one), DMA_RD_ERR if one failed, len = the send's payload bytes, csum 0
+  // (docs/tx.md, "TCP segmentation offload"). Results of other frames pass as they are.
+  logic [15:0] mg_segs_q;
+  logic [17:0] mg_bytes_q;
+  logic        mg_err_q;
+  always_comb begin
+    data_cpl = seg_cpl;
+    if (seg_cpl.tso) begin
+      data_cpl.len      = seg_cpl.tso_pay;
+      data_cpl.csum     = '0;
+      data_cpl.tso_more = 1'b0;
+      data_cpl.tso_segs = mg_segs_q + seg_cpl.tso_segs;
+      // A segment shorter than 60 bytes is sent (and counted) padded to 60 (tx_egress).
+      data_cpl.tso_bytes = mg_bytes_q + ((seg_cpl.tso_segs == '0) ? '0
+                           : (seg_cpl.len < 16'(TX_MIN_FRAME_LEN)) ? 18'(TX_MIN_FRAME_LEN) : 18'(seg_cpl.len));
+      data_cpl.status   = (mg_err_q || seg_cpl.status != TX_OK) ? TX_DMA_RD_ERR : TX_OK;
+    end
+  end
+  assign data_valid  = seg_valid && !(seg_cpl.tso && seg_cpl.tso_more);
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      mg_segs_q  <= '0;
+      mg_bytes_q <= '0;
+      mg_err_q   <= 1'b0;
+    end else if (seg_valid && seg_cpl.tso) begin
+      mg_segs_q  <= seg_cpl.tso_more ? data_cpl.tso_segs : '0;
+      mg_bytes_q <= seg_cpl.tso_more ? data_cpl.tso_bytes : '0;
+      mg_err_q  <= seg_cpl.tso_more && (mg_err_q || seg_cpl.status != TX_OK);
+    end
+  end
 
   // ---------------------------------------------------------------- completions
   logic [NUM_TXQ-1:0][63:0] cq_base;
@@ -325,7 +384,7 @@ module tx_engine
     .ord_valid, .ord_ready, .ord_nodata,
     .fail_valid, .fail_cpl,
     .data_valid, .data_cpl,
-    .ev_valid, .ev_status, .ev_len,
+    .ev_valid, .ev_status, .ev_len, .ev_tso, .ev_tso_segs, .ev_tso_bytes,
     .m_awid, .m_awaddr, .m_awlen, .m_awsize, .m_awburst, .m_awvalid, .m_awready,
     .m_wdata, .m_wstrb, .m_wlast, .m_wvalid, .m_wready,
     .m_bid, .m_bresp, .m_bvalid, .m_bready,

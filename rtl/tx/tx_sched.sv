@@ -87,6 +87,13 @@ module tx_sched
   output logic [7:0]                    hn_len,          // 0: no inline header
   output logic                          hn_data,         // the frame has segment reads
   output logic [HB-1:0]                 hn_hdr,
+  output logic                          hn_tso,          // the note starts a TSO send's header read:
+                                                         // its gathered words come back on g_tso_*
+  // a TSO send's header, as tx_gather packed it (its words are not for tx_store)
+  input  logic                          g_tso_valid,
+  input  logic [DMA_DATA_W-1:0]         g_tso_data,
+  input  logic                          g_tso_last,
+  input  logic                          g_tso_err,
   // TX FIFO reservation: words and frames released
   input  logic                          rel_word,         // egress took a word
   input  logic                          rel_frame,        // egress sent a frame's last beat
@@ -105,7 +112,8 @@ module tx_sched
   output logic [LW:0]                   bn_hi,           // one past the last valid lane of the last beat
   output logic                          bn_frame_last
 );
-  localparam int unsigned SW  = $clog2(TX_MAX_SEGS);
+  localparam int unsigned SN  = TX_TSO_MAX_SEGS;         // segments a record holds (a TSO send's)
+  localparam int unsigned SW  = $clog2(SN);
   localparam int unsigned HE  = TX_INLINE_MAX / 16;     // inline header entries kept
 
   initial begin
@@ -126,13 +134,15 @@ module tx_sched
     logic [7:0]  inline_len;
     logic [19:0] len;           // inline bytes + segment lengths
     logic        bad_seg, desc_err;
-    logic [4:0]  nseg;          // segments to read (non-zero length), 0..MAX_SEGS
+    logic [4:0]  nseg;          // segments to read (non-zero length), 0..MAX_SEGS (TSO: 18)
+    logic        tso;           // a TSO send: entry 1 was its context entry
   } rec_t;
 
   rec_t          rec_q    [2];
   logic [HB-1:0] hdr_q    [2];
-  logic [63:0]   seg_addr_q [2][TX_MAX_SEGS];
-  logic [12:0]   seg_len_q  [2][TX_MAX_SEGS];
+  logic [63:0]   seg_addr_q [2][SN];
+  logic [12:0]   seg_len_q  [2][SN];
+  logic [127:0]  ctx_q      [2];     // a TSO send's context entry
   logic [1:0]    full_q;            // bank holds a frame taken and not yet issued
   logic          tb_q;              // the bank TAKE fills
   logic          ib_q;              // the bank ISSUE works on
@@ -158,8 +168,18 @@ module tx_sched
   logic [WW-1:0] e_pos;             // the frame's end in the window
   logic          can_start, bank_free;
 
+  // A TSO send's first descriptor is followed by its context entry, then its inline entries:
+  // the context entry is taken as one more inline entry (never read as a descriptor), and the
+  // send may have TX_TSO_MAX_SEGS descriptors.
+  logic          tso_now, tso_fr, ltso_q;
+  tx_desc_t      d0;                // the window's first entry as a descriptor
+  assign d0        = tx_desc_t'(win[0][127:0]);
+  logic [31:0]   maxd;              // descriptors the frame may have
   assign first     = !mid_q;
-  assign k0        = win_k0;
+  assign tso_now   = d0.tso && !win[0][128];
+  assign tso_fr    = first ? tso_now : rec_q[tb_q].tso;
+  assign maxd      = tso_fr ? TX_TSO_MAX_SEGS : TX_MAX_SEGS;
+  assign k0        = win_k0 + 5'(first && tso_now);
   assign bank_free = !full_q[tb_q];
   assign can_start = q_enable[win_q] && cq_room[win_q] && !incomplete_q[win_q] && !halted_q[win_q]
                      && bank_free;
@@ -174,7 +194,7 @@ module tx_sched
       is_desc[i] = !inl[i];
       di[i]      = first ? ((i == 0) ? 5'd0 : 5'(i) - k0) : nd_q + 5'(i) - ri_q;
       endw[i]    = (32'(i) < 32'(win_n)) && is_desc[i] && !(mid_q && eop_seen_q) &&
-                   (win_end[i] || 32'(di[i]) == TX_MAX_SEGS - 1);
+                   (win_end[i] || 32'(di[i]) == maxd - 1);
     end
     found = 1'b0;
     e_pos = '0;
@@ -199,12 +219,14 @@ module tx_sched
   // [1 + k, k + MAX_SEGS)) or all MAX_SEGS of its descriptors are cached.
   logic        long_ready;
   logic [31:0] long_mask;
+  logic [31:0] lmax;
+  assign lmax = ltso_q ? TX_TSO_MAX_SEGS : TX_MAX_SEGS;
   always_comb begin
     for (int unsigned i = 0; i < 32; i++) begin
-      long_mask[i] = 5'(i) > lk_q && 32'(i) < 32'(lk_q) + TX_MAX_SEGS;
+      long_mask[i] = 5'(i) > lk_q && 32'(i) < 32'(lk_q) + lmax;
     end
     long_ready = leop_q ? 32'(count[win_q]) >= 32'(lk_q) + 1
-                        : (head_ends & long_mask) != '0 || 32'(count[win_q]) >= 32'(lk_q) + TX_MAX_SEGS;
+                        : (head_ends & long_mask) != '0 || 32'(count[win_q]) >= 32'(lk_q) + lmax;
   end
 
   // What this cycle does with the window.
@@ -280,10 +302,8 @@ module tx_sched
   logic [19:0]       add_len;
   logic              add_bad, add_err;
   logic [4:0]        add_seg, add_inl, add_desc;
-  tx_desc_t          d0;
 
   logic d0_inl;                      // the window's first entry, as a frame's first: INLINE
-  assign d0     = tx_desc_t'(win[0][127:0]);
   assign d0_inl = d0.inline && q_inline_en[win_q];
 
   always_comb begin
@@ -307,7 +327,7 @@ module tx_sched
                  {4'd0, d.addr[11:0]} + d.len > 16'd4096 ||
                  (endw[i] && !win_end[i]));          // MAX_SEGS descriptors without EOP
       segi[i] = ns;
-      if (segw[i] && 32'(ns) < TX_MAX_SEGS) ns = ns + 5'd1;
+      if (segw[i] && 32'(ns) < SN) ns = ns + 5'd1;
       if (tk[i] && is_desc[i] && !e) add_len = add_len + 20'(d.len);
       if (tk[i] && e) add_err = 1'b1;
       if (badw[i]) add_bad = 1'b1;
@@ -333,6 +353,7 @@ module tx_sched
         r.len        = (d0_inl && !win[0][128]) ? 20'(d0.inline_len) : 20'd0;
         r.bad_seg    = 1'b0;
         r.desc_err   = 1'b0;
+        r.tso        = tso_now;
       end
       r.nent     = r.nent + 16'(pop_n);
       r.len      = r.len + add_len;
@@ -344,13 +365,18 @@ module tx_sched
         /* verilator lint_off UNUSEDSIGNAL */         // a segment is its address and length
         automatic tx_desc_t d = tx_desc_t'(win[i][127:0]);
         /* verilator lint_on UNUSEDSIGNAL */
-        if (segw[i] && 32'(segi[i]) < TX_MAX_SEGS) begin
+        if (segw[i] && 32'(segi[i]) < SN) begin
           seg_addr_q[tb_q][SW'(segi[i])] <= d.addr;
           seg_len_q[tb_q][SW'(segi[i])]  <= d.len[12:0];
         end
         if (tk[i] && inl[i]) begin
           automatic int unsigned m = first ? i - 1 : 32'(ji_q) + i;
-          if (m < HE) hdr_q[tb_q][128 * m +: 128] <= win[i][127:0];
+          if (tso_fr) begin                               // entry 0: the context, then the header
+            if (m == 0) ctx_q[tb_q] <= win[i][127:0];
+            else if (m - 1 < HE) hdr_q[tb_q][128 * (m - 1) +: 128] <= win[i][127:0];
+          end else if (m < HE) begin
+            hdr_q[tb_q][128 * m +: 128] <= win[i][127:0];
+          end
         end
       end
     end
@@ -365,6 +391,7 @@ module tx_sched
       nd_q         <= '0;
       lk_q         <= '0;
       leop_q       <= 1'b0;
+      ltso_q       <= 1'b0;
       eop_seen_q   <= 1'b0;
       incomplete_q <= '0;
       pushed_q     <= '0;
@@ -387,6 +414,7 @@ module tx_sched
         lchk_q <= 1'b1;
         lk_q   <= k0;
         leop_q <= win_end[0];
+        ltso_q <= tso_now;
       end else if (lchk_q && (take || mark_incomplete)) begin
         lchk_q <= 1'b0;
       end
@@ -427,9 +455,34 @@ module tx_sched
   assign limit    = (32'(max_frame_len) > FIFO_WORDS * DB) ? 16'(FIFO_WORDS * DB) : max_frame_len;
   assign csum_end = {9'd0, ir.csum_start} + {9'd0, ir.csum_off} + 17'd2;
 
+  // A TSO send's rules (docs/tx.md, "TCP segmentation offload": BAD_SEG, TSO_BAD_HDR,
+  // TSO_BAD_LEN, TSO_BAD_MSS, after DESC_RD_ERR), from its descriptors and context entry.
+  tx_tso_ctx_t   ictx;
+  logic [8:0]    iphl;              // csum_start - l3_offset (bit 8: negative)
+  logic [20:0]   tpay;              // len - hdr_len (bit 20: negative)
+  logic          t_bad_hdr, t_bad_len, t_bad_mss;
+  logic [15:0]   t_fail_len;
+  assign ictx      = tx_tso_ctx_t'(ctx_q[ib_q]);
+  assign iphl      = {1'b0, ir.csum_start} - {1'b0, ictx.l3_offset};
+  assign tpay      = {1'b0, ir.len} - 21'(ictx.hdr_len);
+  assign t_bad_hdr = 32'(ictx.hdr_len) > TX_TSO_MAX_HDR || 32'(ir.inline_len) > TX_INLINE_MAX
+                     || ir.inline_len > ictx.hdr_len || !ir.csum_en || ir.csum_udp
+                     || ir.csum_off != 8'd16 || ir.csum_start[0] || ictx.l3_offset < 8'd14
+                     || iphl[8]
+                     || (ictx.ipv6 ? iphl < 9'd40
+                                   : (iphl < 9'd20 || iphl > 9'd60 || iphl[1:0] != 2'd0))
+                     || {1'b0, ictx.hdr_len} < {1'b0, ir.csum_start} + 9'd20;
+  assign t_bad_len = tpay[20] || tpay == '0 || tpay > 21'(TX_TSO_MAX_PAYLOAD);
+  assign t_bad_mss = 32'(ictx.mss) < TX_TSO_MIN_MSS || 17'(ictx.hdr_len) + 17'(ictx.mss) > 17'(limit);
+  assign t_fail_len = tpay[20] ? 16'd0 : tpay[15:0];
+
   always_comb begin
     if (ir.desc_err)                                  status = TX_DESC_RD_ERR;
     else if (ir.bad_seg)                              status = TX_BAD_SEG;
+    else if (ir.tso && t_bad_hdr)                     status = TX_TSO_BAD_HDR;
+    else if (ir.tso && t_bad_len)                     status = TX_TSO_BAD_LEN;
+    else if (ir.tso && t_bad_mss)                     status = TX_TSO_BAD_MSS;
+    else if (ir.tso)                                  status = TX_OK;
     else if (ir.len < 20'(TX_MIN_FRAME_LEN) || ir.len > {4'd0, limit} ||
              32'(ir.inline_len) > TX_INLINE_MAX)      status = TX_BAD_LEN;
     else if (ir.csum_en && (ir.csum_start[0] || ir.csum_off[0] || {3'd0, csum_end} > ir.len))
@@ -437,19 +490,30 @@ module tx_sched
     else                                              status = TX_OK;
   end
 
+  // A good TSO send goes to the TSO sequencer below (tso_start) instead.
+  logic          tso_start, t_seg_issue, t_mode;
+  logic [RW-1:0] t_words, rwords;
+  logic [HB-1:0] t_hdr;
+  logic [17:0]   t_user;
+  logic          t_room;
+  logic          t_hdr_err_q;       // the TSO send's header read failed
   assign words = RW'((ir.len + 20'(DB - 1)) >> LW);
   assign room  = ({1'b0, resv_q} + {1'b0, words} <= (RW+1)'(FIFO_WORDS)) && (32'(frames_q) < EGR_FRAMES)
                  && hn_ready;
-  assign go    = ivalid && !checked_q && ord_ready && (status != TX_OK || room);
+  assign go    = ivalid && !checked_q && ord_ready && (status != TX_OK || room) && !(ir.tso && status == TX_OK);
+  assign t_room = ({1'b0, resv_q} + {1'b0, t_words} <= (RW+1)'(FIFO_WORDS)) && (32'(frames_q) < EGR_FRAMES)
+                  && hn_ready;
+  assign rwords = t_mode ? t_words : words;
 
-  assign ord_valid   = go;
-  assign ord_nodata  = status != TX_OK;
+  assign ord_valid   = go || tso_start;
+  assign ord_nodata  = !tso_start && status != TX_OK;
   assign fail_valid  = go && status != TX_OK;
-  assign frame_valid = go && status == TX_OK;
-  assign hn_valid    = frame_valid;
-  assign hn_len      = ir.inline_len;
-  assign hn_data     = ir.nseg != '0;
-  assign hn_hdr      = hdr_q[ib_q];
+  assign frame_valid = (go && status == TX_OK) || t_seg_issue;
+  assign hn_valid    = frame_valid || tso_start;
+  assign hn_tso      = tso_start;
+  assign hn_len      = t_seg_issue ? ictx.hdr_len : ir.inline_len;
+  assign hn_data     = t_seg_issue || (tso_start ? ir.inline_len != ictx.hdr_len : ir.nseg != '0);
+  assign hn_hdr      = t_seg_issue ? t_hdr : hdr_q[ib_q];
 
   always_comb begin
     fail_cpl          = '0;
@@ -458,9 +522,10 @@ module tx_sched
     fail_cpl.ndesc    = ir.nent;
     fail_cpl.status   = status;
     if (status != TX_DESC_RD_ERR) begin
-      fail_cpl.len = ir.len[15:0];
+      fail_cpl.len = ir.tso ? t_fail_len : ir.len[15:0];
       fail_cpl.tag = ir.tag;
     end
+    fail_cpl.tso = ir.tso && status != TX_DESC_RD_ERR;
   end
 
   always_comb begin
@@ -474,6 +539,15 @@ module tx_sched
     frame.csum_udp   = ir.csum_udp;
     frame.csum_start = ir.csum_start;
     frame.csum_pos   = {8'd0, ir.csum_start} + {8'd0, ir.csum_off};
+    if (t_mode) begin                                    // segment k of a TSO send
+      frame.len        = 16'(ictx.hdr_len) + t_user[15:0];
+      frame.csum_en    = 1'b1;
+      frame.csum_udp   = 1'b0;
+      frame.tso        = 1'b1;
+      frame.tso_last   = t_user[16];
+      frame.tso_poison = t_hdr_err_q;
+      frame.tso_pay    = tpay[15:0];
+    end
   end
 
   // ---------------------------------------------------------------- ISSUE: reads
@@ -489,20 +563,28 @@ module tx_sched
   logic [ADDR_W-1:0] ar_addr_q;
   logic [7:0]    ar_len_q;
 
-  assign s_addr   = seg_addr_q[ib_q][si_q];
-  assign s_len    = seg_len_q[ib_q][si_q];
+  // The read being issued: the record's segment si_q, or in a TSO send tx_tso_rd's (a header
+  // read, or a read of the open TCP segment's payload).
+  logic [63:0]   rd_addr;
+  logic [12:0]   rd_len;
+  logic          rd_valid, rd_ready, rd_hdr, rd_seg_end, rd_ok;
+  logic          seg_open_q;         // a TSO segment's frame note is out, its reads are not all issued
+  assign s_addr   = t_mode ? rd_addr : seg_addr_q[ib_q][si_q];
+  assign s_len    = t_mode ? rd_len : seg_len_q[ib_q][si_q];
   assign s_end    = {1'b0, s_len} + 14'(s_addr[LW-1:0]);
   assign s_beats  = 10'((s_end + 14'(DB - 1)) >> LW);
   assign left     = s_beats - issued_q;
   assign burst    = (left > 10'(MAX_BURST)) ? 9'(MAX_BURST) : 9'(left);
   assign seg_done = {1'b0, burst} == left;
-  assign last_seg = 5'({1'b0, si_q}) + 5'd1 == ir.nseg;
+  assign last_seg = t_mode ? rd_seg_end : 5'(si_q) + 5'd1 == ir.nseg;
+  assign rd_ok    = rd_valid && (rd_hdr || seg_open_q);
 
   // Reads go out in the cycle of the check and after it, one burst per cycle.
-  assign reading  = ivalid && ir.nseg != '0 && (checked_q || (go && status == TX_OK));
+  assign reading  = t_mode ? rd_ok : ivalid && ir.nseg != '0 && (checked_q || (go && status == TX_OK));
   assign ar_free  = !ar_valid_q || m_arready;
   assign ar_load  = reading && ar_free && bn_ready;
-  assign frame_issued = ar_load && seg_done && last_seg;
+  assign frame_issued = ar_load && seg_done && last_seg && !t_mode;
+  assign rd_ready = t_mode && ar_load && seg_done;
 
   assign m_arvalid     = ar_valid_q;
   assign m_araddr      = ar_addr_q;
@@ -514,8 +596,8 @@ module tx_sched
   assign bn_frame_last = seg_done && last_seg;
 
   // The frame leaves ISSUE when it failed, when it has no reads, or with its last burst.
-  logic issue_done;
-  assign issue_done = (go && (status != TX_OK || ir.nseg == '0)) || frame_issued;
+  logic issue_done, tso_done;
+  assign issue_done = (go && (status != TX_OK || ir.nseg == '0)) || frame_issued || tso_done;
 
   always_ff @(posedge clk) begin
     if (rst) begin
@@ -534,12 +616,13 @@ module tx_sched
         ar_len_q   <= 8'(burst - 9'd1);
         if (seg_done) begin
           issued_q <= '0;
-          si_q     <= last_seg ? '0 : si_q + 1'b1;
+          if (!t_mode) si_q <= last_seg ? '0 : si_q + 1'b1;
         end else begin
           issued_q <= issued_q + 10'(burst);
         end
       end
       if (go && status == TX_OK && ir.nseg != '0 && !frame_issued) checked_q <= 1'b1;
+      if (tso_start) checked_q <= 1'b1;
       if (issue_done) begin
         checked_q    <= 1'b0;
         full_n[ib_q] = 1'b0;
@@ -550,13 +633,138 @@ module tx_sched
     end
   end
 
+  // ---------------------------------------------------------------- TSO sequencer
+  // A good TSO send (docs/tx.md, "TCP segmentation offload", "RTL plan"): its order note and a
+  // header note for its header (inline bytes and header reads) go out together (tso_start);
+  // the header, gathered, comes back on g_tso_* into tx_tso_hdr (through a FIFO of one
+  // header: tx_gather does not wait). tx_tso_rd walks the send's segments into header reads
+  // and per TCP segment payload reads. For every TCP segment k, once tx_tso_hdr shows its
+  // patched header and the TX FIFO has room for the segment: its frame note and its header
+  // (as an inline header) go out (t_seg_issue), then its payload reads; the segment is then a
+  // frame like any other for tx_gather, tx_store and tx_egress. The record bank is freed when
+  // the last segment's reads are issued and both blocks are idle.
+  localparam int unsigned HNB = (TX_TSO_MAX_HDR + DB - 1) / DB;          // words of a header
+  localparam int unsigned HFD = (HNB < 2) ? 2 : (1 << $clog2(HNB));
+  typedef enum logic [1:0] { TS_IDLE, TS_RUN, TS_FIN } ts_e;
+  ts_e           ts_q;
+  logic [SW-1:0] di_q;               // next segment (descriptor) for tx_tso_rd
+  logic          d_all_q;            // every segment handed to tx_tso_rd
+  logic          drain_q;            // the issued TCP segment's header beats are being taken
+  logic          seg_last_q;         // the open TCP segment is the send's last
+  logic          th_cmd_ready, tr_cmd_ready, th_busy, tr_busy;
+  logic          th_valid, th_ready, th_last;
+  logic [DMA_DATA_W-1:0] th_data;
+  logic [DB-1:0] th_keep;
+  logic          hf_valid, hf_ready, hf_last, hf_in_ready;
+  logic [DMA_DATA_W-1:0] hf_data;
+  logic          td_ready, rd_send_end;
+  logic [15:0]   rd_seg;
+  logic [$clog2(HFD):0] hf_count;
+
+  assign t_mode      = ts_q != TS_IDLE;
+  assign tso_start   = ivalid && !checked_q && ir.tso && status == TX_OK && ord_ready && hn_ready
+                       && ts_q == TS_IDLE && th_cmd_ready && tr_cmd_ready;
+  assign t_seg_issue = ts_q == TS_RUN && th_valid && !drain_q && !seg_open_q && t_room;
+  assign t_words     = RW'((17'(ictx.hdr_len) + 17'(t_user[15:0]) + 17'(DB - 1)) >> LW);
+  assign th_ready    = t_seg_issue || drain_q;
+  assign tso_done    = ts_q == TS_FIN && !drain_q && !th_busy && !tr_busy;
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      ts_q        <= TS_IDLE;
+      di_q        <= '0;
+      d_all_q     <= 1'b0;
+      drain_q     <= 1'b0;
+      seg_open_q  <= 1'b0;
+      seg_last_q  <= 1'b0;
+      t_hdr_err_q <= 1'b0;
+    end else begin
+      if (tso_start) begin
+        ts_q        <= TS_RUN;
+        di_q        <= '0;
+        d_all_q     <= 1'b0;
+        t_hdr_err_q <= 1'b0;
+      end
+      if (t_mode && !d_all_q && td_ready) begin
+        di_q <= di_q + 1'b1;
+        if (5'(di_q) + 5'd1 == ir.nseg) d_all_q <= 1'b1;
+      end
+      if (g_tso_valid && g_tso_last && g_tso_err) t_hdr_err_q <= 1'b1;
+      if (t_seg_issue) begin
+        seg_open_q <= 1'b1;
+        seg_last_q <= t_user[16];
+        drain_q    <= !th_last;
+      end else if (drain_q && th_valid && th_last) begin
+        drain_q <= 1'b0;
+      end
+      if (rd_ready && !rd_hdr && rd_seg_end) begin
+        seg_open_q <= 1'b0;
+        if (seg_last_q) ts_q <= TS_FIN;
+      end
+      if (tso_done) ts_q <= TS_IDLE;
+    end
+  end
+
+  // The gathered header: one header's words at most, taken as they come.
+  sync_fifo #(.WIDTH(DMA_DATA_W + 1), .DEPTH(HFD)) u_hdr_fifo (
+    .clk, .rst, .clear (1'b0),
+    .in_valid (g_tso_valid), .in_ready (hf_in_ready), .in_data ({g_tso_last, g_tso_data}),
+    .out_valid (hf_valid), .out_ready (hf_ready), .out_data ({hf_last, hf_data}), .count (hf_count)
+  );
+
+  tx_tso_hdr #(.DATA_W(DMA_DATA_W)) u_tso_hdr (
+    .clk, .rst,
+    .s_cmd_valid   (tso_start),
+    .s_cmd_ready   (th_cmd_ready),
+    .s_cmd_hdr_len (ictx.hdr_len),
+    .s_cmd_l3_off  (ictx.l3_offset),
+    .s_cmd_l4_off  (ir.csum_start),
+    .s_cmd_ipv6    (ictx.ipv6),
+    .s_cmd_mss     (ictx.mss),
+    .s_cmd_pay_len (tpay[15:0]),
+    .s_hdr_tdata   (hf_data),
+    .s_hdr_tlast   (hf_last),
+    .s_hdr_tvalid  (hf_valid),
+    .s_hdr_tready  (hf_ready),
+    .m_tdata       (th_data),
+    .m_tkeep       (th_keep),
+    .m_tlast       (th_last),
+    .m_tuser       (t_user),
+    .m_tvalid      (th_valid),
+    .m_tready      (th_ready),
+    .m_hdr         (t_hdr),
+    .busy          (th_busy)
+  );
+
+  tx_tso_rd #(.AW(64)) u_tso_rd (
+    .clk, .rst,
+    .s_cmd_valid    (tso_start),
+    .s_cmd_ready    (tr_cmd_ready),
+    .s_cmd_hdr_left (ictx.hdr_len - ir.inline_len),
+    .s_cmd_mss      (ictx.mss),
+    .s_desc_valid   (t_mode && !d_all_q),
+    .s_desc_ready   (td_ready),
+    .s_desc_addr    (seg_addr_q[ib_q][di_q]),
+    .s_desc_len     (seg_len_q[ib_q][di_q]),
+    .s_desc_last    (5'(di_q) + 5'd1 == ir.nseg),
+    .m_rd_valid     (rd_valid),
+    .m_rd_ready     (rd_ready),
+    .m_rd_addr      (rd_addr),
+    .m_rd_len       (rd_len),
+    .m_rd_hdr       (rd_hdr),
+    .m_rd_seg       (rd_seg),
+    .m_rd_seg_end   (rd_seg_end),
+    .m_rd_send_end  (rd_send_end),
+    .busy           (tr_busy)
+  );
+
   // ---------------------------------------------------------------- FIFO reservation
   always_ff @(posedge clk) begin
     if (rst) begin
       resv_q   <= '0;
       frames_q <= '0;
     end else begin
-      resv_q   <= resv_q + (frame_valid ? words : '0) - RW'(rel_word)
+      resv_q   <= resv_q + (frame_valid ? rwords : '0) - RW'(rel_word)
                          - (rel_discard ? rel_discard_words : '0);
       frames_q <= frames_q + ($clog2(EGR_FRAMES)+1)'(frame_valid)
                            - ($clog2(EGR_FRAMES)+1)'(rel_frame) - ($clog2(EGR_FRAMES)+1)'(rel_discard);
@@ -575,6 +783,7 @@ module tx_sched
     if (!rst && sim_rst_seen) begin
       if (mid_q && !found && 32'(win_n) != W) $error("tx_sched: a long frame ran out of cached entries");
       if (take && take_done && full_q[tb_q]) $error("tx_sched: frame taken into a full record bank");
+      if (g_tso_valid && !hf_in_ready) $error("tx_sched: a TSO header word found its FIFO full");
     end
   end
 `endif
@@ -582,5 +791,6 @@ module tx_sched
   assign q_halted = halted_q;
 
   logic unused;
-  assign unused = ^{d0.eop, d0.rsvd_10_4, d0.tso, d0.addr, d0.len};
+  assign unused = ^{d0.eop, d0.rsvd_10_4, d0.tso, d0.addr, d0.len, th_data, th_keep,
+                   ictx.rsvd_5, ictx.rsvd_4_1, rd_seg, rd_send_end, hf_count, t_user[17]};
 endmodule

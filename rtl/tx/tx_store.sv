@@ -6,7 +6,10 @@
 //                          └──► tx_csum ──► tail: egress note (length, checksum and where it
 //                                            goes) and the frame's completion
 // The frame notes come from the scheduler in frame order (`FRAMES` deep, the most frames in
-// flight). This stage never stalls: the scheduler reserved the FIFO words before it issued
+// flight). The segments of a TSO send are frames of their own (tx_sched): once one of them
+// fails (a segment read error, or `tso_poison`: the send's header read failed), the send's
+// later segments are dropped too, whatever their reads returned, so no segment after a failed
+// read is ever sent (docs/tx.md, "TCP segmentation offload", rule 5). This stage never stalls: the scheduler reserved the FIFO words before it issued
 // the reads, so the FIFO always has room for a gathered word.
 // Reset: synchronous, active high.
 module tx_store
@@ -85,7 +88,15 @@ module tx_store
     else if (in_valid) k_q <= in_last ? '0 : k_q + 1'b1;
   end
 
-  assign rel_discard       = in_valid && in_last && in_err;
+  // A TSO send's segments after a failed one fail too (tso_bad_q: an earlier segment of the
+  // send at the head failed).
+  logic tso_bad_q, err;
+  assign err = in_err || (rec.tso && (tso_bad_q || rec.tso_poison));
+  always_ff @(posedge clk) begin
+    if (rst) tso_bad_q <= 1'b0;
+    else if (in_valid && in_last && rec.tso) tso_bad_q <= err && !rec.tso_last;
+  end
+  assign rel_discard       = in_valid && in_last && err;
   assign rel_discard_words = k_q + 1'b1;
 
   // ---------------------------------------------------------------- FIFO
@@ -98,7 +109,7 @@ module tx_store
     .wr_data  (in_data),
     .wr_full,
     .wr_end   (in_valid && in_last),
-    .wr_keep  (!in_err),
+    .wr_keep  (!err),
     .rd_valid (ff_valid),
     .rd_ready (ff_ready),
     .rd_data  (ff_data)
@@ -121,7 +132,7 @@ module tx_store
     .in_data,
     .in_mask  (mask),
     .in_last,
-    .in_side  ({rec, in_err}),
+    .in_side  ({rec, err}),
     .out_valid (cs_valid),
     .out_sum   (cs_sum),
     .out_side  (side_out)
@@ -147,6 +158,10 @@ module tx_store
     cpl.tag      = side_out.f.tag;
     cpl.csum     = (side_out.f.csum_en && !side_out.err) ? cs_final : 16'd0;
     cpl.status   = side_out.err ? TX_DMA_RD_ERR : TX_OK;
+    cpl.tso      = side_out.f.tso;
+    cpl.tso_more = side_out.f.tso && !side_out.f.tso_last;
+    cpl.tso_segs = 16'(side_out.f.tso && !side_out.err);
+    cpl.tso_pay  = side_out.f.tso_pay;
   end
 
 `ifndef SYNTHESIS

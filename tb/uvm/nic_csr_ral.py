@@ -370,8 +370,8 @@ class nic_csr__rx_counter_t_desc_fb6698ed(uvm_reg):
         self.count.configure(self, 32, 0, "RO", True, 0x0, True, True, False)
 
 
-# Reg - nic_csr::rx_counter_t_desc_84126190
-class nic_csr__rx_counter_t_desc_84126190(uvm_reg):
+# Reg - nic_csr::TX_FRAMES
+class nic_csr__TX_FRAMES(uvm_reg):
 
     def __init__(self, name: str = "TX_FRAMES"):
         super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
@@ -440,6 +440,61 @@ class nic_csr__rx_counter_t_desc_1d1ad386(uvm_reg):
 class nic_csr__rx_counter_t_desc_19103d3c(uvm_reg):
 
     def __init__(self, name: str = "TX_DESC_RD_ERR"):
+        super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
+        self.count = uvm_reg_field("count")
+
+    def build(self) -> None:
+        self.count.configure(self, 32, 0, "RO", True, 0x0, True, True, False)
+
+
+# Reg - nic_csr::rx_counter_t_desc_4deda545
+class nic_csr__rx_counter_t_desc_4deda545(uvm_reg):
+
+    def __init__(self, name: str = "TX_TSO_SENDS"):
+        super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
+        self.count = uvm_reg_field("count")
+
+    def build(self) -> None:
+        self.count.configure(self, 32, 0, "RO", True, 0x0, True, True, False)
+
+
+# Reg - nic_csr::TX_TSO_SEGS
+class nic_csr__TX_TSO_SEGS(uvm_reg):
+
+    def __init__(self, name: str = "TX_TSO_SEGS"):
+        super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
+        self.count = uvm_reg_field("count")
+
+    def build(self) -> None:
+        self.count.configure(self, 32, 0, "RO", True, 0x0, True, True, False)
+
+
+# Reg - nic_csr::rx_counter_t_desc_16cf2dc0
+class nic_csr__rx_counter_t_desc_16cf2dc0(uvm_reg):
+
+    def __init__(self, name: str = "TX_ERR_TSO_HDR"):
+        super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
+        self.count = uvm_reg_field("count")
+
+    def build(self) -> None:
+        self.count.configure(self, 32, 0, "RO", True, 0x0, True, True, False)
+
+
+# Reg - nic_csr::rx_counter_t_desc_c9ca7b7c
+class nic_csr__rx_counter_t_desc_c9ca7b7c(uvm_reg):
+
+    def __init__(self, name: str = "TX_ERR_TSO_LEN"):
+        super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
+        self.count = uvm_reg_field("count")
+
+    def build(self) -> None:
+        self.count.configure(self, 32, 0, "RO", True, 0x0, True, True, False)
+
+
+# Reg - nic_csr::rx_counter_t_desc_ddb62df6
+class nic_csr__rx_counter_t_desc_ddb62df6(uvm_reg):
+
+    def __init__(self, name: str = "TX_ERR_TSO_MSS"):
         super().__init__(name, 32, uvm_coverage_model_e.UVM_NO_COVERAGE)
         self.count = uvm_reg_field("count")
 
@@ -1182,13 +1237,18 @@ class nic_csr(uvm_reg_block):
         self.RX_HDR_OVERFLOW = nic_csr__rx_counter_t_desc_3e6c39e2("RX_HDR_OVERFLOW")
         self.RX_STEER_BAD_QUEUE = nic_csr__rx_counter_t_desc_774ebf0a("RX_STEER_BAD_QUEUE")
         self.RX_RSS_BAD_QUEUE = nic_csr__rx_counter_t_desc_fb6698ed("RX_RSS_BAD_QUEUE")
-        self.TX_FRAMES = nic_csr__rx_counter_t_desc_84126190("TX_FRAMES")
+        self.TX_FRAMES = nic_csr__TX_FRAMES("TX_FRAMES")
         self.TX_BYTES = nic_csr__TX_BYTES("TX_BYTES")
         self.TX_ERR_BAD_SEG = nic_csr__rx_counter_t_desc_df0a89c8("TX_ERR_BAD_SEG")
         self.TX_ERR_BAD_LEN = nic_csr__rx_counter_t_desc_6993a84a("TX_ERR_BAD_LEN")
         self.TX_ERR_BAD_CSUM = nic_csr__rx_counter_t_desc_795e929b("TX_ERR_BAD_CSUM")
         self.TX_DMA_RD_ERR = nic_csr__rx_counter_t_desc_1d1ad386("TX_DMA_RD_ERR")
         self.TX_DESC_RD_ERR = nic_csr__rx_counter_t_desc_19103d3c("TX_DESC_RD_ERR")
+        self.TX_TSO_SENDS = nic_csr__rx_counter_t_desc_4deda545("TX_TSO_SENDS")
+        self.TX_TSO_SEGS = nic_csr__TX_TSO_SEGS("TX_TSO_SEGS")
+        self.TX_ERR_TSO_HDR = nic_csr__rx_counter_t_desc_16cf2dc0("TX_ERR_TSO_HDR")
+        self.TX_ERR_TSO_LEN = nic_csr__rx_counter_t_desc_c9ca7b7c("TX_ERR_TSO_LEN")
+        self.TX_ERR_TSO_MSS = nic_csr__rx_counter_t_desc_ddb62df6("TX_ERR_TSO_MSS")
         self.RXQ_BLOCK = nic_csr__RXQ_BLOCK("RXQ_BLOCK")
         self.RSS_BLOCK = nic_csr__RSS_BLOCK("RSS_BLOCK")
         self.TXQ_BLOCK = nic_csr__TXQ_BLOCK("TXQ_BLOCK")
@@ -1342,7 +1402,7 @@ class nic_csr(uvm_reg_block):
 
         self.RX_RSS_BAD_QUEUE.build()
         self.get_default_map().add_reg(self.RX_RSS_BAD_QUEUE, 0x160, "RO")
-        self.TX_FRAMES = nic_csr__rx_counter_t_desc_84126190("TX_FRAMES")
+        self.TX_FRAMES = nic_csr__TX_FRAMES("TX_FRAMES")
         self.TX_FRAMES.configure(self, None, "")
 
         self.TX_FRAMES.build()
@@ -1377,6 +1437,31 @@ class nic_csr(uvm_reg_block):
 
         self.TX_DESC_RD_ERR.build()
         self.get_default_map().add_reg(self.TX_DESC_RD_ERR, 0x198, "RO")
+        self.TX_TSO_SENDS = nic_csr__rx_counter_t_desc_4deda545("TX_TSO_SENDS")
+        self.TX_TSO_SENDS.configure(self, None, "")
+
+        self.TX_TSO_SENDS.build()
+        self.get_default_map().add_reg(self.TX_TSO_SENDS, 0x19c, "RO")
+        self.TX_TSO_SEGS = nic_csr__TX_TSO_SEGS("TX_TSO_SEGS")
+        self.TX_TSO_SEGS.configure(self, None, "")
+
+        self.TX_TSO_SEGS.build()
+        self.get_default_map().add_reg(self.TX_TSO_SEGS, 0x1a0, "RO")
+        self.TX_ERR_TSO_HDR = nic_csr__rx_counter_t_desc_16cf2dc0("TX_ERR_TSO_HDR")
+        self.TX_ERR_TSO_HDR.configure(self, None, "")
+
+        self.TX_ERR_TSO_HDR.build()
+        self.get_default_map().add_reg(self.TX_ERR_TSO_HDR, 0x1a4, "RO")
+        self.TX_ERR_TSO_LEN = nic_csr__rx_counter_t_desc_c9ca7b7c("TX_ERR_TSO_LEN")
+        self.TX_ERR_TSO_LEN.configure(self, None, "")
+
+        self.TX_ERR_TSO_LEN.build()
+        self.get_default_map().add_reg(self.TX_ERR_TSO_LEN, 0x1a8, "RO")
+        self.TX_ERR_TSO_MSS = nic_csr__rx_counter_t_desc_ddb62df6("TX_ERR_TSO_MSS")
+        self.TX_ERR_TSO_MSS.configure(self, None, "")
+
+        self.TX_ERR_TSO_MSS.build()
+        self.get_default_map().add_reg(self.TX_ERR_TSO_MSS, 0x1ac, "RO")
         self.RXQ_BLOCK.configure(self)
         self.RXQ_BLOCK.build()
         self.get_default_map().add_submap(self.RXQ_BLOCK.get_default_map(), 0x1000)

@@ -1,6 +1,6 @@
 """`ethtool -k` / `-K tso on|off` (driver/ethtool_features.py, `Netdev.get/set_features`):
 TSO and TSO6 are advertised exactly when the NIC's `TX_OFFLOADS.tso` reads 1, on by default
-then, switchable; a NIC without TSO (today's RTL, the model by default) shows them fixed off
+then, switchable; a NIC without TSO (the model by default, the RTL before TSO) shows them fixed off
 and refuses to turn them on with EOPNOTSUPP."""
 from __future__ import annotations
 

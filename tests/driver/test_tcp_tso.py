@@ -15,7 +15,7 @@ What must hold, from docs/tx.md and the devmem spec, never from the implementati
   bytes), not the whole send;
 - `ethtool -K tso off` mid-stream: no further TSO send, queued GSO skbs cut in software,
   new sends MSS-sized; `tso on` again: TSO sends again; the stream stays exact;
-- a NIC without TSO (today's RTL, the model by default): nothing changes (no GSO skb).
+- a NIC without TSO (the model by default): nothing changes (no GSO skb).
 """
 from __future__ import annotations
 

@@ -255,7 +255,7 @@ def test_tso_with_loss_and_no_tso_model() -> None:
 
 def test_tso_on_a_nic_without_it(capsys: pytest.CaptureFixture[str],
                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """`--tso` on a NIC without TSO (today's RTL; here the model with `TX_OFFLOADS.tso` 0):
+    """`--tso` on a NIC without TSO (the model with `TX_OFFLOADS.tso` 0):
     what `ethtool -K eth0 tso on` gets, one line, exit 2; without `--tso` the run goes on
     with TSO absent."""
     import asyncio
@@ -280,7 +280,7 @@ def test_tso_on_a_nic_without_it(capsys: pytest.CaptureFixture[str],
 @pytest.mark.timeout(1800)                         # includes the nic_top build when not cached
 def test_rtl_live_tso() -> None:
     """Issue 21's acceptance through nic_top: `--backend rtl --only tx --tso --bytes
-    1000000`. Until the RTL has TSO (`TX_OFFLOADS.tso` 0, branch tsortl) the run refuses
+    1000000`. On an RTL without TSO (`TX_OFFLOADS.tso` 0, before branch tso21) the run refuses
     with `NoTsoError` and this test is skipped saying so."""
     from nicsim.live import NoTsoError
     cfg = LiveConfig(nbytes=1_000_000, rx=False, tso=True, tap_name="nsrtltso0", timeout_s=1500)

@@ -263,6 +263,11 @@ module nic_csr (
         logic TX_ERR_BAD_CSUM;
         logic TX_DMA_RD_ERR;
         logic TX_DESC_RD_ERR;
+        logic TX_TSO_SENDS;
+        logic TX_TSO_SEGS;
+        logic TX_ERR_TSO_HDR;
+        logic TX_ERR_TSO_LEN;
+        logic TX_ERR_TSO_MSS;
         logic RXQ_BLOCK;
         logic RSS_BLOCK;
         logic TXQ_BLOCK;
@@ -321,6 +326,11 @@ module nic_csr (
         decoded_reg_strb.TX_ERR_BAD_CSUM = cpuif_req_masked & (cpuif_addr == 16'h190) & !cpuif_req_is_wr;
         decoded_reg_strb.TX_DMA_RD_ERR = cpuif_req_masked & (cpuif_addr == 16'h194) & !cpuif_req_is_wr;
         decoded_reg_strb.TX_DESC_RD_ERR = cpuif_req_masked & (cpuif_addr == 16'h198) & !cpuif_req_is_wr;
+        decoded_reg_strb.TX_TSO_SENDS = cpuif_req_masked & (cpuif_addr == 16'h19c) & !cpuif_req_is_wr;
+        decoded_reg_strb.TX_TSO_SEGS = cpuif_req_masked & (cpuif_addr == 16'h1a0) & !cpuif_req_is_wr;
+        decoded_reg_strb.TX_ERR_TSO_HDR = cpuif_req_masked & (cpuif_addr == 16'h1a4) & !cpuif_req_is_wr;
+        decoded_reg_strb.TX_ERR_TSO_LEN = cpuif_req_masked & (cpuif_addr == 16'h1a8) & !cpuif_req_is_wr;
+        decoded_reg_strb.TX_ERR_TSO_MSS = cpuif_req_masked & (cpuif_addr == 16'h1ac) & !cpuif_req_is_wr;
         decoded_reg_strb.RXQ_BLOCK = cpuif_req_masked & (cpuif_addr >= 16'h1000) & (cpuif_addr <= 16'h1000 + 16'h7ff);
         is_external |= cpuif_req_masked & (cpuif_addr >= 16'h1000) & (cpuif_addr <= 16'h1000 + 16'h7ff);
         is_valid_rw |= cpuif_req_masked & (cpuif_addr >= 16'h1000) & (cpuif_addr <= 16'h1000 + 16'h7ff);
@@ -608,6 +618,46 @@ module nic_csr (
                 logic overflow;
             } count;
         } TX_DESC_RD_ERR;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+                logic incrthreshold;
+                logic overflow;
+            } count;
+        } TX_TSO_SENDS;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+                logic incrthreshold;
+                logic overflow;
+            } count;
+        } TX_TSO_SEGS;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+                logic incrthreshold;
+                logic overflow;
+            } count;
+        } TX_ERR_TSO_HDR;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+                logic incrthreshold;
+                logic overflow;
+            } count;
+        } TX_ERR_TSO_LEN;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+                logic incrthreshold;
+                logic overflow;
+            } count;
+        } TX_ERR_TSO_MSS;
     } field_combo_t;
     field_combo_t field_combo;
 
@@ -767,6 +817,31 @@ module nic_csr (
                 logic [31:0] value;
             } count;
         } TX_DESC_RD_ERR;
+        struct {
+            struct {
+                logic [31:0] value;
+            } count;
+        } TX_TSO_SENDS;
+        struct {
+            struct {
+                logic [31:0] value;
+            } count;
+        } TX_TSO_SEGS;
+        struct {
+            struct {
+                logic [31:0] value;
+            } count;
+        } TX_ERR_TSO_HDR;
+        struct {
+            struct {
+                logic [31:0] value;
+            } count;
+        } TX_ERR_TSO_LEN;
+        struct {
+            struct {
+                logic [31:0] value;
+            } count;
+        } TX_ERR_TSO_MSS;
     } field_storage_t;
     field_storage_t field_storage;
 
@@ -1418,8 +1493,8 @@ module nic_csr (
         load_next_c = '0;
         
         if(hwif_in.TX_FRAMES.count.incr) begin // increment
-            field_combo.TX_FRAMES.count.overflow = (((33)'(next_c) + 32'h1) > 33'hffffffff);
-            next_c = next_c + 32'h1;
+            field_combo.TX_FRAMES.count.overflow = (((33)'(next_c) + hwif_in.TX_FRAMES.count.incrvalue) > 33'hffffffff);
+            next_c = next_c + hwif_in.TX_FRAMES.count.incrvalue;
             load_next_c = '1;
         end else begin
             field_combo.TX_FRAMES.count.overflow = '0;
@@ -1596,6 +1671,141 @@ module nic_csr (
         end else begin
             if(field_combo.TX_DESC_RD_ERR.count.load_next) begin
                 field_storage.TX_DESC_RD_ERR.count.value <= field_combo.TX_DESC_RD_ERR.count.next;
+            end
+        end
+    end
+    // Field: nic_csr.TX_TSO_SENDS.count
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.TX_TSO_SENDS.count.value;
+        load_next_c = '0;
+        
+        if(hwif_in.TX_TSO_SENDS.count.incr) begin // increment
+            field_combo.TX_TSO_SENDS.count.overflow = (((33)'(next_c) + 32'h1) > 33'hffffffff);
+            next_c = next_c + 32'h1;
+            load_next_c = '1;
+        end else begin
+            field_combo.TX_TSO_SENDS.count.overflow = '0;
+        end
+        field_combo.TX_TSO_SENDS.count.incrthreshold = (field_storage.TX_TSO_SENDS.count.value >= 32'hffffffff);
+        field_combo.TX_TSO_SENDS.count.next = next_c;
+        field_combo.TX_TSO_SENDS.count.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.TX_TSO_SENDS.count.value <= 32'h0;
+        end else begin
+            if(field_combo.TX_TSO_SENDS.count.load_next) begin
+                field_storage.TX_TSO_SENDS.count.value <= field_combo.TX_TSO_SENDS.count.next;
+            end
+        end
+    end
+    // Field: nic_csr.TX_TSO_SEGS.count
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.TX_TSO_SEGS.count.value;
+        load_next_c = '0;
+        
+        if(hwif_in.TX_TSO_SEGS.count.incr) begin // increment
+            field_combo.TX_TSO_SEGS.count.overflow = (((33)'(next_c) + hwif_in.TX_TSO_SEGS.count.incrvalue) > 33'hffffffff);
+            next_c = next_c + hwif_in.TX_TSO_SEGS.count.incrvalue;
+            load_next_c = '1;
+        end else begin
+            field_combo.TX_TSO_SEGS.count.overflow = '0;
+        end
+        field_combo.TX_TSO_SEGS.count.incrthreshold = (field_storage.TX_TSO_SEGS.count.value >= 32'hffffffff);
+        field_combo.TX_TSO_SEGS.count.next = next_c;
+        field_combo.TX_TSO_SEGS.count.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.TX_TSO_SEGS.count.value <= 32'h0;
+        end else begin
+            if(field_combo.TX_TSO_SEGS.count.load_next) begin
+                field_storage.TX_TSO_SEGS.count.value <= field_combo.TX_TSO_SEGS.count.next;
+            end
+        end
+    end
+    // Field: nic_csr.TX_ERR_TSO_HDR.count
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.TX_ERR_TSO_HDR.count.value;
+        load_next_c = '0;
+        
+        if(hwif_in.TX_ERR_TSO_HDR.count.incr) begin // increment
+            field_combo.TX_ERR_TSO_HDR.count.overflow = (((33)'(next_c) + 32'h1) > 33'hffffffff);
+            next_c = next_c + 32'h1;
+            load_next_c = '1;
+        end else begin
+            field_combo.TX_ERR_TSO_HDR.count.overflow = '0;
+        end
+        field_combo.TX_ERR_TSO_HDR.count.incrthreshold = (field_storage.TX_ERR_TSO_HDR.count.value >= 32'hffffffff);
+        field_combo.TX_ERR_TSO_HDR.count.next = next_c;
+        field_combo.TX_ERR_TSO_HDR.count.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.TX_ERR_TSO_HDR.count.value <= 32'h0;
+        end else begin
+            if(field_combo.TX_ERR_TSO_HDR.count.load_next) begin
+                field_storage.TX_ERR_TSO_HDR.count.value <= field_combo.TX_ERR_TSO_HDR.count.next;
+            end
+        end
+    end
+    // Field: nic_csr.TX_ERR_TSO_LEN.count
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.TX_ERR_TSO_LEN.count.value;
+        load_next_c = '0;
+        
+        if(hwif_in.TX_ERR_TSO_LEN.count.incr) begin // increment
+            field_combo.TX_ERR_TSO_LEN.count.overflow = (((33)'(next_c) + 32'h1) > 33'hffffffff);
+            next_c = next_c + 32'h1;
+            load_next_c = '1;
+        end else begin
+            field_combo.TX_ERR_TSO_LEN.count.overflow = '0;
+        end
+        field_combo.TX_ERR_TSO_LEN.count.incrthreshold = (field_storage.TX_ERR_TSO_LEN.count.value >= 32'hffffffff);
+        field_combo.TX_ERR_TSO_LEN.count.next = next_c;
+        field_combo.TX_ERR_TSO_LEN.count.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.TX_ERR_TSO_LEN.count.value <= 32'h0;
+        end else begin
+            if(field_combo.TX_ERR_TSO_LEN.count.load_next) begin
+                field_storage.TX_ERR_TSO_LEN.count.value <= field_combo.TX_ERR_TSO_LEN.count.next;
+            end
+        end
+    end
+    // Field: nic_csr.TX_ERR_TSO_MSS.count
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.TX_ERR_TSO_MSS.count.value;
+        load_next_c = '0;
+        
+        if(hwif_in.TX_ERR_TSO_MSS.count.incr) begin // increment
+            field_combo.TX_ERR_TSO_MSS.count.overflow = (((33)'(next_c) + 32'h1) > 33'hffffffff);
+            next_c = next_c + 32'h1;
+            load_next_c = '1;
+        end else begin
+            field_combo.TX_ERR_TSO_MSS.count.overflow = '0;
+        end
+        field_combo.TX_ERR_TSO_MSS.count.incrthreshold = (field_storage.TX_ERR_TSO_MSS.count.value >= 32'hffffffff);
+        field_combo.TX_ERR_TSO_MSS.count.next = next_c;
+        field_combo.TX_ERR_TSO_MSS.count.load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage.TX_ERR_TSO_MSS.count.value <= 32'h0;
+        end else begin
+            if(field_combo.TX_ERR_TSO_MSS.count.load_next) begin
+                field_storage.TX_ERR_TSO_MSS.count.value <= field_combo.TX_ERR_TSO_MSS.count.next;
             end
         end
     end
@@ -1790,6 +2000,21 @@ module nic_csr (
         end
         if(rd_mux_addr == 16'h198) begin
             readback_data_var[31:0] = field_storage.TX_DESC_RD_ERR.count.value;
+        end
+        if(rd_mux_addr == 16'h19c) begin
+            readback_data_var[31:0] = field_storage.TX_TSO_SENDS.count.value;
+        end
+        if(rd_mux_addr == 16'h1a0) begin
+            readback_data_var[31:0] = field_storage.TX_TSO_SEGS.count.value;
+        end
+        if(rd_mux_addr == 16'h1a4) begin
+            readback_data_var[31:0] = field_storage.TX_ERR_TSO_HDR.count.value;
+        end
+        if(rd_mux_addr == 16'h1a8) begin
+            readback_data_var[31:0] = field_storage.TX_ERR_TSO_LEN.count.value;
+        end
+        if(rd_mux_addr == 16'h1ac) begin
+            readback_data_var[31:0] = field_storage.TX_ERR_TSO_MSS.count.value;
         end
         if((rd_mux_addr >= 16'h1000) && (rd_mux_addr <= 16'h1000 + 16'h7ff)) begin
             readback_data_var = hwif_in.RXQ_BLOCK.rd_data;

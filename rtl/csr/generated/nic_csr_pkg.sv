@@ -239,15 +239,16 @@ package nic_csr_pkg;
 
     typedef struct {
         logic incr;
-    } nic_csr__rx_counter_t_desc_84126190__count__in_t;
+        logic [15:0] incrvalue;
+    } nic_csr__TX_FRAMES__count__in_t;
 
     typedef struct {
-        nic_csr__rx_counter_t_desc_84126190__count__in_t count;
-    } nic_csr__rx_counter_t_desc_84126190__in_t;
+        nic_csr__TX_FRAMES__count__in_t count;
+    } nic_csr__TX_FRAMES__in_t;
 
     typedef struct {
         logic incr;
-        logic [15:0] incrvalue;
+        logic [17:0] incrvalue;
     } nic_csr__TX_BYTES__count__in_t;
 
     typedef struct {
@@ -293,6 +294,47 @@ package nic_csr_pkg;
     typedef struct {
         nic_csr__rx_counter_t_desc_19103d3c__count__in_t count;
     } nic_csr__rx_counter_t_desc_19103d3c__in_t;
+
+    typedef struct {
+        logic incr;
+    } nic_csr__rx_counter_t_desc_4deda545__count__in_t;
+
+    typedef struct {
+        nic_csr__rx_counter_t_desc_4deda545__count__in_t count;
+    } nic_csr__rx_counter_t_desc_4deda545__in_t;
+
+    typedef struct {
+        logic incr;
+        logic [15:0] incrvalue;
+    } nic_csr__TX_TSO_SEGS__count__in_t;
+
+    typedef struct {
+        nic_csr__TX_TSO_SEGS__count__in_t count;
+    } nic_csr__TX_TSO_SEGS__in_t;
+
+    typedef struct {
+        logic incr;
+    } nic_csr__rx_counter_t_desc_16cf2dc0__count__in_t;
+
+    typedef struct {
+        nic_csr__rx_counter_t_desc_16cf2dc0__count__in_t count;
+    } nic_csr__rx_counter_t_desc_16cf2dc0__in_t;
+
+    typedef struct {
+        logic incr;
+    } nic_csr__rx_counter_t_desc_c9ca7b7c__count__in_t;
+
+    typedef struct {
+        nic_csr__rx_counter_t_desc_c9ca7b7c__count__in_t count;
+    } nic_csr__rx_counter_t_desc_c9ca7b7c__in_t;
+
+    typedef struct {
+        logic incr;
+    } nic_csr__rx_counter_t_desc_ddb62df6__count__in_t;
+
+    typedef struct {
+        nic_csr__rx_counter_t_desc_ddb62df6__count__in_t count;
+    } nic_csr__rx_counter_t_desc_ddb62df6__in_t;
 
     typedef struct {
         logic rd_ack;
@@ -344,13 +386,18 @@ package nic_csr_pkg;
         nic_csr__rx_counter_t_desc_3e6c39e2__in_t RX_HDR_OVERFLOW;
         nic_csr__rx_counter_t_desc_774ebf0a__in_t RX_STEER_BAD_QUEUE;
         nic_csr__rx_counter_t_desc_fb6698ed__in_t RX_RSS_BAD_QUEUE;
-        nic_csr__rx_counter_t_desc_84126190__in_t TX_FRAMES;
+        nic_csr__TX_FRAMES__in_t TX_FRAMES;
         nic_csr__TX_BYTES__in_t TX_BYTES;
         nic_csr__rx_counter_t_desc_df0a89c8__in_t TX_ERR_BAD_SEG;
         nic_csr__rx_counter_t_desc_6993a84a__in_t TX_ERR_BAD_LEN;
         nic_csr__rx_counter_t_desc_795e929b__in_t TX_ERR_BAD_CSUM;
         nic_csr__rx_counter_t_desc_1d1ad386__in_t TX_DMA_RD_ERR;
         nic_csr__rx_counter_t_desc_19103d3c__in_t TX_DESC_RD_ERR;
+        nic_csr__rx_counter_t_desc_4deda545__in_t TX_TSO_SENDS;
+        nic_csr__TX_TSO_SEGS__in_t TX_TSO_SEGS;
+        nic_csr__rx_counter_t_desc_16cf2dc0__in_t TX_ERR_TSO_HDR;
+        nic_csr__rx_counter_t_desc_c9ca7b7c__in_t TX_ERR_TSO_LEN;
+        nic_csr__rx_counter_t_desc_ddb62df6__in_t TX_ERR_TSO_MSS;
         nic_csr__RXQ_BLOCK__external__in_t RXQ_BLOCK;
         nic_csr__RSS_BLOCK__external__in_t RSS_BLOCK;
         nic_csr__TXQ_BLOCK__external__in_t TXQ_BLOCK;
