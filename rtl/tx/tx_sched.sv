@@ -371,12 +371,11 @@ module tx_sched
         end
         if (tk[i] && inl[i]) begin
           automatic int unsigned m = first ? i - 1 : 32'(ji_q) + i;
-          if (tso_fr) begin                               // entry 0: the context, then the header
-            if (m == 0) ctx_q[tb_q] <= win[i][127:0];
-            else if (m - 1 < HE) hdr_q[tb_q][128 * (m - 1) +: 128] <= win[i][127:0];
-          end else if (m < HE) begin
-            hdr_q[tb_q][128 * m +: 128] <= win[i][127:0];
-          end
+          // A TSO send's inline entry 0 is its context, the header starts at entry 1: one
+          // header write per window entry either way (two would double hdr_q's write ports).
+          automatic int unsigned hm = tso_fr ? m - 1 : m;
+          if (tso_fr && m == 0) ctx_q[tb_q] <= win[i][127:0];
+          else if (hm < HE) hdr_q[tb_q][128 * hm +: 128] <= win[i][127:0];
         end
       end
     end
