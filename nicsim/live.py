@@ -181,6 +181,11 @@ Pump = Callable[[Callable[[], str]], Awaitable[None]]
 """One round of the bridge and the driver; its argument says where the run is (progress)."""
 
 
+def _covers(notes: list[tuple[int, int]], calls: int) -> bool:
+    """True when the MSG_ZEROCOPY notifications [lo, hi] name each of `calls` sends exactly once."""
+    return sorted(i for lo, hi in notes for i in range(lo, hi + 1)) == list(range(calls))
+
+
 def _sim_since(env: LiveEnv, t0: int | None) -> int | None:
     """Simulated ns since `t0` (an earlier `env.sim_ns()`); None on a backend without time."""
     now = env.sim_ns()
@@ -605,11 +610,23 @@ async def _devmem_tx(cfg: LiveConfig, ncfg: LiveNetConfig, net: LiveNet, kernel:
         if peer.error is not None:
             raise RuntimeError(f"Linux receiver: {peer.error!r}")
     notes += sock.zerocopy_notifications()
+    # The peer has every byte and our FIN is acked, but a send's notification also needs its TX
+    # completion reaped (the skb clones' references, as in Linux): with TSO the NIC writes a
+    # send's one completion after its last segment, and the peer's ACK of that segment can
+    # arrive first. Wait for the completions, bounded: a notification that never comes is a
+    # reported error, not a hang.
+    wait_ns, wait_wall = 200_000, time.monotonic() + 5.0
+    w0 = env.sim_ns()
+    while not _covers(notes, calls):
+        waited = _sim_since(env, w0)
+        if (waited is not None and waited > wait_ns) or (waited is None and time.monotonic() > wait_wall):
+            break
+        await pump(status)
+        notes += sock.zerocopy_notifications()
     res.tx_wall_s = time.monotonic() - t0
     res.tx_bytes = len(received)
     res.tx_ok = bytes(received) == data
-    covered = sorted(i for lo, hi in notes for i in range(lo, hi + 1))
-    res.tx_notified = covered == list(range(calls))
+    res.tx_notified = _covers(notes, calls)
     if not res.tx_ok:
         res.errors.append(f"devmem TX: Linux got {len(received)} B of {len(data)}, "
                           f"equal: {bytes(received) == data}")
