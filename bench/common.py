@@ -1,12 +1,14 @@
 """What the benchmark front ends (`bench/rx_linerate.py`, `rx_metrics.py`, `tx_linerate.py`)
-share: the RTL sources to simulate, the command-line options every one of them takes, and
-matplotlib without a display."""
+share: the RTL sources to simulate, the command-line options every one of them takes,
+matplotlib without a display, and writing a run's JSON and plot."""
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, Callable
 
 from tb.sim import BUILD_ROOT, REPO_ROOT, rtl_file_list
 
@@ -64,3 +66,12 @@ def pyplot():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     return plt
+
+
+def write_report(doc: dict[str, Any], out_dir: Path, name: str,
+                 plot: Callable[[dict[str, Any], Path], None], indent: int = 2) -> None:
+    """Write `doc` to out_dir/<name>.json, draw it with `plot` to out_dir/<name>.png, say so."""
+    js, png = out_dir / f"{name}.json", out_dir / f"{name}.png"
+    js.write_text(json.dumps(doc, indent=indent))
+    plot(doc, png)
+    print(f"bench: wrote {js} and {png}")

@@ -21,7 +21,7 @@ import sys
 import time
 from typing import Any
 
-from bench.common import arg_parser, parse_configs, pyplot, rtl_sources
+from bench.common import arg_parser, parse_configs, pyplot, rtl_sources, write_report
 from tb.sim import BUILD_ROOT, run_rtl_test
 
 SIZES = [64, 65, 96, 128, 192, 256, 512, 1024, 1518, 4096, 9000]
@@ -103,9 +103,7 @@ def main(argv: list[str] | None = None) -> int:
                 parts = [f"{k} {v / sc['cycles']:.0%}" for k, v in (sc["planner"] or {}).items()]
                 print(f"             steady state {sc['cycles']} cycles: AW {sc['aw_busy']:.0%} W {sc['w_busy']:.0%}"
                       f" busy; planner: {', '.join(parts)}", flush=True)
-    (out_dir / "rx_linerate.json").write_text(json.dumps(doc, indent=2))
-    plot(doc, out_dir / "rx_linerate.png")
-    print(f"bench: wrote {out_dir / 'rx_linerate.json'} and {out_dir / 'rx_linerate.png'}")
+    write_report(doc, out_dir, "rx_linerate", plot)
     return 0
 
 

@@ -24,7 +24,7 @@ import os
 import sys
 import time
 
-from bench.common import pyplot
+from bench.common import pyplot, write_report
 from tb.sim import BUILD_ROOT
 
 FRAMES = 200_000
@@ -127,9 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"    {g['size_diff'] / 1024:+.0f} KiB {g['count_diff']:+d} blocks at {g['site']}")
         doc["runs"].append(run)
     doc["load_end"] = list(os.getloadavg())
-    (out_dir / "sim_memory.json").write_text(json.dumps(doc, indent=1))
-    plot(doc, out_dir / "sim_memory.png")
-    print(f"bench: wrote {out_dir / 'sim_memory.json'} and {out_dir / 'sim_memory.png'}")
+    write_report(doc, out_dir, "sim_memory", plot, indent=1)
     return 0
 
 

@@ -33,6 +33,7 @@ import sys
 import time
 
 from bench import pgo
+from bench.common import write_report
 from tb.sim import BUILD_ROOT, CHECKER_OFF_ARGS, rtl_file_list, run_rtl_test
 
 WIDTHS = [64, 512]
@@ -246,9 +247,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{c['off'] / 1e3:.0f}k without: it costs {100 * c['cost']:.1f}% of the CPU time", flush=True)
         doc["widths"].append(entry)
     doc["load_end"] = _load()
-    (out_dir / "sim_speed.json").write_text(json.dumps(doc, indent=2))
-    plot(doc, out_dir / "sim_speed.png")
-    print(f"bench: wrote {out_dir / 'sim_speed.json'} and {out_dir / 'sim_speed.png'}")
+    write_report(doc, out_dir, "sim_speed", plot)
     return 0
 
 

@@ -19,7 +19,7 @@ import sys
 import time
 from typing import Any
 
-from bench.common import arg_parser, parse_configs, pyplot, rtl_sources
+from bench.common import arg_parser, parse_configs, pyplot, rtl_sources, write_report
 from tb.sim import BUILD_ROOT, run_rtl_test
 
 SIZES = [60, 64, 65, 128, 256, 512, 1024, 1518, 4096, 9000]
@@ -110,9 +110,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['ethernet_100g_frames_per_cycle']:.3f})  line rate {100 * r['line_rate_fraction']:5.1f}%  "
                   f"AR/frame {r['ar_per_frame']:.2f} R/frame {r['r_beats_per_frame']:.2f} "
                   f"AW/frame {r['aw_per_frame']:.2f}", flush=True)
-    (out_dir / f"{args.out}.json").write_text(json.dumps(doc, indent=2))
-    plot(doc, out_dir / f"{args.out}.png")
-    print(f"bench: wrote {out_dir / (args.out + '.json')} and {out_dir / (args.out + '.png')}")
+    write_report(doc, out_dir, args.out, plot)
     return 0
 
 

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bench.common import parse_configs, pyplot, rtl_sources
+from bench.common import parse_configs, pyplot, rtl_sources, write_report
 from bench.tx_linerate import CLK_HZ, ethernet_frames_per_cycle
 
 MSS = [1448, 8948]
@@ -355,9 +355,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"(descriptors {r['descriptors_per_segment']:.3f})  host B/segment "
                   f"{r['host_bytes_read_per_segment']:.1f}  header reads/send "
                   f"{r['header_reads_per_send']:.0f}", flush=True)
-    (out_dir / f"{args.out}.json").write_text(json.dumps(doc, indent=2))
-    plot(doc, out_dir / f"{args.out}.png")
-    print(f"bench: wrote {out_dir / (args.out + '.json')} and {out_dir / (args.out + '.png')}")
+    write_report(doc, out_dir, args.out, plot)
     return 0
 
 
