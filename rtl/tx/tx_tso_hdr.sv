@@ -94,9 +94,12 @@ module tx_tso_hdr
   logic        ipv6_q;
   logic [15:0] mss_q;
 
-  // Header storage: the send's header as loaded, and segment k's patched copy
-  logic [7:0]  hdr_q [HB];
-  logic [7:0]  seg_q [HB];
+  // Header storage: the send's header as loaded, and segment k's patched copy. Flip-flops,
+  // declared packed so that synthesis sees registers, not a memory: every byte is written
+  // under its own condition (load beat, patch offset), so as an unpacked array Yosys made it
+  // a memory of 2,176 write ports that its memory passes take tens of minutes over.
+  logic [HB-1:0][7:0] hdr_q;
+  logic [HB-1:0][7:0] seg_q;
   logic [BW-1:0] beat_q;                  // load or emit beat
 
   // Per send
