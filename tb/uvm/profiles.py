@@ -53,3 +53,6 @@ class Profile:
     tx_host_payload: float = 0.2            # payload segments in host memory (else device memory)
     tx_max_segs_rate: float = 0.05          # frames of TX_MAX_SEGS (16) descriptors
     tx_stall: float = 0.0                   # MAC TX backpressure: not-ready probability per cycle
+    tx_tso_rate: float = 0.0                # TX items that are TSO sends (tb/uvm/tso.py)
+    tx_tso_fault_rate: float = 0.0          # TSO sends with one fault: bad MSS, header, length, segment
+    tx_frame_limit: int = 1522              # TX_FRAME_LIMIT (its reset value; 9076 for MSS 8948)

@@ -28,6 +28,7 @@ from tb.uvm import scenarios, starve
 from tb.uvm.dma_agent import traffic_profile
 from tb.uvm.env import NicEnv
 from tb.uvm.sequences import NicConfigSeq, RandomTrafficSeq, make_flows
+from tb.uvm import tx_agent
 from tb.uvm.tx_agent import TxRandomSeq
 
 QCFG = dict(hdr_ring_log2=5, pay_ring_log2=5, cq_log2=6)
@@ -78,6 +79,8 @@ class RxRandomTest(uvm_test):
         sbd.start(MultiQueueEnv(tb, self.hw, queues), self.env.dma.injector)
         tx_sb = self.env.tx_scoreboard
         if prof.tx_frames:
+            if prof.tx_frame_limit != tx_agent.FRAME_LIMIT:
+                await self.hw.write32(regs.TX_FRAME_LIMIT, prof.tx_frame_limit)
             rings = await tx_env.bring_up(tb, list(prof.tx_queues), log2=TX_RING_LOG2)
             by_q = {r.t: r for r in rings}
             self.env.tx.driver.rings = by_q
