@@ -126,6 +126,9 @@ async def hold(sbd, hw, queues: list[int], kind: str) -> None:
         assert (rxq._pay.sw_idx - pay_hw) & 0xFFFF == len(sb.pay_order), \
             f"queue {q}: {(rxq._pay.sw_idx - pay_hw) & 0xFFFF} payload buffers posted, the scoreboard says {len(sb.pay_order)}"
         h = QueueHold(kind)
+        # Held before the disable: the driver's disable rewinds its CQ index to 0, where the ring
+        # still holds old completions of the current generation: the poller must not look again.
+        sbd.holds[q] = h
         if kind == "queue_off":
             await rxq.disable()
             sb.cfg.enable = False          # sections 1-3 of the model: RX_DROP_QUEUE_OFF
@@ -135,7 +138,6 @@ async def hold(sbd, hw, queues: list[int], kind: str) -> None:
             h.pay = len(sb.pay_order)
         if kind == "cq":
             h.cq = sb.cq_size              # the driver consumed every completion (checked above)
-        sbd.holds[q] = h
 
 
 async def wait_decided(sbd, hw) -> None:

@@ -92,7 +92,7 @@ def tso_item_send(rng: random.Random, host: tx_env.PagePool, pay_pool: tx_env.Pa
     vlans = rng.choice([0, 0, 1, 2])
     fault = rng.choice(TSO_FAULTS[1:]) if rng.random() < fault_rate else "none"
     hdr, l3, l4 = tcp_header(rng, ipv6, vlans)
-    mss = rng.choice([*MSS_CHOICES, rng.randint(536, 8948)])
+    mss = rng.choice([*MSS_CHOICES, rng.randint(537, 1447), rng.randint(1449, 8947)])   # each mss bin alike
     mss = min(mss, limit - len(hdr))
     nsegs = _segments_count(rng, mss)
     pay_len = min(TX_TSO_MAX_PAYLOAD, (nsegs - 1) * mss + rng.randint(1, mss))
