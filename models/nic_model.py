@@ -448,6 +448,22 @@ DEFAULT_DESC_CACHE = 16
 more payload buffers than this is dropped as RX_DROP_NO_PAY_BUF."""
 
 
+def ring_check_drop(pl: Placement, n_pay_new: int, hdr_posted: int, pay_posted: int, cq_free: int,
+                    desc_cache: int = DEFAULT_DESC_CACHE) -> str | None:
+    """rx-rules.md section 4's checks, in their order, for a frame that passed sections 1-3:
+    the counter of the drop (`RX_DROP_NO_HDR_BUF`, `_NO_PAY_BUF`, `_CQ_FULL`), or None when
+    the queue can take it. `n_pay_new` is the payload buffers it needs (`pl.n_pay_bufs`, or 0
+    when its payload fits the current multi-packet buffer); the others are what the queue
+    has: header and payload descriptors posted, free completion entries."""
+    if pl.split and hdr_posted == 0:
+        return 'RX_DROP_NO_HDR_BUF'
+    if pay_posted < n_pay_new or n_pay_new > desc_cache:
+        return 'RX_DROP_NO_PAY_BUF'
+    if cq_free < pl.n_completions:
+        return 'RX_DROP_CQ_FULL'
+    return None
+
+
 @dataclass(frozen=True)
 class Classification:
     """Where queue selection (RSS, flow steering) sent a frame."""
@@ -750,12 +766,10 @@ class NicModel:
             mpb.buf_log2, mpb.stride_log2 = q.pay_buf_log2, q.stride_log2
         fits = mpb is not None and mpb.fits(pl.payload_len)
         n_new = 0 if fits else pl.n_pay_bufs
-        if pl.split and q.hdr_ring.good_prefetched == 0:
-            return drop('RX_DROP_NO_HDR_BUF')
-        if q.pay_ring.good_prefetched < n_new or n_new > self.desc_cache:
-            return drop('RX_DROP_NO_PAY_BUF')
-        if q.cq.cq_free < pl.n_completions:
-            return drop('RX_DROP_CQ_FULL')
+        counter = ring_check_drop(pl, n_new, q.hdr_ring.good_prefetched, q.pay_ring.good_prefetched,
+                                  q.cq.cq_free, self.desc_cache)
+        if counter is not None:
+            return drop(counter)
 
         hdr_desc = self._take(q.hdr_ring) if pl.split else None
         pieces = pl.payload_pieces()

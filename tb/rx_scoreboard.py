@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from driver.rx_queue import RxBuffer, RxFrame, RxQueue
 from models.bus import DmaAddressSpace
@@ -155,11 +155,19 @@ class RxScoreboard:
         self.pay_order.extend(ids)
 
     # ------------------------------------------------------------------ traffic
-    def sent_frame(self, frame: bytes, bad_fcs: bool = False, cls=None) -> Placement:
+    def sent_frame(self, frame: bytes, bad_fcs: bool = False, cls=None,
+                   admit: Callable[[Placement], str | None] | None = None) -> Placement:
         """Record a frame given to the NIC for this queue; returns what the model says happens
-        to it. `cls` is the model's classification (RSS hash and type) when RSS is on."""
+        to it. `cls` is the model's classification (RSS hash and type) when RSS is on.
+        `admit`, when given, applies rx-rules.md section 4's ring checks to a frame that
+        passed sections 1-3 (a testbench that knows what it posted: tb/uvm/starve.py) and
+        returns the drop counter, or None when the queue takes it."""
         frame = bytes(frame)
         p, counts = self.placement(frame, bad_fcs)
+        if admit is not None and p.drop_counter is None:
+            counter = admit(p)
+            if counter is not None:
+                p = replace(p, drop_counter=counter)
         self.sent += 1
         for name, n in counts.items():           # the ingress kept it: the parser saw it
             self.info[name] += n

@@ -35,6 +35,11 @@ class Profile:
     pay_stride_log2: int | None = None      # BUF_SIZE.pay_stride_log2 (no effect without multi-packet buffers)
     max_frame_len: int = 1518
     jumbo_rate: float = 0.0                 # payloads of 1500..8900 bytes (frame limit 9022)
+    # Post-parse drops (tb/uvm/starve.py): after the traffic, a phase that holds queues back
+    rx_starve: str = ""                     # "" (none), queue_off, hdr_bufs, pay_bufs or cq
+    rx_starve_queues: tuple[int, ...] = (0,)   # the queues held (negative: from the last)
+    rx_starve_frames: int = 0               # frames sent while they are held (scaled), then as many after
+    rx_cq_log2: int | None = None           # RX completion ring size (None: 64 entries)
     # TX (tb/uvm/tx_agent.py); no TX traffic when tx_frames is 0
     tx_frames: int = 0                      # TX frames per run (scaled by UVM_FRAMES_SCALE)
     tx_queues: tuple[int, ...] = (0,)       # TX queues the frames are spread over
@@ -48,3 +53,6 @@ class Profile:
     tx_host_payload: float = 0.2            # payload segments in host memory (else device memory)
     tx_max_segs_rate: float = 0.05          # frames of TX_MAX_SEGS (16) descriptors
     tx_stall: float = 0.0                   # MAC TX backpressure: not-ready probability per cycle
+    tx_tso_rate: float = 0.0                # TX items that are TSO sends (tb/uvm/tso.py)
+    tx_tso_fault_rate: float = 0.0          # TSO sends with one fault: bad MSS, header, length, segment
+    tx_frame_limit: int = 1522              # TX_FRAME_LIMIT (its reset value; 9076 for MSS 8948)

@@ -21,6 +21,7 @@ from tb.rx_env import MultiQueueEnv
 from tb.rx_scoreboard import CANARY
 from tb.uvm.coverage import nic_rx_covergroup, size_bin
 from tb.uvm.seq_items import DmaWriteItem, RxFrameItem
+from tb.uvm.starve import QueueHold
 
 POLL_NS = 400
 STALL_LIMIT_NS = 300_000
@@ -73,6 +74,8 @@ class NicScoreboard(uvm_component):
         self.pending_kind: dict[tuple[int, int], RxFrameItem] = {}   # (queue, index) -> item
         self.final: dict[str, dict[str, int]] = {}
         self.idle_ns = 0
+        self.holds: dict[int, QueueHold] = {}      # queues the starve phase holds back (tb/uvm/starve.py)
+        self.starve_drops: dict[str, int] = {}     # drops the model predicted for held queues
 
     def start(self, mq: MultiQueueEnv, injector) -> None:
         self.mq = mq
@@ -83,13 +86,20 @@ class NicScoreboard(uvm_component):
             self.dma_check.ranges.append((rxq.cq_base, sb.cq_size * CPL_BYTES))
 
     # ------------------------------------------------------------------ state
+    def _polled(self, q: int) -> bool:
+        h = self.holds.get(q)
+        return h is None or h.polled
+
     @property
     def resolved(self) -> int:
-        return self.dropped + sum(sb.checked for _, sb in self.mq.queues)
+        """Frames dropped or checked, and those parked in a completion ring the starve phase
+        does not poll (decided: the MAC driver need not wait for them)."""
+        return self.dropped + sum(sb.checked if self._polled(q) else sb.checked + sb.outstanding
+                                  for q, (_, sb) in enumerate(self.mq.queues))
 
     @property
     def outstanding(self) -> int:
-        return sum(sb.outstanding for _, sb in self.mq.queues)
+        return sum(sb.outstanding for q, (_, sb) in enumerate(self.mq.queues) if self._polled(q))
 
     def queue_kind(self, q: int, cls) -> str:
         steer = "steered" if cls is not None and cls.steered else "rss" if self.profile.rss else "default"
@@ -100,7 +110,10 @@ class NicScoreboard(uvm_component):
     def _expect(self, item: RxFrameItem) -> None:
         q, cls = self.mq.route(item.frame, item.bad_fcs)
         sb = self.mq.queues[q][1]
-        p = sb.sent_frame(item.frame, item.bad_fcs, cls)
+        h = self.holds.get(q)
+        p = sb.sent_frame(item.frame, item.bad_fcs, cls, admit=h.admit if h is not None else None)
+        if h is not None:
+            h.note(p)
         self.frames_in += 1
         kind = self.queue_kind(q, cls)
         if p.dropped:
@@ -148,16 +161,30 @@ class NicScoreboard(uvm_component):
     async def poll_once(self) -> bool:
         progress = False
         for q, (rxq, sb) in enumerate(self.mq.queues):
+            h = self.holds.get(q)
+            if h is not None and not h.polled:
+                continue
             for frame in await rxq.napi_poll():
                 progress = True
                 hdr_ids, pay_ids = self._check(q, frame)
                 if hdr_ids:
-                    await sb.post_hdr(rxq, hdr_ids)
+                    if h is None or h.posts_hdr:
+                        await sb.post_hdr(rxq, hdr_ids)
+                    else:
+                        h.held_hdr += hdr_ids
                 if pay_ids:
-                    for i in pay_ids:
-                        self.injector.maybe_poison(sb.pay_bufs[i], sb.cfg.pay_buf_bytes)
-                    await sb.post_pay(rxq, pay_ids)
+                    if h is None or h.posts_pay:
+                        await self.post_pay(q, pay_ids)
+                    else:
+                        h.held_pay += pay_ids
         return progress
+
+    async def post_pay(self, q: int, ids: list[int]) -> None:
+        """Post payload buffers of queue `q` again, each maybe answering SLVERR next time."""
+        rxq, sb = self.mq.queues[q]
+        for i in ids:
+            self.injector.maybe_poison(sb.pay_bufs[i], sb.cfg.pay_buf_bytes)
+        await sb.post_pay(rxq, ids)
 
     async def run_phase(self) -> None:
         """The only poller of the completion rings (NAPI): drain() just waits on it."""
@@ -216,4 +243,5 @@ class NicScoreboard(uvm_component):
         per_q = [sb.checked for _, sb in self.mq.queues] if self.mq else []
         self.logger.info(f"scoreboard: {self.frames_in} frames in, delivered per queue {per_q}, "
                          f"{self.dropped} dropped as the model says, {self.dma_err_frames} with DMA write "
-                         f"errors, {self.dma_check.checked} DMA writes in bounds")
+                         f"errors, {self.dma_check.checked} DMA writes in bounds"
+                         + (f"; drops predicted on held queues {self.starve_drops}" if self.starve_drops else ""))

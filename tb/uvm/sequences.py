@@ -95,16 +95,26 @@ def build_frame(flow: FlowSpec, payload: bytes, rng: random.Random, options: boo
 
 
 class RandomTrafficSeq(uvm_sequence):
-    """`profile.frames` frames of random flows, sizes, VLANs, options, mutations, bad FCS."""
+    """`profile.frames` frames of random flows, sizes, VLANs, options, mutations, bad FCS;
+    or, when `frames` is given, that many (unscaled), numbered from `first`, the flows drawn
+    with `flow_weights` (default: all alike)."""
+
+    def __init__(self, name: str = "traffic", frames: int | None = None, first: int = 0,
+                 flow_weights: list[float] | None = None) -> None:
+        super().__init__(name)
+        self.frames = frames
+        self.first = first
+        self.flow_weights = flow_weights
 
     async def body(self) -> None:
         profile: Profile = ConfigDB().get(None, "", "profile")
         rng: random.Random = ConfigDB().get(None, "", "rng")
         flows: list[FlowSpec] = ConfigDB().get(None, "", "flows")
         scale = float(ConfigDB().get(None, "", "frames_scale"))
-        n = max(1, int(profile.frames * scale)) if profile.frames else 0
-        for i in range(n):
-            flow_idx = rng.randrange(len(flows))
+        n = self.frames if self.frames is not None else max(1, int(profile.frames * scale)) if profile.frames else 0
+        for i in range(self.first, self.first + n):
+            flow_idx = rng.choices(range(len(flows)), self.flow_weights)[0] if self.flow_weights \
+                else rng.randrange(len(flows))
             flow = flows[flow_idx]
             if profile.jumbo_rate and rng.random() < profile.jumbo_rate:
                 size = rng.randint(1500, 8900)

@@ -28,13 +28,15 @@ from pyuvm import ConfigDB, uvm_agent, uvm_analysis_port, uvm_component, uvm_dri
 from pyuvm import uvm_sequence_item, uvm_sequencer, uvm_subscriber
 
 from models.formats import TX_MAX_SEGS, TX_SEG_PAGE, TxDesc, TxStatus
-from models.tx import STATUS_COUNTER
+from driver import regs
+from models.tx import STATUS_COUNTER, TSO_COUNTER_NAMES
 from tb import tx_env
-from tb.uvm.coverage import nic_tx_covergroup, tx_offset_bin, tx_segments_bin
+from tb.uvm.coverage import nic_tso_covergroup, nic_tx_covergroup, tx_offset_bin, tx_segments_bin
+from tb.uvm.tso import TsoSend, tso_completion, tso_counts, tso_item_send, tso_mss_bin, tso_segs_bin
 
 POLL_NS = 800
 STALL_LIMIT_NS = 400_000
-FRAME_LIMIT = 1522            # TX_FRAME_LIMIT's reset value (the test does not change it)
+FRAME_LIMIT = 1522            # TX_FRAME_LIMIT's reset value (Profile.tx_frame_limit's default)
 
 
 class TxFrameItem(uvm_sequence_item):
@@ -54,6 +56,7 @@ class TxFrameItem(uvm_sequence_item):
         self.fail_from = 0               # descs[fail_from:] are the failing ring entries
         self.release: tuple[int, int] | None = None   # error range to remove at its last completion
         self.pad = 0                     # DESC_RD_ERR item: filler entries the driver put first
+        self.tso: TsoSend | None = None  # a TSO send: what the model says of it (tb/uvm/tso.py)
         self.lead = 0                    # DESC_RD_ERR item: entries of the frame running into the block
 
     def __str__(self) -> str:
@@ -77,6 +80,8 @@ class TxRandomSeq(uvm_sequence):
 
 
 def make_item(rng: random.Random, prof, pools: dict[str, tx_env.PagePool], tag: int) -> TxFrameItem:
+    if prof.tx_tso_rate and rng.random() < prof.tx_tso_rate:
+        return tso_tx_item(rng, prof, pools, tag)
     q = rng.choice(prof.tx_queues)
     kind = rng.randrange(4)              # bit 0 IPv6, bit 1 UDP
     size = rng.randint(*prof.tx_sizes)
@@ -85,7 +90,7 @@ def make_item(rng: random.Random, prof, pools: dict[str, tx_env.PagePool], tag: 
                         [1 - prof.tx_fault_rate - prof.tx_desc_err_rate] + [prof.tx_fault_rate / 6] * 6
                         + [prof.tx_desc_err_rate])[0]
     if fault == "long":                  # past TX_FRAME_LIMIT: BAD_LEN with its segments
-        size = rng.randint(FRAME_LIMIT + 1, 2 * FRAME_LIMIT)
+        size = rng.randint(prof.tx_frame_limit + 1, 2 * prof.tx_frame_limit)
     use_csum = rng.random() < prof.tx_csum_rate or fault == "bad_csum"
     if size < 14 + (40 if kind & 1 else 20) + (8 if kind & 2 else 20) + 2:
         kind &= ~1
@@ -131,6 +136,16 @@ def make_item(rng: random.Random, prof, pools: dict[str, tx_env.PagePool], tag: 
     if fault == "desc_rd_err":
         return desc_err_item(rng, q, host, tag, descs, csum, pay_mem)
     return TxFrameItem("tx_frame", q, descs, wire, csum, fault, dma_fail, pay_mem)
+
+
+def tso_tx_item(rng: random.Random, prof, pools: dict[str, tx_env.PagePool], tag: int) -> TxFrameItem:
+    """A TSO send (tb/uvm/tso.py) on one of the profile's queues."""
+    q = rng.choice(prof.tx_queues)
+    mem = "host" if rng.random() < prof.tx_host_payload else "device"
+    send, entries = tso_item_send(rng, pools["host"], pools[mem], tag, prof.tx_frame_limit, prof.tx_tso_fault_rate)
+    item = TxFrameItem("tso_send", q, entries, None, f"tcp{6 if send.ipv6 else 4}", send.fault, None, mem)
+    item.tso = send
+    return item
 
 
 DESC_BLOCK = 8                # ring entries of one failing block: 128 bytes, one bus word up to 1024 bits
@@ -289,7 +304,9 @@ class TxScoreboard(uvm_component):
         self.posted_in = _Posted("posted_in", self)
         self.wire_in = _Wire("wire_in", self)
         self.tb = ConfigDB().get(self, "", "tb")
+        self.limit = ConfigDB().get(self, "", "profile").tx_frame_limit
         self.cov = nic_tx_covergroup()
+        self.tso_cov = nic_tso_covergroup()
         self.rings: dict[int, tx_env.TxRing] = {}
         self.driver: TxDriver | None = None
         self.expect: dict[int, deque] = {}         # queue -> (item, Expected) in ring order
@@ -317,11 +334,19 @@ class TxScoreboard(uvm_component):
     # ------------------------------------------------------------------ expectations
     def posted(self, item: TxFrameItem) -> None:
         ring = self.rings[item.queue]
+        if item.tso is not None:             # one completion, its segments on the wire
+            cpl = tso_completion(item.tso, item.first_idx, len(item.descs), item.queue,
+                                 self.cq_idx[item.queue] + len(self.expect[item.queue]), ring.cq_log2)
+            self.expect[item.queue].append((item, tx_env.Expected(cpl, None)))
+            self.ring_check.expect(item.queue)
+            self.wire_expect[item.queue].extend(item.tso.segments)
+            self.posted_n += 1
+            return
         fail = {item.first_idx} if item.dma_fail else set()
         entries = (item.descs[:item.fail_from] + [None] * (len(item.descs) - item.fail_from)
                    if item.desc_fail else item.descs)
         exps = tx_env.spec_outcomes(entries, item.first_idx, item.queue, self.cq_idx[item.queue]
-                                    + len(self.expect[item.queue]), ring.cq_log2, FRAME_LIMIT,
+                                    + len(self.expect[item.queue]), ring.cq_log2, self.limit,
                                     {item.first_idx: item.wire} if item.wire else {}, fail)
         if item.desc_fail:                   # filler, the frame running in, failed entries: an item each
             assert sum(e.cpl.ndesc for e in exps) == len(item.descs)
@@ -356,6 +381,12 @@ class TxScoreboard(uvm_component):
                         crossing="crosses_4k" if crossing else "none", csum=csum, status=status,
                         queue=str(item.queue), interleave=inter, pay_mem=item.pay_mem)
 
+    def _sample_tso(self, item: TxFrameItem) -> None:
+        s = item.tso
+        self.tso_cov.sample(segs=tso_segs_bin(len(s.segments)), mss=tso_mss_bin(s, self.limit),
+                            ip="ipv6" if s.ipv6 else "ipv4", vlan=str(s.vlans), status=s.status.name,
+                            pay_mem=item.pay_mem)
+
     async def poll_once(self) -> bool:
         progress = False
         self.ring_check.scan()
@@ -373,11 +404,16 @@ class TxScoreboard(uvm_component):
                 self.cq_idx[t] += 1
                 self.driver.in_ring[t] -= c.ndesc
                 self.completed += 1
-                name = STATUS_COUNTER[c.status]
-                self.status_counts[name] = self.status_counts.get(name, 0) + 1
-                if c.status == TxStatus.OK:
-                    self.ok_bytes += c.len
-                self._sample(item, c)
+                if item.tso is not None:
+                    for name, n in tso_counts(item.tso).items():
+                        self.status_counts[name] = self.status_counts.get(name, 0) + n
+                    self._sample_tso(item)
+                else:
+                    name = STATUS_COUNTER[c.status]
+                    self.status_counts[name] = self.status_counts.get(name, 0) + 1
+                    if c.status == TxStatus.OK:
+                        self.ok_bytes += c.len
+                    self._sample(item, c)
                 progress = True
             if cpls:
                 await ring.ack()
@@ -403,11 +439,12 @@ class TxScoreboard(uvm_component):
 
     async def read_counters(self) -> None:
         self.final = await tx_env.read_counters(self.tb)
+        self.final.update({n: await self.tb.read32(getattr(regs, n)) for n in TSO_COUNTER_NAMES})
 
     def check_phase(self) -> None:
         if not self.final:
             return
-        want = {c: 0 for c in tx_env.COUNTERS}
+        want = {c: 0 for c in (*tx_env.COUNTERS, *TSO_COUNTER_NAMES)}
         for name, n in self.status_counts.items():
             want[name] += n
         want["TX_BYTES"] += self.ok_bytes

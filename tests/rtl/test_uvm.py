@@ -24,10 +24,11 @@ from tb.nic_tb import NicTb, TrafficProfile
 from tb.rx_env import MirrorHw, MultiQueueEnv, bring_up
 from tb.sim import BUILD_ROOT, pytest_test_name, rtl_file_list, run_rtl_test
 from tb.uvm import coverage as fcov
-from tb.uvm import scenarios
+from tb.uvm import scenarios, starve
 from tb.uvm.dma_agent import traffic_profile
 from tb.uvm.env import NicEnv
 from tb.uvm.sequences import NicConfigSeq, RandomTrafficSeq, make_flows
+from tb.uvm import tx_agent
 from tb.uvm.tx_agent import TxRandomSeq
 
 QCFG = dict(hdr_ring_log2=5, pay_ring_log2=5, cq_log2=6)
@@ -68,7 +69,8 @@ class RxRandomTest(uvm_test):
         await self.hw.write32(regs.RX_FRAME_LIMIT, prof.max_frame_len)
         bufs = {k: v for k, v in (("pay_buf_log2", prof.pay_buf_log2), ("pay_stride_log2", prof.pay_stride_log2))
                 if v is not None}
-        qcfg = RxQueueConfig(**QCFG, tcp_data_split=prof.tcp_data_split, hds_thresh=prof.hds_thresh, **bufs)
+        qsizes = {**QCFG, **({"cq_log2": prof.rx_cq_log2} if prof.rx_cq_log2 is not None else {})}
+        qcfg = RxQueueConfig(**qsizes, tcp_data_split=prof.tcp_data_split, hds_thresh=prof.hds_thresh, **bufs)
         queues = [await bring_up(tb, qcfg, q, self.hw, pay_in_host=q in prof.host_payload_queues)
                   for q in range(nq)]
         for _, sb in queues:
@@ -77,6 +79,8 @@ class RxRandomTest(uvm_test):
         sbd.start(MultiQueueEnv(tb, self.hw, queues), self.env.dma.injector)
         tx_sb = self.env.tx_scoreboard
         if prof.tx_frames:
+            if prof.tx_frame_limit != tx_agent.FRAME_LIMIT:
+                await self.hw.write32(regs.TX_FRAME_LIMIT, prof.tx_frame_limit)
             rings = await tx_env.bring_up(tb, list(prof.tx_queues), log2=TX_RING_LOG2)
             by_q = {r.t: r for r in rings}
             self.env.tx.driver.rings = by_q
@@ -93,6 +97,10 @@ class RxRandomTest(uvm_test):
         if tx is not None:
             await tx
         await sbd.drain(lambda: self.env.mac_rx.driver.sent)
+        if prof.rx_starve:          # post-parse drops, predicted (tb/uvm/starve.py)
+            await starve.run(self.env, self.hw, prof, ConfigDB().get(None, "", "flows"), self.seed,
+                             float(ConfigDB().get(None, "", "frames_scale")))
+            await sbd.drain(lambda: self.env.mac_rx.driver.sent)
         if prof.tx_frames:
             await tx_sb.drain(lambda: self.env.tx.driver.sent)
             await tx_sb.read_counters()
