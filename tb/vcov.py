@@ -163,8 +163,8 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
               "n-tuple rule names a queue >= num_queues (tied to NUM_RXQ) to queue 0 and counts it "
               "(docs/rss.md: RX_RSS_BAD_QUEUE / RX_STEER_BAD_QUEUE): cls.qid < NUM_RXQ always holds here",
               "*u_dma.u_plan", anchor="aq = ({25'd0, cls.qid} < 32'(NUM_RXQ)) ? QW'(cls"),
-    Exclusion("rtl/tx/tx_tso_hdr.sv", 195, "line", "case", _ALL_STATES_NAMED, anchor="default:   state_d = S_IDLE;"),
-    Exclusion("rtl/tx/tx_tso_hdr.sv", 304, "line", "case", _ALL_STATES_NAMED, anchor="default: ;"),
+    Exclusion("rtl/tx/tx_tso_hdr.sv", 198, "line", "case", _ALL_STATES_NAMED, anchor="default:   state_d = S_IDLE;"),
+    Exclusion("rtl/tx/tx_tso_hdr.sv", 307, "line", "case", _ALL_STATES_NAMED, anchor="default: ;"),
     Exclusion("rtl/rss/rss_toeplitz.sv", 57, "branch", "else",
               "`g * GROUP_BITS + b < IN_W` fails only when IN_W is not a multiple of GROUP_BITS: rx_classify "
               "hashes IN_BYTES = 36 (288 bits) in groups of 16, 18 groups exactly",
