@@ -2,7 +2,8 @@
 
 For MAC/DMA widths 64/128, 512/1024 and 512/512, frame layouts (`inline`: header in the
 descriptor ring, payload in device memory; `hdrseg`: header segment in host memory, payload in
-device memory; `linear`: the whole frame in host memory), completion moderation settings
+device memory; `linear`: the whole frame in host memory; `contig`: as `hdrseg` with
+consecutive frames' payloads back to back in device memory), completion moderation settings
 (TXQ.COALESCE usecs,frames: `0,1` off, the reset value; `2,8` batches of up to 8 completions
 held at most 2 us) and frame sizes 60 .. 9000 bytes,
 measures in clock cycles how close the TX path comes to one beat per cycle on m_axis_tx with
@@ -24,7 +25,7 @@ from tb.sim import BUILD_ROOT, run_rtl_test
 
 SIZES = [60, 64, 65, 128, 256, 512, 1024, 1518, 4096, 9000]
 CONFIGS = [(64, 128), (512, 1024), (512, 512)]
-LAYOUTS = ["inline", "hdrseg", "linear"]
+LAYOUTS = ["inline", "hdrseg", "linear", "contig"]
 CLK_HZ = 250e6
 WIRE_OVERHEAD = 24          # FCS 4, preamble and SFD 8, inter-frame gap 12 (IEEE 802.3)
 
@@ -69,7 +70,7 @@ def plot(doc: dict, path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = arg_parser("bench.tx_linerate", __doc__, SIZES, CONFIGS, split=False)
-    ap.add_argument("--layouts", default=",".join(LAYOUTS), help="frame layouts: inline,hdrseg,linear")
+    ap.add_argument("--layouts", default=",".join(LAYOUTS), help="frame layouts: inline,hdrseg,linear,contig")
     ap.add_argument("--coal", default="0,1/2,8", metavar="USECS,FRAMES[/USECS,FRAMES...]",
                     help="completion moderation settings of the queue (TXQ.COALESCE), each "
                          "measured: 0,1 = off (reset value); default 0,1/2,8")
@@ -78,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     layouts = args.layouts.split(",")
     bad = [x for x in layouts if x not in LAYOUTS]
     if bad:
-        ap.error(f"unknown layout {bad[0]!r} (inline, hdrseg, linear)")
+        ap.error(f"unknown layout {bad[0]!r} (inline, hdrseg, linear, contig)")
     try:
         coals = [tuple(int(v) for v in c.split(",")) for c in args.coal.split("/")]
     except ValueError:

@@ -12,7 +12,11 @@ from the first beat to the last. Layouts (docs/tx.md):
 - `hdrseg`: the header as a segment of its own in host memory (a second descriptor), the
   payload as for `inline`: the layout before inline headers;
 - `linear`: the whole frame in host memory, one descriptor per 4 KiB page (one segment up to
-  4096 bytes).
+  4096 bytes);
+- `contig`: as `hdrseg`, but consecutive frames' payloads back to back in device memory (a
+  devmem TCP send cut into frames), a payload split into two descriptors where it crosses a
+  4 KiB boundary: the layout whose R beats a NIC reusing fetched words could share
+  (docs/tx.md, "Reusing a fetched DMA word"; today's RTL reads every segment's words itself).
 
 BENCH_COAL="usecs,frames[/usecs,frames...]": the queue's completion moderation settings
 (TXQ.COALESCE), each measured (0,1 = off, the reset value).
@@ -49,9 +53,28 @@ def frames_for(size: int) -> int:
     return max(48, min(400, 8 * 16384 // size))
 
 
+class DevStream:
+    """Device memory handed out back to back (the `contig` layout's payloads)."""
+
+    def __init__(self, dev: PagePool) -> None:
+        self.dev = dev
+        self.at = dev.base
+
+    def place(self, data: bytes) -> list[TxDesc]:
+        """Write `data` at the next bytes; one descriptor per 4 KiB page it touches."""
+        out = []
+        while data:
+            n = min(len(data), PAGE - self.at % PAGE)
+            self.dev.tb.dev.gpu.write(self.at, data[:n])
+            out.append(TxDesc(self.at, n))
+            self.at += n
+            data = data[n:]
+        return out
+
+
 def frame_entries(layout: str, f, size: int, tag: int, host: PagePool,
-                  dev: PagePool) -> list[TxDesc | bytes]:
-    """The ring entries of one frame in `layout`."""
+                  dev: PagePool, stream: DevStream | None = None) -> list[TxDesc | bytes]:
+    """The ring entries of one frame in `layout` (`contig` places payloads with `stream`)."""
     csum = dict(csum=True, csum_start=f.csum_start, csum_offset=f.csum_offset, tag=tag)
     if layout == "linear":
         out: list[TxDesc | bytes] = [TxDesc(host.place(f.seeded[off:off + PAGE], 0),
@@ -59,6 +82,9 @@ def frame_entries(layout: str, f, size: int, tag: int, host: PagePool,
                                      for off in range(0, size, PAGE)]
         for k, v in csum.items():
             setattr(out[0], k, v)
+    elif layout == "contig":
+        assert stream is not None
+        out = [TxDesc(host.place(f.seeded[:HDR], 0), HDR, **csum), *stream.place(f.seeded[HDR:])]
     else:
         pay = [TxDesc(dev.place(f.seeded[off:off + PAGE], 0), len(f.seeded[off:off + PAGE]))
                for off in range(HDR, size, PAGE)]
@@ -79,7 +105,7 @@ def latency(layout: str, size: int, data_done: list[int], cpl_seen: list[int],
             n: int) -> dict | None:
     """Percentiles of the cycles from each frame's last data beat to its completion counted
     in CQ.HW_IDX (frames read in one burst only: then the i-th data burst is frame i's)."""
-    if layout == "hdrseg" or size > 4096 + (HDR if layout == "inline" else 0):
+    if layout in ("hdrseg", "contig") or size > 4096 + (HDR if layout == "inline" else 0):
         return None
     assert len(data_done) >= n and len(cpl_seen) >= n, (len(data_done), len(cpl_seen), n)
     d = sorted(c - r for r, c in zip(data_done[-n:], cpl_seen[-n:]))
@@ -124,9 +150,10 @@ async def run_linerate(dut) -> None:
         host = PagePool(tb, n * -(-size // PAGE), device=False)
         dev = PagePool(tb, n * -(-(size - HDR) // PAGE), device=True)
         wires, entries = [], []
+        stream = DevStream(dev)
         for i in range(n):
             f = l4_frame(size, False, False, seed=i + 1)
-            entries += frame_entries(layout, f, size, i, host, dev)
+            entries += frame_entries(layout, f, size, i, host, dev, stream)
             wires.append(f.wire)
         beats = 0
         first: float | None = None
