@@ -31,6 +31,8 @@ TX_MIN_FRAME_LEN = 60
 """Frames shorter than this are refused with BAD_LEN, never padded (tx.md, "Bad input")."""
 TX_TSO_MAX_SEGS = 18
 """Descriptors of one `TSO` send (tx.md, "TCP segmentation offload"): a header segment and 17 payload segments, Linux's MAX_SKB_FRAGS, so 64 KiB at any alignment fits under the 4 KiB rule."""
+TX_FRAME_MAX_ENTRIES = 35
+"""Most ring entries one frame can own, malformed ones included (tx.md, "Rings and registers"): a `TSO` send's first descriptor, its context entry, 16 inline entries (`inline_len` up to 255) and 17 more descriptors. The NIC looks this far ahead, so every frame can be checked once posted."""
 TX_TSO_MAX_HDR = 128
 """Most header bytes (`hdr_len`) of a `TSO` send; above: TSO_BAD_HDR."""
 TX_TSO_MAX_PAYLOAD = 65535

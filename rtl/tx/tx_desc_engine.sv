@@ -35,9 +35,9 @@
 // so popping never waits for the cache). `load` makes the next cycle's window show queue
 // `load_q`'s head instead (the scheduler switching queues; `pop_n` still applies to `win_q`
 // in that cycle, and `load_q` must differ from `win_q`). `head_ends` has the end bits (EOP or
-// failed read) of `win_q`'s first 32 cached entries for the scheduler's "is this long frame
-// all cached" question. Every output to the scheduler is a register or, with several
-// queues, a register selected by the registered `win_q` (`count`, `head_ends`): the
+// failed read) of `win_q`'s first TX_FRAME_MAX_ENTRIES (35) cached entries, as many as a
+// frame can own, for the scheduler's "is this long frame all cached" question. Every output
+// to the scheduler is a register or, with several queues, a register selected by the registered `win_q` (`count`, `head_ends`): the
 // scheduler's decisions start at this engine's flip-flops, not behind its pointer arithmetic
 // (per queue the engine keeps the cache count and the end bits in head order, from the
 // cache's read position, besides the pointers). Beside each window entry the engine keeps two decoded fields, so
@@ -100,7 +100,7 @@ module tx_desc_engine
   output logic [4:0]                     win_k0,      // win[0] as a frame's first: its inline entries
   output logic [WW-1:0]                  win_n,
   input  logic [WW-1:0]                  pop_n,
-  output logic [31:0]                    head_ends,
+  output logic [TX_FRAME_MAX_ENTRIES-1:0] head_ends,
   // indices
   output logic [NUM_TXQ-1:0][15:0]       hw_idx
 );
@@ -112,8 +112,8 @@ module tx_desc_engine
 
   initial begin
     if (DB < 8 || (DB & (DB - 1)) != 0) $fatal(1, "tx_desc_engine: DMA_DATA_W must be a power of two >= 64");
-    if (SLOTS < 32 || (SLOTS & (SLOTS - 1)) != 0 || SLOTS < 2 * DPB) begin
-      $fatal(1, "tx_desc_engine: SLOTS must be a power of two >= 32 (a frame's most entries)");
+    if ((SLOTS & (SLOTS - 1)) != 0 || SLOTS < TX_FRAME_MAX_ENTRIES + DPB) begin
+      $fatal(1, "tx_desc_engine: SLOTS must be a power of two >= a frame's most entries (TX_FRAME_MAX_ENTRIES) + a beat of entries");
     end
     if (MAX_BATCH < 1 || MAX_BATCH > SLOTS || MAX_BATCH > 256) $fatal(1, "tx_desc_engine: MAX_BATCH must be 1..SLOTS, at most 256");
     if (ID_BASE + NUM_TXQ > (1 << ID_W)) $fatal(1, "tx_desc_engine: ID_W must give one ARID per queue");
@@ -383,8 +383,9 @@ module tx_desc_engine
     end
   end
 
-  // End bits of the window queue's first 32 cached entries, from the head (0 past them).
-  assign head_ends = ends_q[win_q_q][31:0];
+  // End bits of the window queue's first TX_FRAME_MAX_ENTRIES cached entries, from the head
+  // (0 past them).
+  assign head_ends = ends_q[win_q_q][TX_FRAME_MAX_ENTRIES-1:0];
 
   // ---------------------------------------------------------------- state
   logic r_done;

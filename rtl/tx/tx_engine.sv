@@ -126,7 +126,7 @@ module tx_engine
   logic [W-1:0]              win_end;
   logic [4:0]                win_k0;
   logic [WW-1:0]             win_n, pop_n;
-  logic [31:0]               head_ends;
+  logic [TX_FRAME_MAX_ENTRIES-1:0] head_ends;
 
   tx_desc_engine #(
     .NUM_TXQ(NUM_TXQ), .DMA_DATA_W(DMA_DATA_W), .ADDR_W(ADDR_W), .ID_W(ID_W), .ID_BASE(DESC_ID),

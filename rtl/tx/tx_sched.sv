@@ -10,7 +10,8 @@
 //           the first descriptor with EOP or a failed read, or at its MAX_SEGS-th descriptor.
 //           A frame whose end is in the window is taken (popped) in one cycle. A longer one
 //           is taken W entries per cycle, after a one-cycle check that all of it is cached
-//           (the engine's end bits of the queue's first 32 entries). The record gathers the
+//           (the engine's end bits of the queue's first TX_FRAME_MAX_ENTRIES = 35 entries, the
+//           most a frame can own: a TSO send with a 255-byte inline header and 18 descriptors). The record gathers the
 //           first descriptor's fields, the inline bytes, the segments (those of non-zero
 //           length) and what the checks need (length, bad segments, failed reads).
 //   ISSUE : the status in the order of docs/tx.md ("Bad input"); a failed frame goes to the
@@ -68,7 +69,7 @@ module tx_sched
   input  logic [4:0]                    win_k0,
   input  logic [WW-1:0]                 win_n,
   output logic [WW-1:0]                 pop_n,
-  input  logic [31:0]                   head_ends,
+  input  logic [TX_FRAME_MAX_ENTRIES-1:0] head_ends,
   output logic                          start_valid,     // a frame of start_queue was taken
   output logic [2:0]                    start_queue,
   // completion order (one entry per frame; 1 = failed before any read)
@@ -121,6 +122,12 @@ module tx_sched
     if (MAX_BURST < 1 || MAX_BURST > 256) $fatal(1, "tx_sched: MAX_BURST must be 1..256");
     if (FIFO_WORDS * DB < 9216) $fatal(1, "tx_sched: the TX FIFO must hold a 9 KiB frame");
     if (W > 8) $fatal(1, "tx_sched: at most 8 window entries (DMA_DATA_W <= 1024)");
+    // head_ends must reach the last descriptor of the longest frame (k inline entries up to
+    // 1 + ceil(255 / 16), then TX_TSO_MAX_SEGS - 1 descriptors after the first).
+    if (TX_FRAME_MAX_ENTRIES < 2 + (255 + 15) / 16 + TX_TSO_MAX_SEGS - 1 ||
+        TX_FRAME_MAX_ENTRIES < 1 + (255 + 15) / 16 + TX_MAX_SEGS - 1) begin
+      $fatal(1, "tx_sched: TX_FRAME_MAX_ENTRIES is below a frame's most ring entries");
+    end
   end
 
   // ---------------------------------------------------------------- frame records
@@ -132,7 +139,8 @@ module tx_sched
     logic        csum_en, csum_udp;
     logic [7:0]  csum_start, csum_off;
     logic [7:0]  inline_len;
-    logic [19:0] len;           // inline bytes + segment lengths
+    logic [20:0] len;           // inline bytes + segment lengths: exact, up to
+                                // 255 + 18 * 65535 < 2^21 (descriptor len fields, bad ones too)
     logic        bad_seg, desc_err;
     logic [4:0]  nseg;          // segments to read (non-zero length), 0..MAX_SEGS (TSO: 18)
     logic        tso;           // a TSO send: entry 1 was its context entry
@@ -216,14 +224,15 @@ module tx_sched
   end
 
   // A long frame is all cached when one of its descriptors ends it (an end bit at entries
-  // [1 + k, k + MAX_SEGS)) or all MAX_SEGS of its descriptors are cached.
+  // [1 + k, k + MAX_SEGS)) or all MAX_SEGS of its descriptors are cached. k + MAX_SEGS is at
+  // most 17 + 18 = TX_FRAME_MAX_ENTRIES, so every possible end is in head_ends.
   logic        long_ready;
-  logic [31:0] long_mask;
+  logic [TX_FRAME_MAX_ENTRIES-1:0] long_mask;
   logic [31:0] lmax;
   assign lmax = ltso_q ? TX_TSO_MAX_SEGS : TX_MAX_SEGS;
   always_comb begin
-    for (int unsigned i = 0; i < 32; i++) begin
-      long_mask[i] = 5'(i) > lk_q && 32'(i) < 32'(lk_q) + lmax;
+    for (int unsigned i = 0; i < TX_FRAME_MAX_ENTRIES; i++) begin
+      long_mask[i] = 32'(i) > 32'(lk_q) && 32'(i) < 32'(lk_q) + lmax;
     end
     long_ready = leop_q ? 32'(count[win_q]) >= 32'(lk_q) + 1
                         : (head_ends & long_mask) != '0 || 32'(count[win_q]) >= 32'(lk_q) + lmax;
@@ -299,7 +308,7 @@ module tx_sched
   logic [W-1:0][4:0] segi;          // its segment index
   logic [W-1:0]      badw;          // the entry is a bad segment
   logic [W-1:0]      tk;            // the entry is taken this cycle
-  logic [19:0]       add_len;
+  logic [20:0]       add_len;
   logic              add_bad, add_err;
   logic [4:0]        add_seg, add_inl, add_desc;
 
@@ -328,7 +337,7 @@ module tx_sched
                  (endw[i] && !win_end[i]));          // MAX_SEGS descriptors without EOP
       segi[i] = ns;
       if (segw[i] && 32'(ns) < SN) ns = ns + 5'd1;
-      if (tk[i] && is_desc[i] && !e) add_len = add_len + 20'(d.len);
+      if (tk[i] && is_desc[i] && !e) add_len = add_len + 21'(d.len);
       if (tk[i] && e) add_err = 1'b1;
       if (badw[i]) add_bad = 1'b1;
       if (tk[i] && inl[i]) add_inl = add_inl + 5'd1;
@@ -350,7 +359,7 @@ module tx_sched
         r.csum_start = d0.csum_start;
         r.csum_off   = d0.csum_offset;
         r.inline_len = (d0_inl && !win[0][128]) ? d0.inline_len : 8'd0;
-        r.len        = (d0_inl && !win[0][128]) ? 20'(d0.inline_len) : 20'd0;
+        r.len        = (d0_inl && !win[0][128]) ? 21'(d0.inline_len) : 21'd0;
         r.bad_seg    = 1'b0;
         r.desc_err   = 1'b0;
         r.tso        = tso_now;
@@ -458,12 +467,12 @@ module tx_sched
   // TSO_BAD_LEN, TSO_BAD_MSS, after DESC_RD_ERR), from its descriptors and context entry.
   tx_tso_ctx_t   ictx;
   logic [8:0]    iphl;              // csum_start - l3_offset (bit 8: negative)
-  logic [20:0]   tpay;              // len - hdr_len (bit 20: negative)
+  logic [21:0]   tpay;              // len - hdr_len (bit 21: negative)
   logic          t_bad_hdr, t_bad_len, t_bad_mss;
   logic [15:0]   t_fail_len;
   assign ictx      = tx_tso_ctx_t'(ctx_q[ib_q]);
   assign iphl      = {1'b0, ir.csum_start} - {1'b0, ictx.l3_offset};
-  assign tpay      = {1'b0, ir.len} - 21'(ictx.hdr_len);
+  assign tpay      = {1'b0, ir.len} - 22'(ictx.hdr_len);
   assign t_bad_hdr = 32'(ictx.hdr_len) > TX_TSO_MAX_HDR || 32'(ir.inline_len) > TX_INLINE_MAX
                      || ir.inline_len > ictx.hdr_len || !ir.csum_en || ir.csum_udp
                      || ir.csum_off != 8'd16 || ir.csum_start[0] || ictx.l3_offset < 8'd14
@@ -471,9 +480,9 @@ module tx_sched
                      || (ictx.ipv6 ? iphl < 9'd40
                                    : (iphl < 9'd20 || iphl > 9'd60 || iphl[1:0] != 2'd0))
                      || {1'b0, ictx.hdr_len} < {1'b0, ir.csum_start} + 9'd20;
-  assign t_bad_len = tpay[20] || tpay == '0 || tpay > 21'(TX_TSO_MAX_PAYLOAD);
+  assign t_bad_len = tpay[21] || tpay == '0 || tpay > 22'(TX_TSO_MAX_PAYLOAD);
   assign t_bad_mss = 32'(ictx.mss) < TX_TSO_MIN_MSS || 17'(ictx.hdr_len) + 17'(ictx.mss) > 17'(limit);
-  assign t_fail_len = tpay[20] ? 16'd0 : tpay[15:0];
+  assign t_fail_len = tpay[21] ? 16'd0 : tpay[15:0];
 
   always_comb begin
     if (ir.desc_err)                                  status = TX_DESC_RD_ERR;
@@ -482,9 +491,9 @@ module tx_sched
     else if (ir.tso && t_bad_len)                     status = TX_TSO_BAD_LEN;
     else if (ir.tso && t_bad_mss)                     status = TX_TSO_BAD_MSS;
     else if (ir.tso)                                  status = TX_OK;
-    else if (ir.len < 20'(TX_MIN_FRAME_LEN) || ir.len > {4'd0, limit} ||
+    else if (ir.len < 21'(TX_MIN_FRAME_LEN) || ir.len > {5'd0, limit} ||
              32'(ir.inline_len) > TX_INLINE_MAX)      status = TX_BAD_LEN;
-    else if (ir.csum_en && (ir.csum_start[0] || ir.csum_off[0] || {3'd0, csum_end} > ir.len))
+    else if (ir.csum_en && (ir.csum_start[0] || ir.csum_off[0] || {4'd0, csum_end} > ir.len))
                                                       status = TX_BAD_CSUM;
     else                                              status = TX_OK;
   end
@@ -496,7 +505,7 @@ module tx_sched
   logic [17:0]   t_user;
   logic          t_room;
   logic          t_hdr_err_q;       // the TSO send's header read failed
-  assign words = RW'((ir.len + 20'(DB - 1)) >> LW);
+  assign words = RW'((ir.len + 21'(DB - 1)) >> LW);
   assign room  = ({1'b0, resv_q} + {1'b0, words} <= (RW+1)'(FIFO_WORDS)) && (32'(frames_q) < EGR_FRAMES)
                  && hn_ready;
   assign go    = ivalid && !checked_q && ord_ready && (status != TX_OK || room) && !(ir.tso && status == TX_OK);

@@ -26,9 +26,10 @@ import pytest
 from cocotb.triggers import with_timeout
 
 from driver import regs
-from models.formats import TX_TSO_MAX_SEGS, TxCompletion, TxDesc, TxStatus, TxTsoCtx
+from models.formats import (TX_FRAME_MAX_ENTRIES, TX_TSO_MAX_SEGS, TxCompletion, TxDesc,
+                            TxStatus, TxTsoCtx)
 from models.tso import tso_seed, tso_segments, tso_sent_bounds
-from models.tx import check_frame
+from models.tx import STATUS_COUNTER, check_frame
 from tb.nic_tb import NicTb, TrafficProfile
 from tb.sim import pytest_test_name, rtl_file_list, run_rtl_test
 from tb.tx_env import PagePool, TxRing, bring_up, inline_entries, seg_offset, split_payload
@@ -151,9 +152,11 @@ def expected_cpl(s: Send, idx: int, queue: int, cq_idx: int, cq_log2: int) -> Tx
 # ------------------------------------------------------------------------------------------
 # Posting and checking
 # ------------------------------------------------------------------------------------------
-async def run_sends(tb: NicTb, ring: TxRing, sends: list[Send]) -> None:
-    """Post the sends (as the ring allows), then check every completion and every frame on
-    m_axis_tx in order, failing after STALL_US of simulated time without progress."""
+async def run_sends(tb: NicTb, ring: TxRing, sends: list[Send], alone: bool = False) -> None:
+    """Post the sends (as the ring allows; `alone`: each only once every earlier one has
+    completed, so it is the last posted entries of its ring), then check every completion and
+    every frame on m_axis_tx in order, failing after STALL_US of simulated time without
+    progress."""
     posted = 0
     done = 0
     first_idx: list[int] = []
@@ -164,7 +167,8 @@ async def run_sends(tb: NicTb, ring: TxRing, sends: list[Send]) -> None:
     idle_ns = 0
     while done < len(sends) or len(got_frames) < len(want_frames):
         rung = False
-        while posted < len(sends) and ring.sw_idx - consumed + len(sends[posted].entries) <= size:
+        while (posted < len(sends) and ring.sw_idx - consumed + len(sends[posted].entries) <= size
+               and (not alone or posted == done)):
             first_idx.append(ring.write_descs(sends[posted].entries))
             posted += 1
             rung = True
@@ -359,6 +363,101 @@ async def tso_sweep(dut) -> None:
     await with_timeout(body(), 40 * SIM_LIMIT_US, "us")
 
 
+@cocotb.test()
+async def tso_long(dut) -> None:
+    """Malformed sends that own the most ring entries a frame can (TX_FRAME_MAX_ENTRIES, 35)
+    or whose descriptor lengths add up past 2^20 bytes, each posted alone (the last entries of
+    its ring, nothing after it) and followed by a good send: every one completes with the
+    model's status, `len` and counters, and its queue goes on (docs/tx.md, "Rings and
+    registers", and the TSO completion table)."""
+    async def body() -> None:
+        tb, rng, r0, r1, host, dev, tso = await setup(dut, 3)
+        tag = 2000
+
+        def good(inline: bool) -> Send:
+            nonlocal tag
+            tag += 1
+            return make_send(rng, host, dev, tag, inline=inline, ipv6=bool(tag & 1), vlans=0,
+                             mss=536, nsegs=2)
+
+        def bad(inline_len: int, lens: list[int], eop: bool = True) -> Send:
+            """A TSO send of an inline header of `inline_len` bytes (0: none; a host header
+            segment is then the first of `lens`) and descriptors of `lens` bytes (the first is
+            the INLINE descriptor's own segment, 0: none). Lengths over 4096 are bad segments
+            the NIC must refuse unread: their addresses hold nothing."""
+            nonlocal tag
+            tag += 1
+            hdr, l3, l4 = tcp_header(rng, False, 0, 0, ip_opt=0)
+            ctx = TxTsoCtx(mss=536, hdr_len=len(hdr), l3_offset=l3, ipv6=False)
+            inl = rng.randbytes(inline_len)
+            if inline_len:
+                inl = hdr + inl[len(hdr):]
+            descs = []
+            for i, n in enumerate(lens):
+                if n == 0 or n > 4096:
+                    descs.append(TxDesc(dev.place(b"", 0), n))
+                elif i == 0 and not inline_len:
+                    descs.append(TxDesc(host.place(hdr + rng.randbytes(n - len(hdr)), 0), n))
+                else:
+                    descs.append(TxDesc(dev.place(rng.randbytes(n), seg_offset(rng, n)), n))
+            descs[-1].eop = eop
+            d0 = descs[0]
+            d0.tag, d0.tso, d0.csum, d0.csum_start, d0.csum_offset = tag, True, True, l4, 16
+            if inline_len:
+                d0.inline, d0.inline_len = True, inline_len
+            entries: list[TxDesc | bytes] = [d0, ctx.pack(), *inline_entries(inl), *descs[1:]]
+            status = check_frame(entries, LIMIT, tso=True)
+            # The send's bytes as far as completions see them (only their number matters).
+            return Send(entries, d0, ctx, bytes(inline_len + sum(lens)), status, [])
+
+        small = [rng.randint(1, 200) for _ in range(TX_TSO_MAX_SEGS)]
+        inl_sends = [
+            # 240 inline bytes (15 entries), an INLINE descriptor without a segment and 16
+            # payload descriptors: 33 entries, EOP at entry 32 (past the RTL's old 32-entry
+            # look-ahead, and fewer than 18 descriptors: it stalled).
+            bad(240, [0] + small[1:17]),
+            # 255 inline bytes (16 entries), 17 descriptors: 34 entries, EOP at entry 33.
+            bad(255, small[:17]),
+            # ... 18 descriptors: 35 entries, EOP on the last.
+            bad(255, small),
+            # ... and none with EOP: the send ends at its 18th descriptor, BAD_SEG.
+            bad(255, small, eop=False),
+            # 18 descriptors of 65535 bytes after 255 inline bytes: 1 179 885 bytes, BAD_SEG.
+            bad(255, [65535] * TX_TSO_MAX_SEGS),
+        ]
+        # A host header segment and 16 descriptors of 65535 bytes: 54 + 1 048 560 bytes, just
+        # past 2^20 (a 20-bit sum wraps to 38, below hdr_len).
+        plain_sends = [bad(0, [54] + [65535] * 16), bad(0, [54] + [65535] * 17)]
+        want = [TxStatus.TSO_BAD_HDR] * 3 + [TxStatus.BAD_SEG] * 2
+        assert [s.status for s in inl_sends] == want, [s.status.name for s in inl_sends]
+        assert [s.status for s in plain_sends] == [TxStatus.BAD_SEG] * 2
+        assert [len(s.entries) for s in inl_sends] == [33, 34] + [TX_FRAME_MAX_ENTRIES] * 3
+        assert [max(0, len(s.data) - s.ctx.hdr_len) & 0xFFFF for s in plain_sends] == [65520, 65519]
+        sends_r1 = [x for s in inl_sends for x in (s, good(True))]
+        sends_r0 = [x for s in plain_sends for x in (s, good(False))]
+        names = sorted({"TX_FRAMES", "TX_TSO_SENDS", "TX_TSO_SEGS",
+                        *(STATUS_COUNTER[s.status] for s in inl_sends + plain_sends)})
+        before = await counters(tb, names)
+        try:
+            await run_sends(tb, r1, sends_r1, alone=True)
+            await run_sends(tb, r0, sends_r0, alone=True)
+        except AssertionError as e:
+            raise AssertionError(f"{e} (TX_OFFLOADS.tso reads {tso})") from None
+        after = await counters(tb, names)
+        inc = {n: (after[n] - before[n]) & 0xFFFF_FFFF for n in names}
+        allsends = sends_r1 + sends_r0
+        want_c = {n: 0 for n in names}
+        for s in allsends:
+            if s.status == TxStatus.OK:
+                want_c["TX_TSO_SENDS"] += 1
+            else:
+                want_c[STATUS_COUNTER[s.status]] += 1
+        want_c["TX_FRAMES"] = want_c["TX_TSO_SEGS"] = sum(len(s.segments) for s in allsends)
+        assert inc == want_c, f"counters {inc}, want {want_c}"
+        assert tso == 1, "every send matched the model but TX_OFFLOADS.tso reads 0"
+    await with_timeout(body(), SIM_LIMIT_US, "us")
+
+
 WIDTHS = [(64, 128), (512, 1024)]
 
 
@@ -371,7 +470,7 @@ def _params(data_w: int, dma_w: int) -> dict[str, int]:
 @pytest.mark.parametrize("data_w,dma_w", WIDTHS)
 def test_tx_tso(data_w: int, dma_w: int) -> None:
     run_rtl_test("nic_top", rtl_file_list(), "tests.rtl.test_tx_tso", _params(data_w, dma_w),
-                 pytest_test_name(), testcase="tso_small,tso_errors")
+                 pytest_test_name(), testcase="tso_small,tso_errors,tso_long")
 
 
 @pytest.mark.rtl

@@ -70,6 +70,11 @@ package nic_dma_pkg;
   // Descriptors of one `TSO` send (tx.md, "TCP segmentation offload"): a header segment and 17
   // payload segments, Linux's MAX_SKB_FRAGS, so 64 KiB at any alignment fits under the 4 KiB rule.
   localparam int unsigned TX_TSO_MAX_SEGS        = 18;
+  // Most ring entries one frame can own, malformed ones included (tx.md, "Rings and registers"): a
+  // `TSO` send's first descriptor, its context entry, 16 inline entries (`inline_len` up to 255)
+  // and 17 more descriptors. The NIC looks this far ahead, so every frame can be checked once
+  // posted.
+  localparam int unsigned TX_FRAME_MAX_ENTRIES   = 35;
   // Most header bytes (`hdr_len`) of a `TSO` send; above: TSO_BAD_HDR.
   localparam int unsigned TX_TSO_MAX_HDR         = 128;
   // Most payload bytes of one `TSO` send (64 KiB - 1, Linux's GSO_LEGACY_MAX_SIZE limit with
