@@ -92,11 +92,11 @@ waves: setup ## re-run TEST=<pytest -k expr> with FST waves; GTKWave if a displa
 	  for f in $$new; do .venv/bin/nicsim waves "$$f" --gtkw "$${f%.fst}.gtkw" && gtkwave --save="$${f%.fst}.gtkw" "$$f" & done; \
 	else for f in $$new; do .venv/bin/nicsim waves "$$f" -o "$${f%.fst}.png" || true; done; fi; exit $$rc
 
-bench: setup ## benchmarks -> build/bench/bench.json + plots: RX/TX line rate, TX with TSO (model until the RTL has it), DMA efficiency, latency, devmem goodput, sim speed, memory, cluster (docs/cluster.md)
+bench: setup ## benchmarks -> build/bench/bench.json + plots: RX/TX line rate, TX with TSO (on the RTL), DMA efficiency, latency, devmem goodput, sim speed, memory, cluster (docs/cluster.md)
 	@$(VENV_PY) -m bench.rx_linerate
 	@$(VENV_PY) -m bench.rx_metrics
 	@$(VENV_PY) -m bench.tx_linerate
-	@$(VENV_PY) -m bench.tx_tso --backend model
+	@$(VENV_PY) -m bench.tx_tso --backend rtl
 	@$(VENV_PY) -m bench.sim_speed
 	@$(VENV_PY) -m bench.sim_memory
 	@$(VENV_PY) -m bench.cluster
