@@ -6,6 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+# Every protocol class of the RX stimulus, TCP and UDP twice as often as the rest: the mix of
+# the scenarios that exercise queue and buffer rules rather than one protocol.
+EVERY_PROTOCOL: dict[str, float] = {"ipv4/tcp": 2, "ipv4/udp": 2, "ipv6/tcp": 2, "ipv6/udp": 2,
+                                  "ipv4/other": 1, "ipv6/other": 1, "non_ip": 1}
+
+
 @dataclass(frozen=True)
 class Profile:
     name: str = "default"

@@ -1,4 +1,4 @@
-from tb.uvm.profiles import Profile
+from tb.uvm.profiles import EVERY_PROTOCOL, Profile
 
 PROFILE = Profile(
     name="rx_cq_full",
@@ -7,7 +7,6 @@ PROFILE = Profile(
                 "once 16 completions are written each frame is RX_DROP_CQ_FULL; then polling resumes.",
     frames=60, rss=False, host_payload_queues=(0,), rx_cq_log2=4, ip_options=0.2,
     vlan_mix=(0.34, 0.33, 0.33), malformed_rate=0.2,
-    protocol_mix={"ipv4/tcp": 2, "ipv4/udp": 2, "ipv6/tcp": 2, "ipv6/udp": 2, "ipv4/other": 1,
-                  "ipv6/other": 1, "non_ip": 1},
+    protocol_mix=EVERY_PROTOCOL,
     rx_starve="cq", rx_starve_queues=(0,), rx_starve_frames=60, rx_idle=0.1, dma_stall=0.2,
     regress_only=True)

@@ -1,4 +1,4 @@
-from tb.uvm.profiles import Profile
+from tb.uvm.profiles import EVERY_PROTOCOL, Profile
 
 PROFILE = Profile(
     name="rx_devmem_faults",
@@ -7,7 +7,6 @@ PROFILE = Profile(
                 "mutated frames, bad FCS, payload buffers answering SLVERR, a hds_thresh.",
     frames=300, flows=24, steered_flows=8, host_payload_queues=(0,), hds_thresh=200, ip_options=0.3,
     malformed_rate=0.25, bad_fcs_rate=0.05, dma_error_rate=0.1, vlan_mix=(0.34, 0.33, 0.33),
-    protocol_mix={"ipv4/tcp": 2, "ipv4/udp": 2, "ipv6/tcp": 2, "ipv6/udp": 2, "ipv4/other": 1,
-                  "ipv6/other": 1, "non_ip": 1},
+    protocol_mix=EVERY_PROTOCOL,
     payload_sizes=((0, 0, 1), (1, 63, 3), (64, 511, 3), (512, 1400, 2)),
     pay_stride_log2=0, rx_idle=0.1, dma_stall=0.2, regress_only=True)

@@ -1,4 +1,4 @@
-from tb.uvm.profiles import Profile
+from tb.uvm.profiles import EVERY_PROTOCOL, Profile
 
 PROFILE = Profile(
     name="rx_host_queues",
@@ -9,7 +9,6 @@ PROFILE = Profile(
                 "15 (past the buffer: clamped, no effect without multi-packet buffers).",
     frames=300, flows=24, steered_flows=8, host_payload_queues=(0, 7), hds_thresh=200, ip_options=0.3,
     vlan_mix=(0.34, 0.33, 0.33), malformed_rate=0.15,
-    protocol_mix={"ipv4/tcp": 2, "ipv4/udp": 2, "ipv6/tcp": 2, "ipv6/udp": 2, "ipv4/other": 1,
-                  "ipv6/other": 1, "non_ip": 1},
+    protocol_mix=EVERY_PROTOCOL,
     payload_sizes=((0, 0, 1), (1, 63, 3), (64, 511, 3), (512, 1400, 2), (1480, 1700, 1)),
     pay_stride_log2=15, rx_idle=0.1, dma_stall=0.2, regress_only=True)

@@ -1,4 +1,4 @@
-from tb.uvm.profiles import Profile
+from tb.uvm.profiles import EVERY_PROTOCOL, Profile
 
 PROFILE = Profile(
     name="rx_no_pay_buf",
@@ -7,8 +7,7 @@ PROFILE = Profile(
                 "with payload bytes is RX_DROP_NO_PAY_BUF, a split frame without payload still goes "
                 "through (it needs no payload buffer); then the buffers come back.",
     frames=60, rss=False, ip_options=0.2, vlan_mix=(0.34, 0.33, 0.33), malformed_rate=0.2,
-    protocol_mix={"ipv4/tcp": 2, "ipv4/udp": 2, "ipv6/tcp": 2, "ipv6/udp": 2, "ipv4/other": 1,
-                  "ipv6/other": 1, "non_ip": 1},
+    protocol_mix=EVERY_PROTOCOL,
     payload_sizes=((0, 0, 2), (1, 63, 3), (64, 511, 3), (512, 1400, 2)),
     rx_starve="pay_bufs", rx_starve_queues=(0,), rx_starve_frames=90, rx_idle=0.1, dma_stall=0.2,
     regress_only=True)

@@ -1,4 +1,4 @@
-from tb.uvm.profiles import Profile
+from tb.uvm.profiles import EVERY_PROTOCOL, Profile
 
 PROFILE = Profile(
     name="rx_queue_off",
@@ -8,7 +8,6 @@ PROFILE = Profile(
                 "delivered (tb/uvm/starve.py).",
     frames=80, flows=16, steered_flows=4, host_payload_queues=(7,), ip_options=0.2,
     vlan_mix=(0.34, 0.33, 0.33), malformed_rate=0.2, bad_fcs_rate=0.03,
-    protocol_mix={"ipv4/tcp": 2, "ipv4/udp": 2, "ipv6/tcp": 2, "ipv6/udp": 2, "ipv4/other": 1,
-                  "ipv6/other": 1, "non_ip": 1},
+    protocol_mix=EVERY_PROTOCOL,
     rx_starve="queue_off", rx_starve_queues=(0, -1), rx_starve_frames=120, rx_idle=0.1, dma_stall=0.2,
     regress_only=True)

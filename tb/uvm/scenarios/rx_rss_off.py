@@ -1,4 +1,4 @@
-from tb.uvm.profiles import Profile
+from tb.uvm.profiles import EVERY_PROTOCOL, Profile
 
 PROFILE = Profile(
     name="rx_rss_off",
@@ -7,6 +7,5 @@ PROFILE = Profile(
                 "payload buffers answering SLVERR.",
     frames=240, rss=False, host_payload_queues=(0,), ip_options=0.2, vlan_mix=(0.34, 0.33, 0.33),
     malformed_rate=0.2, bad_fcs_rate=0.05, dma_error_rate=0.1,
-    protocol_mix={"ipv4/tcp": 2, "ipv4/udp": 2, "ipv6/tcp": 2, "ipv6/udp": 2, "ipv4/other": 1,
-                  "ipv6/other": 1, "non_ip": 1},
+    protocol_mix=EVERY_PROTOCOL,
     dma_stall=0.2, regress_only=True)
