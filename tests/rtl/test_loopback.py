@@ -19,6 +19,16 @@ tests.axi_slaves). Expectations (spec "Transmitting", docs/tx.md, docs/driver.md
 - the NIC's TX counters: TX_FRAMES = the frames that came out of m_axis_tx = the driver's
   completed frames (tx-packets), TX_BYTES their bytes, no TX error; RX: every looped frame
   was delivered (RX_FRAMES), nothing dropped, nothing retransmitted.
+
+Under the DMA slaves whose AWREADY waits for W (TSO on, as everywhere) RX may drop frames, and
+then only as RX_DROP_FIFO, every one counted: RX_FRAMES + RX_DROP_FIFO = the looped frames.
+That is a rate effect, not a lost frame (docs/verification.md, "DMA slave behaviours"): the
+receiver ACKs every segment, its ACKs wait in TX behind the sender's TSO send and then leave
+back to back, about 0.6 minimum-size frames per cycle at 512 bits, while RX behind such a
+slave places about one small frame per 7 cycles; the 64-frame metadata queue fills and the
+last ACKs of the burst are dropped. TCP recovers (ACKs are cumulative; a dropped data segment
+is retransmitted), so the run then checks recovery: every byte delivered once, in order,
+byte-exact, every notification, no RST, and retransmissions only when something was dropped.
 """
 from __future__ import annotations
 
@@ -31,7 +41,6 @@ import pytest
 from cocotb.utils import get_sim_time
 
 from driver import ethtool, regs
-from driver.ethtool_features import parse_features_args
 from driver.headers import AF_INET
 from driver.kernel import Kernel
 from driver.netdev import Netdev
@@ -95,13 +104,8 @@ async def run_loopback(dut) -> None:
     await tb.reset()
     wall0, sim0 = time.monotonic(), get_sim_time('ns')
     k, nd = await _bring_up(tb)
-    if profile.awready is not AwReady.INDEPENDENT:
-        # With TSO (on by default since the RTL has it) a send's segments leave back to back,
-        # faster than RX can place them behind a slave that waits for W before AW: the RX FIFO
-        # dropped (and counted) up to 11 of 411 frames at 512 bits in about one seed in four,
-        # which this test's no-drop checks forbid. TSO stays on for the independent-AW runs;
-        # the drops themselves are open (issue 21's note).
-        nd.set_features(parse_features_args('tso off'))
+    # Counted RX_DROP_FIFO drops are a rate effect behind a waiting slave (module docstring).
+    drops_ok = profile.awready is not AwReady.INDEPENDENT
     nl = k.netlink_open()
     rx_buf = tb.dev.export_dmabuf(RX_PAGES * PAGE_SIZE, chunk_size=16 * PAGE_SIZE)
     rx_id = await nl.bind_rx(nd.ifindex, k.dma_buf_fd(rx_buf), [DEVMEM_Q])
@@ -176,8 +180,9 @@ async def run_loopback(dut) -> None:
         await nd.poll()
         hw_tx = await tb.read32(regs.TX_FRAMES)
         hw_rx = await tb.read32(regs.RX_FRAMES)
+        drops = await tb.read32(regs.RX_DROP_FIFO)
         if (not any(tq.tx_buffers for tq in nd.tx_queues) and len(tb.looped_frames) == hw_tx
-                and hw_rx == hw_tx and tb.rx_queued == 0):
+                and hw_rx + drops == hw_tx and tb.rx_queued == 0):
             break
         await tb.delay(100)
     else:
@@ -203,9 +208,22 @@ async def run_loopback(dut) -> None:
     from scapy.layers.inet import TCP
     to_b = [p for p in pkts if p[TCP].dport == PORT]
     data_frames = [p for p in to_b if tcp_payload(p)]
-    sent = b''.join(tcp_payload(p) for p in data_frames)
-    assert sent == want, (f'the data frames carry {len(sent)} B, {total} B sent; '
-                          f'{k.tcp.mib.as_dict()}; RX {await nd.hw_stats()}')
+    retrans = k.tcp.mib.RetransSegs
+    if retrans == 0:
+        sent = b''.join(tcp_payload(p) for p in data_frames)
+        assert sent == want, (f'the data frames carry {len(sent)} B, {total} B sent; '
+                              f'{k.tcp.mib.as_dict()}; RX {await nd.hw_stats()}')
+    else:
+        # Retransmitted segments repeat stream bytes: each data frame must carry the stream's
+        # bytes at its sequence number, and together they cover the stream.
+        covered = bytearray(total)
+        for p in data_frames:
+            off = (p[TCP].seq - ska.iss - 1) & 0xFFFF_FFFF
+            pay = tcp_payload(p)
+            assert pay == want[off:off + len(pay)], f'data frame at stream offset {off}: wrong bytes'
+            covered[off:off + len(pay)] = b'\x01' * len(pay)
+        assert all(covered), 'the data frames do not cover the stream'
+    
     hw = await nd.tx_hw_stats()
     qs = await nd.qstats_get()
     assert hw['TX_FRAMES'] == len(wire), 'TX_FRAMES = frames that came out of m_axis_tx'
@@ -214,10 +232,14 @@ async def run_loopback(dut) -> None:
     assert all(hw[n] == 0 for n in hw if n not in ('TX_FRAMES', 'TX_BYTES')), hw
     assert qs['tx-hw-drops'] == 0 and qs['tx-dropped'] == 0
     rxhw = await nd.hw_stats()
-    assert rxhw['RX_FRAMES'] == len(wire), 'every looped frame was delivered'
-    assert all(v == 0 for n, v in rxhw.items() if n.startswith('RX_DROP')), rxhw
-    assert nd.qstats(DEVMEM_Q).packets == len(to_b), 'the flow to B on the bound queue only'
-    assert k.tcp.mib.RetransSegs == 0 and k.tcp.mib.OutRsts == 0
+    drops = rxhw['RX_DROP_FIFO']
+    assert drops == 0 or drops_ok, f'{drops} frames dropped at the RX FIFO behind the default slave'
+    assert rxhw['RX_FRAMES'] + drops == len(wire), 'every looped frame delivered or counted dropped'
+    assert all(v == 0 for n, v in rxhw.items() if n.startswith('RX_DROP') and n != 'RX_DROP_FIFO'), rxhw
+    assert len(to_b) - drops <= nd.qstats(DEVMEM_Q).packets <= len(to_b), \
+        'the flow to B on the bound queue only'
+    assert retrans == 0 or drops > 0, f'{retrans} retransmissions without a drop'
+    assert k.tcp.mib.OutRsts == 0
     assert skb.state == TcpState.CLOSED and ska.state == TcpState.TIME_WAIT
     check_awready_exercised(tb)
     data_cycles = (sim_data - sim_send) / CLK_NS
@@ -225,10 +247,10 @@ async def run_loopback(dut) -> None:
         'loopback DATA_W=%d: %d B devmem A->B in %d data frames; %d frames through the loop '
         '(%d to B, %d to A: SYN, ACKs, FINs included), TX_FRAMES %d, %d notifications %s; '
         'first sendmsg to the last notification %.0f cycles (%.2f B/cycle), whole run %.0f '
-        'cycles; %.1f s wall',
+        'cycles; RX_DROP_FIFO %d, %d retransmissions; %.1f s wall',
         tb.data_bytes * 8, total, len(data_frames), len(wire), len(to_b), len(wire) - len(to_b),
         hw['TX_FRAMES'], len(notes), notes, data_cycles, total / data_cycles,
-        (sim_end - sim0) / CLK_NS, time.monotonic() - wall0)
+        (sim_end - sim0) / CLK_NS, drops, retrans, time.monotonic() - wall0)
 
 
 @pytest.mark.rtl
