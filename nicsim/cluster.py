@@ -31,10 +31,12 @@ def rtl_parameters(cfg: ClusterConfig) -> dict[str, int]:
 
 
 def run_rtl(cfg: ClusterConfig, name: str | None = None, seed: int | None = None,
-            threads: int = 1, waves: bool = False) -> ClusterResult:
+            threads: int = 1, waves: bool = False, cxx_opt: str | None = None) -> ClusterResult:
     """The run on the RTL (tb/cluster/cluster_sim.py through tb/sim.run_rtl_test; the
     simulator's output, with the progress lines, goes to the terminal). RuntimeError with
-    the simulation's message when it did not end well."""
+    the simulation's message when it did not end well. `cxx_opt` (e.g. "-O0"): the model's
+    C++ optimisation, for short runs where the build dominates (tests); None: the default,
+    fastest simulation."""
     from tb.cluster.cluster_tb import run_cluster_test
     from tb.sim import BUILD_ROOT
     name = name or f"nicsim-cluster-n{cfg.nics}-w{cfg.data_width}"
@@ -46,7 +48,7 @@ def run_rtl(cfg: ClusterConfig, name: str | None = None, seed: int | None = None
     err = None
     try:
         run_cluster_test("tb.cluster.cluster_sim", rtl_parameters(cfg), name, threads=threads,
-                         waves=waves, seed=seed,
+                         waves=waves, seed=seed, cxx_opt=cxx_opt,
                          extra_env={"CLUSTER_JOB": str(job), "CLUSTER_OUT": str(out),
                                     "NICSIM_PARENT": str(os.getpid())})
     except AssertionError as e:
