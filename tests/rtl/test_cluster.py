@@ -26,7 +26,7 @@ import pytest
 
 from nicsim.cluster import run_model, run_rtl
 from tb.cluster.workload import ClusterConfig, ClusterResult
-from tb.sim import pytest_test_name
+from tb.sim import QUICK_CXX_OPT, pytest_test_name
 
 
 def check_run(res: ClusterResult, cfg: ClusterConfig, lossless: bool = True) -> None:
@@ -59,7 +59,7 @@ def unpack_shape(res: ClusterResult) -> list[tuple[int, int, int, int]]:
 # The cluster models are N copies of nic_top: at -O0 they build in a third of the CPU time
 # (N=4 at 512 bits: 79 instead of 232 CPU-s) and these small runs still take seconds; the
 # benches and `nicsim cluster` keep the default optimisation.
-QUICK_BUILD = "-O0"
+QUICK_BUILD = QUICK_CXX_OPT
 
 CASES = [pytest.param(2, 64, 24 << 10, id="n2-w64"), pytest.param(4, 512, 16 << 10, id="n4-w512")]
 

@@ -256,7 +256,10 @@ async def run_loopback(dut) -> None:
 @pytest.mark.rtl
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize('data_w,testbench,awready', awready_params(
-    [(64, 'fast'), (512, 'fast'), (512, 'per-beat')], [(64, 'fast'), (512, 'fast')]))
+    [(64, 'fast'), (512, 'fast'), (512, 'per-beat')], [(64, 'fast'), (512, 'fast')],
+    # per-beat (cocotbext-axi partners, Python per beat: ~40 s of simulation) in make regress;
+    # make test keeps the per-beat testbench in the RX, TX and pyuvm tests
+    marks_of=lambda p: [pytest.mark.regress_only] if p[1] == 'per-beat' else []))
 def test_loopback_devmem_both_ends(data_w: int, testbench: str, awready: str | None) -> None:
     """Also on the fast harness under DMA slaves whose AWREADY waits for W (first or last beat)."""
     run_nic_test(testbench, 'tests.rtl.test_loopback', {'DATA_W': data_w}, pytest_test_name(),

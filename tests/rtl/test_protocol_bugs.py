@@ -27,7 +27,7 @@ from tb.frames import Flow, build, pattern
 from tb.nic_tb import NicTb, TrafficProfile
 from tb.rx_env import bring_up as rx_bring_up
 from tb.rx_env import run_traffic
-from tb.sim import BUGS_DIR, pytest_test_name, rtl_file_list, run_rtl_test
+from tb.sim import BUGS_DIR, QUICK_CXX_OPT, pytest_test_name, rtl_file_list, run_rtl_test
 from tb.tx_env import PagePool, QueuePlan, bring_up, good_frame, run_plans
 
 # patch -> the rule the checker must report (also the rule its first comment line names)
@@ -72,7 +72,11 @@ X_RANDOM_ARGS = ["--x-assign", "unique", "--x-initial", "unique"]   # after tb/s
 @pytest.mark.parametrize("bug", [None, "xrandom", *BUGS], ids=["clean", "xrandom", *BUGS])
 def test_protocol_bug(bug: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
     def run(**kw) -> None:
-        run_rtl_test("nic_top", rtl_file_list(), "tests.rtl.test_protocol_bugs", {"DATA_W": 64}, pytest_test_name(), **kw)
+        # the patched and the x-random builds serve this test alone and simulate briefly:
+        # built at -O0 (the clean run shares the standard build)
+        opt = QUICK_CXX_OPT if bug else None
+        run_rtl_test("nic_top", rtl_file_list(), "tests.rtl.test_protocol_bugs", {"DATA_W": 64}, pytest_test_name(),
+                     cxx_opt=opt, **kw)
 
     if bug in (None, "xrandom"):
         monkeypatch.delenv("NIC_BUG", raising=False)

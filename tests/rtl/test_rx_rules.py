@@ -19,7 +19,7 @@ from models.nic_model import FRAME_COUNTERS, INFO_COUNTERS
 from tb.corpus import mutate, odd_frames
 from tb.frames import Flow, build, pattern
 from tb.nic_tb import NicTb, TrafficProfile
-from tb.sim import pytest_test_name, rtl_file_list, run_rtl_test
+from tb.sim import nic_top_params, pytest_test_name, rtl_file_list, run_rtl_test
 from tb.rx_env import bring_up, run_traffic
 
 SMALL_RINGS = dict(hdr_ring_log2=5, pay_ring_log2=5, cq_log2=6)
@@ -284,4 +284,4 @@ async def run_malformed_corpus(dut) -> None:
 @pytest.mark.parametrize("data_w, dma_w", [(64, 128), (512, 512), (64, 64)])
 def test_rx_rules(data_w: int, dma_w: int) -> None:
     run_rtl_test("nic_top", rtl_file_list(), "tests.rtl.test_rx_rules",
-                 {"DATA_W": data_w, "DMA_DATA_W": dma_w}, pytest_test_name())
+                 nic_top_params(data_w, dma_w), pytest_test_name())

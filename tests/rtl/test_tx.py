@@ -15,7 +15,7 @@ from driver import regs
 from models.formats import TxDesc, TxStatus
 from tb.axi_wr_slave import AwReady, check_awready_exercised
 from tb.nic_tb import NicTb, TrafficProfile
-from tb.sim import pytest_test_name, rtl_file_list, run_rtl_test
+from tb.sim import nic_top_params, pytest_test_name, rtl_file_list, run_rtl_test
 from tb.tx_env import (COUNTERS, PagePool, QueuePlan, bring_up, good_frame, good_inline_frame,
                        inline_entries, read_counters, run_plans)
 from tests.axi_slaves import awready_env, awready_params
@@ -321,6 +321,6 @@ def test_tx(data_w: int, dma_w: int, awready: str | None) -> None:
     # and segment reads split at MAX_BURST) shares test_rx_rules' builds. Also under DMA slaves
     # whose AWREADY waits for the burst's first or last W beat: the mix (each size once) and
     # the disable (STATUS.busy counts a burst from its W, not its AW handshake), short traffic.
-    params = {"DATA_W": data_w} if dma_w == 2 * data_w else {"DATA_W": data_w, "DMA_DATA_W": dma_w}
+    params = nic_top_params(data_w, dma_w)
     run_rtl_test("nic_top", rtl_file_list(), "tests.rtl.test_tx", params, pytest_test_name(),
                  extra_env=awready_env(awready), testcase=WAITING_SLAVE_TESTS if awready else None)

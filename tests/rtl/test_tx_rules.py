@@ -23,7 +23,7 @@ from tb.frames import Flow, build, pattern
 from tb.nic_tb import NicTb, TrafficProfile
 from tb.rx_env import bring_up as rx_bring_up
 from tb.rx_env import run_traffic
-from tb.sim import pytest_test_name, rtl_file_list, run_rtl_test
+from tb.sim import nic_top_params, pytest_test_name, rtl_file_list, run_rtl_test
 from tb.tx_env import (COUNTERS, PAGE, IrqMonitor, PagePool, QueuePlan, TxRing,
                        bring_up, good_frame, match_sent, read_counters, run_plans)
 
@@ -595,5 +595,5 @@ async def run_tx_coal(dut) -> None:
 @pytest.mark.parametrize("data_w,dma_w", [(64, 64), (64, 128), (512, 512), (512, 1024)])
 def test_tx_rules(data_w: int, dma_w: int) -> None:
     # Builds shared with test_tx / test_rx_rules (same parameter spelling).
-    params = {"DATA_W": data_w} if dma_w == 2 * data_w else {"DATA_W": data_w, "DMA_DATA_W": dma_w}
+    params = nic_top_params(data_w, dma_w)
     run_rtl_test("nic_top", rtl_file_list(), "tests.rtl.test_tx_rules", params, pytest_test_name())

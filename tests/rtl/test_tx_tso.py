@@ -31,7 +31,7 @@ from models.formats import (TX_FRAME_MAX_ENTRIES, TX_TSO_MAX_SEGS, TxCompletion,
 from models.tso import tso_seed, tso_segments, tso_sent_bounds
 from models.tx import STATUS_COUNTER, check_frame
 from tb.nic_tb import NicTb, TrafficProfile
-from tb.sim import pytest_test_name, rtl_file_list, run_rtl_test
+from tb.sim import nic_top_params, pytest_test_name, rtl_file_list, run_rtl_test
 from tb.tx_env import PagePool, TxRing, bring_up, inline_entries, seg_offset, split_payload
 
 LIMIT = 9076                       # TX_FRAME_LIMIT: MSS 8948 with the longest header (128)
@@ -463,7 +463,7 @@ WIDTHS = [(64, 128), (512, 1024)]
 
 def _params(data_w: int, dma_w: int) -> dict[str, int]:
     # The builds of test_tx / test_tx_rules (same parameter spelling).
-    return {"DATA_W": data_w} if dma_w == 2 * data_w else {"DATA_W": data_w, "DMA_DATA_W": dma_w}
+    return nic_top_params(data_w, dma_w)
 
 
 @pytest.mark.rtl
