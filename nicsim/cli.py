@@ -456,7 +456,7 @@ def cmd_cluster(args: argparse.Namespace) -> int:
                         pairs=pairs, seed=args.seed, rto_min_us=args.rto_min_us,
                         timeout_ms=args.timeout_ms, stall_ms=args.stall_ms, napi_interval_ns=args.napi_interval_ns,
                         rcvbuf_kib=args.rcvbuf, send_order=args.send_order,
-                        xps_rxqs=args.xps == "rxqs")
+                        xps_rxqs=args.xps == "rxqs", tso=args.tso)
     try:
         cfg.check()
         if args.backend == "model" and args.threads != 1:
@@ -640,6 +640,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--xps", choices=["rxqs", "hash"], default="rxqs",
                    help="TX queue of a socket: rxqs (XPS by receive queue: the ACKs of the devmem "
                         "receives on their own TX queue; default) or hash (the flow hash)")
+    c.add_argument("--tso", action=argparse.BooleanOptionalAction, default=None,
+                   help="TCP segmentation offload on every host (ethtool -K ethN tso on|off); "
+                        "default: on when the NIC has it, as Linux")
     c.add_argument("--threads", type=int, default=1, choices=[1, 2],
                    help="rtl: Verilator threads of the model (docs/cluster.md: measured); default 1")
     c.add_argument("--sim-seed", type=int, default=None, help="rtl: cocotb random seed")
