@@ -40,6 +40,7 @@ from typing import Any, Protocol
 from driver import ethtool
 from driver.errors import KernelError
 from driver.ethtool_features import ALL_TSO, parse_features_args
+from driver.gso import GSO_LEGACY_MAX_SIZE
 from driver.headers import AF_INET
 from driver.kernel import Kernel
 from driver.netdev import Netdev
@@ -120,6 +121,21 @@ class ClusterConfig:
     """TCP segmentation offload (docs/tx.md): None: on when the NIC has it (`TX_OFFLOADS.tso`;
     Linux's default, the driver advertises it then), True: `ethtool -K ethN tso on` (an error
     on a NIC without it), False: `ethtool -K ethN tso off` (each send an MSS-sized skb)."""
+    tso_win_divisor: int = 64
+    """`net.ipv4.tcp_tso_win_divisor` on every host (Linux's default is 3): a GSO skb the
+    window cannot take whole waits for an ACK (`tcp_tso_should_defer`) while the room is
+    under this fraction of min(peer window, cwnd) (and under `tcp_tso_segs` segments);
+    ip-sysctl.rst: "a choice between burstiness and building larger TSO frames". 0: wait
+    while the room is at most 3 MSS. 64: with the default windows (85 KiB per connection)
+    a room of one segment goes at once at MSS 1448 and 8948, as without deferral
+    (docs/cluster.md: Linux's 3 costs 3.6 to 6 points here)."""
+    gso_max_size: int | None = 18 << 10
+    """`ip link set dev ethN gso_max_size BYTES` on every host: the longest GSO skb, headers
+    included, so the longest TSO send (`dev->gso_max_size`; TCP keeps `MAX_TCP_HEADER` + 1
+    below it and cuts at an MSS multiple, `tcp_xmit_size_goal`); None: the device's
+    default, 65536. 18 KiB: two MSS 8948 segments (twelve of 1448), so that an ACK the NIC
+    sends between two TSO sends of another queue waits at most ~1.1 us at 128 Gbit/s
+    (docs/cluster.md: 65536 costs 0.6 points)."""
     stall_ms: float | None = None
     """Simulated time without progress (a connection established or closing, a byte
     acknowledged, received or unpacked, a zero-copy notification) after which the run gives
@@ -170,6 +186,11 @@ class ClusterConfig:
             raise ValueError(f"--stall-ms {self.stall_ms:g}: must be positive")
         if self.send_order not in SEND_ORDERS:
             raise ValueError(f"--send-order {self.send_order}: one of {', '.join(SEND_ORDERS)}")
+        if not 0 <= self.tso_win_divisor <= 255:
+            raise ValueError(f"--tso-win-divisor {self.tso_win_divisor}: 0 to 255 (a u8 sysctl)")
+        if self.gso_max_size is not None and not 0 < self.gso_max_size <= GSO_LEGACY_MAX_SIZE:
+            raise ValueError(f"--gso-max-size {self.gso_max_size}: 1 to {GSO_LEGACY_MAX_SIZE} "
+                             "(the NIC's tso_max_size)")
         if not 0 <= self.drop_rate < 1:
             raise ValueError(f"--drop-rate {self.drop_rate}: a probability in [0, 1)")
         frame_cells = -(-(self.mss + HDR_BYTES) // self.data_bytes)
@@ -512,6 +533,7 @@ class Cluster:
             k.tcp.rto_min_ns = int(cfg.rto_min_us * 1000)
             k.tcp.rto_init_ns = 5 * k.tcp.rto_min_ns
             k.tcp.clock_g_ns = max(1, k.tcp.rto_min_ns // 200)
+            k.tcp.tso_win_divisor = cfg.tso_win_divisor   # sysctl net.ipv4.tcp_tso_win_divisor
             nd = Netdev(k, hw, name=f"eth{i}")
             nd.dev_addr = mac_of(i)
             await nd.probe()
@@ -521,6 +543,8 @@ class Cluster:
                 except KernelError as e:
                     raise ValueError(f"--tso: ethtool -K eth{i} tso on: the NIC has no TSO "
                                      f"(TX_OFFLOADS.tso reads 0; errno {e.errno})") from None
+            if cfg.gso_max_size is not None:            # `ip link set dev ethN gso_max_size`
+                nd.gso_max_size = cfg.gso_max_size
             await nd.set_ringparam(rx_pending=cfg.ring, tcp_data_split=True, hds_thresh=0)
             await nd.set_channels(2)
             await nd.set_mtu(cfg.mtu)
