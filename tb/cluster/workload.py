@@ -128,7 +128,7 @@ class ClusterConfig:
     ip-sysctl.rst: "a choice between burstiness and building larger TSO frames". 0: wait
     while the room is at most 3 MSS. 64: with the default windows (85 KiB per connection)
     a room of one segment goes at once at MSS 1448 and 8948, as without deferral
-    (docs/cluster.md: Linux's 3 costs 3.6 to 6 points here)."""
+    (docs/cluster.md: Linux's 3 costs 3.6 to 5.5 points at MSS 8948)."""
     gso_max_size: int | None = 18 << 10
     """`ip link set dev ethN gso_max_size BYTES` on every host: the longest GSO skb, headers
     included, so the longest TSO send (`dev->gso_max_size`; TCP keeps `MAX_TCP_HEADER` + 1
