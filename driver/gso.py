@@ -33,6 +33,8 @@ TCP_FLAGS_OFF = 13
 TCP_FLAG_FIN, TCP_FLAG_PSH, TCP_FLAG_CWR = 0x01, 0x08, 0x80
 GSO_LEGACY_MAX_SIZE = 65536
 """`GSO_LEGACY_MAX_SIZE`: a device's default `gso_max_size` (headers included)."""
+GSO_MAX_SEGS = 65535
+"""`GSO_MAX_SEGS`: a device's default (and largest) `gso_max_segs`."""
 MAX_TCP_HEADER = 320
 """`MAX_TCP_HEADER` (`L1_CACHE_ALIGN(128 + MAX_HEADER)`, 320 bytes on a usual x86-64
 build): the header room `tcp_xmit_size_goal` keeps below `gso_max_size`."""

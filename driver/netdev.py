@@ -45,7 +45,7 @@ from driver.errors import KernelError
 from driver.ethtool import COALESCE_FIELDS, CoalesceAttr, EthtoolCoalesce, coalesce_attrs
 from driver.ethtool_features import (NO_FEATURES, NetdevFeature, apply_features, features_report,
                                      hw_features_from_offloads)
-from driver.gso import (GSO_LEGACY_MAX_SIZE, GsoHeaders, gso_headers, skb_gso_segment,
+from driver.gso import (GSO_LEGACY_MAX_SIZE, GSO_MAX_SEGS, GsoHeaders, gso_headers, skb_gso_segment,
                         tso_seed_header, tso_wire_bytes)
 from driver.headers import ETH_HLEN, VLAN_HLEN, HeaderError, eth_get_headlen
 from driver.hw import NicHw
@@ -300,6 +300,9 @@ class Netdev:
         posts them as TSO sends (docs/tx.md); off, queued GSO skbs are cut in software."""
         self.gso_max_size = GSO_LEGACY_MAX_SIZE
         """`dev->gso_max_size`: the longest GSO skb, headers included (64 KiB)."""
+        self.gso_max_segs = GSO_MAX_SEGS
+        """`dev->gso_max_segs`: the most segments of one GSO skb (`ip link set dev ethN
+        gso_max_segs N`, IFLA_GSO_MAX_SEGS; the socket's `sk_gso_max_segs`)."""
         self.supported_coalesce_params: frozenset[CoalesceAttr] = RX_COALESCE_PARAMS
         """`ethtool_ops->supported_coalesce_params`: the attributes `set_coalesce` takes."""
         self.rx_frames_max = 1

@@ -141,6 +141,21 @@ TCP_MAX_WSCALE = 14
 TCP_RMEM_MAX = 6 << 20
 """`net.ipv4.tcp_rmem[2]` (Linux's default, 6 MiB): the largest receive buffer, from which the
 window scale we offer is chosen."""
+TCP_TSO_WIN_DIVISOR = 3
+"""`net.ipv4.tcp_tso_win_divisor` (Linux: 3): a GSO skb the window cannot take whole is sent
+cut when the room is at least this fraction of the window (`tcp_tso_should_defer`)."""
+TCP_MIN_TSO_SEGS = 2
+"""`net.ipv4.tcp_min_tso_segs` (Linux: 2): the fewest segments `tcp_tso_autosize` allows."""
+TCP_TSO_RTT_LOG = 9
+"""`net.ipv4.tcp_tso_rtt_log` (Linux: 9): flows with a min RTT under 2^9 us get up to
+`gso_max_size` more bytes per TSO send than 1 ms of pacing (`tcp_tso_autosize`, 5.18+)."""
+SK_PACING_SHIFT = 10
+"""`sk->sk_pacing_shift` (Linux: 10): `tcp_tso_autosize` takes 1/1024 s (~1 ms) of the
+pacing rate."""
+TCP_PACING_SS_RATIO = 200
+TCP_PACING_CA_RATIO = 120
+"""`net.ipv4.tcp_pacing_ss_ratio` / `tcp_pacing_ca_ratio` (Linux: 200, 120): the pacing
+rate in percent of cwnd x MSS / SRTT in slow start (cwnd < ssthresh / 2) and after."""
 TCP_MSS_DEFAULT = 536
 """RFC 9293 3.7.1: the MSS a peer that sent no MSS option is assumed to take (IPv4)."""
 TCP_MSS_DEFAULT_V6 = 1220
@@ -372,6 +387,11 @@ class TcpSock:
     """Sequence number of our FIN once queued."""
     srtt_ns: int = 0
     rttvar_ns: int = 0
+    min_rtt_ns: int | None = None
+    """`tcp_min_rtt`: the smallest RTT sample (Linux keeps it over `tcp_min_rtt_wlen`, 300 s,
+    longer than any run here); None before the first sample (Linux: ~0U)."""
+    wstamp_ns: int = 0
+    """`tp->tcp_wstamp_ns`: when this socket last sent a segment."""
     rto_ns: int = TCP_TIMEOUT_INIT
     backoff: int = 0
     timer_ns: int | None = None
@@ -395,6 +415,14 @@ class TcpSock:
     packets_out: int = 0
     """`tp->packets_out`: segments on the retransmit queue (the sum of their `pcount`); the
     congestion window is compared with it."""
+    is_cwnd_limited: bool = False
+    """`tp->is_cwnd_limited`: the congestion window stopped a send in the current window of
+    data (`tcp_cwnd_validate`)."""
+    max_packets_out: int = 0
+    """`tp->max_packets_out`: the most segments in flight in the current window of data."""
+    cwnd_usage_seq: int = 0
+    """`tp->cwnd_usage_seq`: `snd_nxt` when the current window of data began; once it is
+    acknowledged the two above start over."""
     max_window: int = 0
     """`tp->max_window`: the largest window the peer has offered (GSO skbs are at most half
     of it: `tcp_bound_to_half_wnd`)."""
@@ -751,7 +779,8 @@ class TcpSock:
         """`tcp_send_mss` -> `tcp_xmit_size_goal`: the payload of one write-queue skb. The
         MSS without GSO; with it, the device's `gso_max_size` less `MAX_TCP_HEADER` less
         one, at most half the largest window the peer offered (`tcp_bound_to_half_wnd`), a
-        multiple of the MSS, within the NIC's TSO payload limit."""
+        multiple of the MSS, at most the device's `gso_max_segs` segments, within the NIC's
+        TSO payload limit."""
         mss = self.mss
         if not self.gso_ok:
             return mss
@@ -760,7 +789,83 @@ class TcpSock:
         if self.max_window > TCP_MSS_DEFAULT:
             goal = min(goal, self.max_window >> 1)
         goal = min(goal, TX_TSO_MAX_PAYLOAD)
-        return max(mss, goal // mss * mss)
+        return max(mss, min(goal // mss, self.dst_dev.gso_max_segs) * mss)
+
+    def pacing_rate(self) -> float | None:
+        """`tcp_update_pacing_rate`, bytes per second: MSS x max(cwnd, packets out) / SRTT,
+        times `tcp_pacing_ss_ratio` in slow start's first half (cwnd < ssthresh / 2), else
+        `tcp_pacing_ca_ratio`. None (unlimited, Linux's initial ~0UL) without an RTT sample
+        or without congestion control."""
+        if not self.srtt_ns or not self.cc_on:
+            return None
+        st = self.stack
+        ratio = st.pacing_ss_ratio if self.snd_cwnd < self.snd_ssthresh // 2 else st.pacing_ca_ratio
+        return self.mss * ratio / 100 * max(self.snd_cwnd, self.packets_out) * 1e9 / self.srtt_ns
+
+    def tso_segs(self) -> int:
+        """`tcp_tso_segs` -> `tcp_tso_autosize` (Linux 5.18+, net/ipv4/tcp_output.c): the most
+        segments one transmission of a GSO skb may carry: ~1 ms of the pacing rate
+        (`sk_pacing_rate >> sk_pacing_shift`), plus `gso_max_size >> (min_rtt_us >>
+        tcp_tso_rtt_log)` (a min RTT under 512 us adds a whole `gso_max_size`), at most
+        `gso_max_size`, at least `tcp_min_tso_segs`; then at most the device's
+        `gso_max_segs` (`tcp_tso_segs`). In this fabric that is `gso_max_size` from the first
+        send, whatever `tcp_tso_rtt_log`: 1 ms of a pacing rate of gigabytes per second is
+        megabytes."""
+        st = self.stack
+        gso_max = self.dst_dev.gso_max_size if self.dst_dev is not None else 0
+        rate = self.pacing_rate()
+        size = gso_max if rate is None else int(rate) >> SK_PACING_SHIFT
+        if self.min_rtt_ns is not None:
+            r = (self.min_rtt_ns // 1000) >> st.tso_rtt_log
+            if r < 32:
+                size += gso_max >> r
+        size = min(size, gso_max)
+        segs = max(size // self.mss, st.min_tso_segs)
+        return min(segs, self.dst_dev.gso_max_segs) if self.dst_dev is not None else segs
+
+    def tso_should_defer(self, t: TcpTxSkb, wnd_end: int, max_segs: int) -> str | None:
+        """`tcp_tso_should_defer` (net/ipv4/tcp_output.c, "a kind of TSO Nagle test"): hold
+        back a GSO skb `t` that the peer's window or the congestion window cannot take whole
+        while an ACK that opens more is due soon, so that TSO sends are not cut small. Sent
+        now when: recovering from a loss; the last send was over 1 ms ago; the room takes
+        `max_segs` segments, or all of `t` while more data is queued behind it, or at least
+        1/`tcp_tso_win_divisor` of min(peer window, cwnd); nothing is in flight; the oldest
+        unacknowledged segment went out less than half an SRTT ago (its ACK would come too
+        late); the room is more than `t` needs. Called once the first segment fits both
+        windows (`tcp_snd_wnd_test`, `tcp_cwnd_test`). Returns None (send now) or why it
+        waits: 'cwnd' (`*is_cwnd_limited`), 'rwnd' (`*is_rwnd_limited`) or 'more' (a bigger
+        send is due)."""
+        if self.ca_state != 'open':
+            return None
+        if self.now - self.wstamp_ns > NSEC_PER_MSEC:
+            return None
+        mss = self.mss
+        send_win = (wnd_end - t.seq) & SEQ_MASK
+        cwnd_bytes = self.snd_cwnd * mss if self.cc_on else None
+        cong_win = (self.snd_cwnd - self.packets_out) * mss if self.cc_on else send_win
+        limit = min(send_win, cong_win)
+        if limit >= max_segs * mss:
+            return None
+        if t is not self.write_queue[-1] and limit >= t.len:
+            return None
+        divisor = self.stack.tso_win_divisor
+        if divisor:
+            chunk = self.snd_wnd if cwnd_bytes is None else min(self.snd_wnd, cwnd_bytes)
+            if limit >= chunk // divisor:
+                return None
+        elif limit > 3 * mss:                        # `tcp_max_tso_deferred_mss`
+            return None
+        if not self.rtx_queue:
+            return None
+        head = self.rtx_queue[0]
+        if head.sent_ns is None or self.now - head.sent_ns < self.srtt_ns // 2:
+            return None
+        if cong_win < send_win:
+            if cong_win <= t.len:
+                return 'cwnd'
+        elif send_win <= t.len:
+            return 'rwnd'
+        return None if t.flags & TcpFlags.FIN else 'more'
 
     # --- congestion control (RFC 5681, RFC 6582; Linux's tcp_cong.c "reno") ---------------
 
@@ -800,8 +905,10 @@ class TcpSock:
 
     def _slow_start_or_avoid(self, acked: int) -> None:
         """`tcp_reno_cong_avoid`: slow start below ssthresh (one segment per segment
-        acknowledged), else one segment per window of ACKed segments."""
-        if not self.cc_on or acked <= 0:
+        acknowledged), else one segment per window of ACKed segments; neither while the
+        window is not what limits the sender (`tcp_is_cwnd_limited`: a flow held back by the
+        peer's receive window does not grow cwnd without bound)."""
+        if not self.cc_on or acked <= 0 or not self.tcp_is_cwnd_limited():
             return
         if self.snd_cwnd < self.snd_ssthresh:
             grow = min(acked, self.snd_ssthresh - self.snd_cwnd)
@@ -813,6 +920,27 @@ class TcpSock:
                 self.snd_cwnd_cnt -= self.snd_cwnd
                 self.snd_cwnd += 1
         self.snd_cwnd = min(self.snd_cwnd, 0xFFFF)
+
+    def tcp_is_cwnd_limited(self) -> bool:
+        """`tcp_is_cwnd_limited`: cwnd stopped a send in this window of data, or (slow start)
+        cwnd is below twice the most segments that were in flight in it."""
+        if self.is_cwnd_limited:
+            return True
+        if self.snd_cwnd < self.snd_ssthresh:
+            return self.snd_cwnd < 2 * self.max_packets_out
+        return False
+
+    def tcp_cwnd_validate(self, cwnd_limited: bool) -> None:
+        """`tcp_cwnd_validate` (RFC 7661's idea, as Linux does it), after `tcp_write_xmit`:
+        remember for the current window of data whether cwnd limited a send, else the most
+        segments in flight; a new window of data starts once `cwnd_usage_seq` is
+        acknowledged. (Linux also decays cwnd after an idle or application-limited
+        period, `tcp_cwnd_application_limited`: not modelled.)"""
+        if (not before(self.snd_una, self.cwnd_usage_seq) or cwnd_limited
+                or (not self.is_cwnd_limited and self.packets_out > self.max_packets_out)):
+            self.is_cwnd_limited = cwnd_limited
+            self.max_packets_out = self.packets_out
+            self.cwnd_usage_seq = self.snd_nxt
 
     def _enter_loss(self) -> None:
         """`tcp_enter_loss`: a retransmission timeout. ssthresh halves the flight (once per
@@ -861,6 +989,7 @@ class TcpSock:
         if t.sent_ns is None or t.retrans:
             return
         r = max(1, self.now - t.sent_ns)
+        self.min_rtt_ns = r if self.min_rtt_ns is None else min(self.min_rtt_ns, r)
         if self.srtt_ns == 0:
             self.srtt_ns, self.rttvar_ns = r, r // 2
         else:
@@ -1131,6 +1260,7 @@ class TcpSock:
             skb.ubuf = t.uarg.get()
         if t.sent_ns is None:
             t.sent_ns = self.now
+        self.wstamp_ns = self.now
         await self.transmit(skb)
 
     def syn_options(self) -> bytes:
@@ -1161,13 +1291,18 @@ class TcpSock:
             return n
         n += await self._loss_retransmit()
         if self.ca_state == 'loss' and not probe:
+            if n and self.cc_on:
+                self.tcp_cwnd_validate(self.packets_out >= self.snd_cwnd)
             return n                         # the lost window first
+        cwnd_limited = False
         wnd_end = self._send_window_end()
         new = 0
         mss = self.mss
+        tso_max = self.tso_segs()       # whatever the device has now: software GSO cuts the rest
         while self.write_queue and (max_segs is None or new < max_segs):
             t = self.write_queue[0]
             fits = not after(t.end_seq, wnd_end) or (t.len == 0 and t.flags & TcpFlags.FIN)
+            room_segs = None
             if not fits and t.pcount > 1:
                 # a GSO skb: send what the window takes, whole segments (`tcp_mss_split_point`);
                 # a probe sends one segment (`tcp_write_wakeup`)
@@ -1175,19 +1310,31 @@ class TcpSock:
                 room = 0 if room >= 0x8000_0000 else room
                 segs = 1 if probe and room < mss else room // mss
                 if segs:
-                    t = self._cut_to_segs(self.write_queue, 0, segs)
+                    room_segs = segs
                     fits = True
             if not fits and not probe:
                 if not self.rtx_queue and self.timer_ns is None:
                     self._arm_timer(self.rto_ns)     # the probe timer
                 break
+            quota = None
             if self.cc_on and not probe and self.rtx_queue:
                 quota = self.snd_cwnd - self.packets_out
                 if quota <= 0:
+                    cwnd_limited = True
                     break                        # the congestion window is full
-                t = self._cut_to_segs(self.write_queue, 0, quota)   # `tcp_cwnd_test`
             elif self.cc_on and not probe:
-                t = self._cut_to_segs(self.write_queue, 0, max(1, self.snd_cwnd))
+                quota = max(1, self.snd_cwnd)
+            defer = self.tso_should_defer(t, wnd_end, tso_max) if not probe and t.pcount > 1 \
+                else None
+            if defer is not None:
+                cwnd_limited |= defer == 'cwnd'
+                break                            # an ACK due soon lets a bigger send out
+            if room_segs is not None:
+                t = self._cut_to_segs(self.write_queue, 0, room_segs)
+            if quota is not None:
+                t = self._cut_to_segs(self.write_queue, 0, quota)   # `tcp_cwnd_test`
+            if not probe:
+                t = self._cut_to_segs(self.write_queue, 0, tso_max)  # `tcp_tso_segs`
             probe = False
             self.write_queue.popleft()
             self._rtx_append(t)
@@ -1197,6 +1344,10 @@ class TcpSock:
             new += 1
             if self.timer_ns is None:
                 self._arm_timer(self.rto_ns)
+        if self.cc_on:
+            cwnd_limited |= self.packets_out >= self.snd_cwnd
+            if new or cwnd_limited:
+                self.tcp_cwnd_validate(cwnd_limited)
         return n
 
     def _arm_timer(self, ns: int) -> None:
@@ -1515,12 +1666,23 @@ class TcpStack:
         self.congestion_control = 'reno'
         """`net.ipv4.tcp_congestion_control` (`CONGESTION_CONTROLS`)."""
         self.xmit_quantum: int | None = 1
-        """New segments a socket sends per turn when several sockets have data to send at the
-        end of a poll, in turns until none can send more: the per-flow round robin of the
+        """Frames of credit a socket gets per turn when several sockets have data to send at
+        the end of a poll, in turns until none can send more: the per-flow round robin of the
         default qdisc (fq_codel's deficit round robin with a quantum of one MTU-sized frame,
         RFC 8290 4.2; Linux's `fq` does the same per socket), so that one flow's burst does
-        not queue ahead of the others' on the device. None: each socket sends all it may in
-        one go (a FIFO qdisc)."""
+        not queue ahead of the others' on the device. A socket sends skbs while it has
+        credit; a GSO skb costs its segments, so a flow sending a k-segment TSO skb sits
+        out its next k - 1 turns. None: each socket sends all it may in one go (a FIFO
+        qdisc)."""
+        self.tso_win_divisor = TCP_TSO_WIN_DIVISOR
+        """`net.ipv4.tcp_tso_win_divisor` (0: defer only while the room is at most 3 MSS)."""
+        self.min_tso_segs = TCP_MIN_TSO_SEGS
+        """`net.ipv4.tcp_min_tso_segs`."""
+        self.tso_rtt_log = TCP_TSO_RTT_LOG
+        """`net.ipv4.tcp_tso_rtt_log`."""
+        self.pacing_ss_ratio = TCP_PACING_SS_RATIO
+        self.pacing_ca_ratio = TCP_PACING_CA_RATIO
+        """`net.ipv4.tcp_pacing_ss_ratio` / `tcp_pacing_ca_ratio` (percent)."""
         self.window_scaling = True
         """`net.ipv4.tcp_window_scaling` (Linux: 1): offer RFC 7323 window scaling in SYNs and
         accept it in SYN-ACKs."""
@@ -1602,11 +1764,27 @@ class TcpStack:
                 await sk.tcp_retransmit_skb()
                 turn[sk] += 1
         q = self.xmit_quantum
+        deficit: dict[TcpSock, int] = {}
         while turn:                             # the flows in turns (`xmit_quantum`)
             for sk in list(turn):
-                k = await sk.tcp_write_xmit(max_segs=q) if sk.state != TcpState.CLOSED else 0
-                turn[sk] += k
-                if q is None or k < q or sk.state == TcpState.CLOSED:
+                done = sk.state == TcpState.CLOSED
+                if not done and q is None:
+                    turn[sk] += await sk.tcp_write_xmit()
+                    done = True
+                elif not done and q is not None:
+                    # deficit round robin (RFC 8290 4.2): a turn adds `q` frames of credit;
+                    # the flow sends skbs while it has credit, each costing its segments (a
+                    # TSO skb several), so that a flow sending GSO skbs waits its turns out
+                    deficit[sk] = deficit.get(sk, 0) + q
+                    while deficit[sk] > 0:
+                        out = self.mib.OutSegs
+                        k = await sk.tcp_write_xmit(max_segs=1)
+                        if not k or sk.state == TcpState.CLOSED:
+                            done = True
+                            break
+                        turn[sk] += k
+                        deficit[sk] -= self.mib.OutSegs - out
+                if done:
                     sent = turn.pop(sk)
                     if sent and sk in self._ack_pending and not sk.dupacks_owed:
                         del self._ack_pending[sk]       # the data carried the ACK

@@ -456,7 +456,8 @@ def cmd_cluster(args: argparse.Namespace) -> int:
                         pairs=pairs, seed=args.seed, rto_min_us=args.rto_min_us,
                         timeout_ms=args.timeout_ms, stall_ms=args.stall_ms, napi_interval_ns=args.napi_interval_ns,
                         rcvbuf_kib=args.rcvbuf, send_order=args.send_order,
-                        xps_rxqs=args.xps == "rxqs")
+                        xps_rxqs=args.xps == "rxqs", tso=args.tso, gso_max_size=args.gso_max_size,
+                        tso_win_divisor=args.tso_win_divisor)
     try:
         cfg.check()
         if args.backend == "model" and args.threads != 1:
@@ -640,6 +641,16 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--xps", choices=["rxqs", "hash"], default="rxqs",
                    help="TX queue of a socket: rxqs (XPS by receive queue: the ACKs of the devmem "
                         "receives on their own TX queue; default) or hash (the flow hash)")
+    c.add_argument("--tso", action=argparse.BooleanOptionalAction, default=None,
+                   help="TCP segmentation offload on every host (ethtool -K ethN tso on|off); "
+                        "default: on when the NIC has it, as Linux")
+    c.add_argument("--tso-win-divisor", type=int, default=64, metavar="D",
+                   help="net.ipv4.tcp_tso_win_divisor on every host, 0..255: a TSO send waits for an "
+                        "ACK while the room is under 1/D of the window (default 64; Linux's is 3)")
+    c.add_argument("--gso-max-size", type=int, default=18 << 10, metavar="BYTES",
+                   help="ip link set dev ethN gso_max_size BYTES on every host: the longest TSO "
+                        "send, headers included, 1..65536 (default 18432: two MSS 8948 segments; "
+                        "the device's is 65536)")
     c.add_argument("--threads", type=int, default=1, choices=[1, 2],
                    help="rtl: Verilator threads of the model (docs/cluster.md: measured); default 1")
     c.add_argument("--sim-seed", type=int, default=None, help="rtl: cocotb random seed")

@@ -190,6 +190,26 @@ def loss_line(res: ClusterResult) -> str:
             f"{la['t_tail_ns'] / 1e3:.1f} us)")
 
 
+def tso_line(res: ClusterResult) -> str:
+    """The summary's TSO line: its state on the hosts and the TSO sends' size."""
+    states = sorted({t["tso"] for t in res.tx})
+    sends = sum(t["tx-hw-gso-packets"] for t in res.tx)
+    segs = sum(t["tx-hw-gso-wire-packets"] for t in res.tx)
+    frames = sum(t["tx-packets"] for t in res.tx)
+    out = f"  TSO {'/'.join(states)}: {sends} TSO sends"
+    if sends:
+        out += f" of {segs / sends:.2f} segments on average"
+    return out + f"; {frames} frames sent, {segs} of them TSO segments"
+
+
+def mean_srtt_us(res: ClusterResult) -> float | None:
+    """The mean over the transfer's samples and the sending hosts of the hosts' mean smoothed
+    RTT (`tcpi_rtt`) of their sends, in us; None without samples (older results)."""
+    series = res.samples.get("srtt_ns")
+    vals = [v for host in series or [] for v in host if v]
+    return sum(vals) / len(vals) / 1e3 if vals else None
+
+
 def summary_lines(res: ClusterResult) -> list[str]:
     """The report's text: per pair, aggregate (the `aggregate goodput X% of line rate` line),
     the loss accounting, drops and retransmissions."""
@@ -217,6 +237,11 @@ def summary_lines(res: ClusterResult) -> list[str]:
                  f"goodput is {pct(res.aggregate_fraction / share)} of it")
     lines.append(f"  pure ACKs {sum(t['TCPPureAck'] for t in res.tcp)}; receive buffer "
                  f"{cfg.get('rcvbuf_kib', 0)} KiB per host")
+    if res.tx:
+        lines.append(tso_line(res))
+    rtt = mean_srtt_us(res)
+    if rtt is not None:
+        lines.append(f"  smoothed RTT of the sends, mean over the samples: {rtt:.2f} us")
     lines.append(loss_line(res))
     drops = [s["drops"] for s in res.switch]
     inj = [s["injected"] for s in res.switch]

@@ -51,6 +51,7 @@ class ModelClusterEnv:
             hw = ModelHw(num_rxq=2, num_txq=2, dma_bytes=2 * db, data_bytes=db, seed=i,
                          clock=self.clock)
             hw.wire.keep_tx_frames = False
+            hw.nic.tx.tso = True            # TX_OFFLOADS.tso 1, as the RTL's nic_top
             hw.wire.on_tx = self._tx(i)
             self.hws.append(hw)
         self._arrivals: list[tuple[int, int, int, bytes]] = []   # (cycle, seq, port, frame)

@@ -39,6 +39,8 @@ from typing import Any, Protocol
 
 from driver import ethtool
 from driver.errors import KernelError
+from driver.ethtool_features import ALL_TSO, parse_features_args
+from driver.gso import GSO_LEGACY_MAX_SIZE
 from driver.headers import AF_INET
 from driver.kernel import Kernel
 from driver.netdev import Netdev
@@ -115,6 +117,25 @@ class ClusterConfig:
     The NIC serves its TX queues round robin a frame at a time (docs/tx.md), so an ACK waits
     for at most the data frame in progress instead of behind every data frame already in
     the one ring. False: the flow hash picks the queue (`skb_tx_hash`, Linux without XPS)."""
+    tso: bool | None = None
+    """TCP segmentation offload (docs/tx.md): None: on when the NIC has it (`TX_OFFLOADS.tso`;
+    Linux's default, the driver advertises it then), True: `ethtool -K ethN tso on` (an error
+    on a NIC without it), False: `ethtool -K ethN tso off` (each send an MSS-sized skb)."""
+    tso_win_divisor: int = 64
+    """`net.ipv4.tcp_tso_win_divisor` on every host (Linux's default is 3): a GSO skb the
+    window cannot take whole waits for an ACK (`tcp_tso_should_defer`) while the room is
+    under this fraction of min(peer window, cwnd) (and under `tcp_tso_segs` segments);
+    ip-sysctl.rst: "a choice between burstiness and building larger TSO frames". 0: wait
+    while the room is at most 3 MSS. 64: with the default windows (85 KiB per connection)
+    a room of one segment goes at once at MSS 1448 and 8948, as without deferral
+    (docs/cluster.md: Linux's 3 costs 3.6 to 5.5 points at MSS 8948)."""
+    gso_max_size: int | None = 18 << 10
+    """`ip link set dev ethN gso_max_size BYTES` on every host: the longest GSO skb, headers
+    included, so the longest TSO send (`dev->gso_max_size`; TCP keeps `MAX_TCP_HEADER` + 1
+    below it and cuts at an MSS multiple, `tcp_xmit_size_goal`); None: the device's
+    default, 65536. 18 KiB: two MSS 8948 segments (twelve of 1448), so that an ACK the NIC
+    sends between two TSO sends of another queue waits at most ~1.1 us at 128 Gbit/s
+    (docs/cluster.md: 65536 costs 0.6 points)."""
     stall_ms: float | None = None
     """Simulated time without progress (a connection established or closing, a byte
     acknowledged, received or unpacked, a zero-copy notification) after which the run gives
@@ -165,6 +186,11 @@ class ClusterConfig:
             raise ValueError(f"--stall-ms {self.stall_ms:g}: must be positive")
         if self.send_order not in SEND_ORDERS:
             raise ValueError(f"--send-order {self.send_order}: one of {', '.join(SEND_ORDERS)}")
+        if not 0 <= self.tso_win_divisor <= 255:
+            raise ValueError(f"--tso-win-divisor {self.tso_win_divisor}: 0 to 255 (a u8 sysctl)")
+        if self.gso_max_size is not None and not 0 < self.gso_max_size <= GSO_LEGACY_MAX_SIZE:
+            raise ValueError(f"--gso-max-size {self.gso_max_size}: 1 to {GSO_LEGACY_MAX_SIZE} "
+                             "(the NIC's tso_max_size)")
         if not 0 <= self.drop_rate < 1:
             raise ValueError(f"--drop-rate {self.drop_rate}: a probability in [0, 1)")
         frame_cells = -(-(self.mss + HDR_BYTES) // self.data_bytes)
@@ -451,6 +477,9 @@ class ClusterResult:
     wall_s: float
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    tx: list[dict[str, Any]] = field(default_factory=list)
+    """Per host: `tso` ("on", "off" or "absent") and the driver's TX counters (`tx-packets`,
+    `tx-hw-gso-packets`: TSO sends, `tx-hw-gso-wire-packets`: their segments)."""
 
     @property
     def ok(self) -> bool:
@@ -486,7 +515,8 @@ class Cluster:
         self.hosts: list[Host] = []
         self.t0_ns = 0
         self.samples: dict[str, Any] = {"t_ns": [], "rx_bytes": [[] for _ in range(cfg.nics)],
-                                        "depth_peak": [[] for _ in range(cfg.nics)]}
+                                        "depth_peak": [[] for _ in range(cfg.nics)],
+                                        "srtt_ns": [[] for _ in range(cfg.nics)]}
         self._wall0 = time.monotonic()
         self._last_progress = 0.0
         self.phase = "setup"
@@ -503,9 +533,18 @@ class Cluster:
             k.tcp.rto_min_ns = int(cfg.rto_min_us * 1000)
             k.tcp.rto_init_ns = 5 * k.tcp.rto_min_ns
             k.tcp.clock_g_ns = max(1, k.tcp.rto_min_ns // 200)
+            k.tcp.tso_win_divisor = cfg.tso_win_divisor   # sysctl net.ipv4.tcp_tso_win_divisor
             nd = Netdev(k, hw, name=f"eth{i}")
             nd.dev_addr = mac_of(i)
             await nd.probe()
+            if cfg.tso is not None:                     # `ethtool -K ethN tso on|off`
+                try:
+                    nd.set_features(parse_features_args(f"tso {'on' if cfg.tso else 'off'}"))
+                except KernelError as e:
+                    raise ValueError(f"--tso: ethtool -K eth{i} tso on: the NIC has no TSO "
+                                     f"(TX_OFFLOADS.tso reads 0; errno {e.errno})") from None
+            if cfg.gso_max_size is not None:            # `ip link set dev ethN gso_max_size`
+                nd.gso_max_size = cfg.gso_max_size
             await nd.set_ringparam(rx_pending=cfg.ring, tcp_data_split=True, hds_thresh=0)
             await nd.set_channels(2)
             await nd.set_mtu(cfg.mtu)
@@ -609,6 +648,10 @@ class Cluster:
             s["rx_bytes"][h.index].append(sum(r.got for r in h.receivers.values()))
         for p, d in enumerate(depth_peak):
             s["depth_peak"][p].append(d)
+        for h in self.hosts:                # the smoothed RTT of the host's sends (0: none yet)
+            rtts = [sd.sock.tcp_info().srtt_ns for sd in h.senders.values()]
+            rtts = [r for r in rtts if r]
+            s["srtt_ns"][h.index].append(sum(rtts) // len(rtts) if rtts else 0)
 
     def status(self) -> str:
         got = sum(r.unpacked for h in self.hosts for r in h.receivers.values())
@@ -705,13 +748,17 @@ class Cluster:
             errors.append(f"the CPU read device memory {cpu} times")
         tcp = [h.kernel.tcp.mib.as_dict() for h in self.hosts]
         hw_drops = []
+        tx: list[dict[str, Any]] = []
         for h in self.hosts:
             st = await h.nd.qstats_get()
             hw_drops.append({k: v for k, v in st.items() if k.endswith(("drops", "overruns", "alloc-fail", "dropped"))})
+            tso = "absent" if not h.nd.hw_features else ("on" if h.nd.features & ALL_TSO else "off")
+            tx.append({"tso": tso, **{k: st[k] for k in ("tx-packets", "tx-hw-gso-packets",
+                                                         "tx-hw-gso-wire-packets")}})
         return ClusterResult(cfg.to_json(), backend, pairs, self.t0_ns, t_end, agg,
                              payload_share(cfg), self.env.switch_counters(), tcp, hw_drops, cpu,
                              self.samples, self.env.now_ns(), cycles,
-                             time.monotonic() - self._wall0, errors)
+                             time.monotonic() - self._wall0, errors, tx=tx)
 
 
 async def run_cluster(cfg: ClusterConfig, env: Any, progress: Callable[[str], None] = print) -> ClusterResult:

@@ -224,3 +224,37 @@ def test_cluster_cli_send_order_bad(capsys) -> None:
     assert main(["cluster", "--backend", "model", "--send-order", "ring"]) == 2
     err = capsys.readouterr().err
     assert err == "nicsim cluster: [EINVAL] --send-order ring: one of nccl, index\n"
+
+
+# ------------------------------------------------------------------------- TSO send sizes
+def test_tso_tuning_defaults_and_linux_defaults() -> None:
+    """The cluster's defaults reach every host: sysctl tcp_tso_win_divisor 64 and
+    gso_max_size 18432, so at MSS 8948 a GSO skb holds at most 18432 - 321 bytes of payload
+    (`tcp_xmit_size_goal`): two segments, and every TSO send (a GSO skb of more than one
+    MSS) is exactly two. With Linux's defaults (3, 65536) and one connection per receiver
+    (N = 2: a 256 KiB window, half of it 14 segments, 64 KiB 7), sends of more than two
+    segments appear."""
+    c, res = _run_cluster(ClusterConfig(nics=2, bytes_per_pair=512 << 10, data_width=512,
+                                        mss=8948))
+    assert res.ok, res.errors
+    for h in c.hosts:
+        assert h.kernel.tcp.tso_win_divisor == 64 and h.nd.gso_max_size == 18 << 10
+    for tx in res.tx:
+        assert tx["tso"] == "on" and tx["tx-hw-gso-packets"] > 0
+        assert tx["tx-hw-gso-wire-packets"] == 2 * tx["tx-hw-gso-packets"], tx
+    c, res = _run_cluster(ClusterConfig(nics=2, bytes_per_pair=512 << 10, data_width=512,
+                                        mss=8948, tso_win_divisor=3, gso_max_size=65536))
+    assert res.ok, res.errors
+    for h in c.hosts:
+        assert h.kernel.tcp.tso_win_divisor == 3 and h.nd.gso_max_size == 65536
+    assert any(tx["tx-hw-gso-wire-packets"] > 2 * tx["tx-hw-gso-packets"] for tx in res.tx), res.tx
+
+
+@pytest.mark.parametrize("opts, why", [
+    (["--tso-win-divisor", "256"], "--tso-win-divisor 256: 0 to 255 (a u8 sysctl)"),
+    (["--gso-max-size", "65537"], "--gso-max-size 65537: 1 to 65536 (the NIC's tso_max_size)"),
+    (["--gso-max-size", "0"], "--gso-max-size 0: 1 to 65536 (the NIC's tso_max_size)"),
+])
+def test_cluster_cli_tso_tuning_bad(capsys, opts: list[str], why: str) -> None:
+    assert main(["cluster", "--backend", "model", *opts]) == 2
+    assert capsys.readouterr().err == f"nicsim cluster: [EINVAL] {why}\n"
