@@ -35,8 +35,11 @@ async def bring_up(tb: NicTb, qcfg: RxQueueConfig, queue: int = 0, hw=None, *,
                           parse_bytes=int(tb.dut.PARSE_BYTES.value), pay_mpb=qcfg.pay_mpb,
                           pay_stride_log2=qcfg.pay_stride_log2)
     sb = RxScoreboard(tb.host, tb.dev, cfg, queue=queue, cq_size=rxq.cq_size, cq_base=rxq.cq_base)
-    hdr_base = tb.host.alloc(N_HDR_BUFS * qcfg.hdr_buf_bytes)
-    sb.hdr_bufs = {i: hdr_base + i * qcfg.hdr_buf_bytes for i in range(N_HDR_BUFS)}
+    # Each header buffer starts on a DMA-width boundary (the driver's rule), so a size that is not
+    # a multiple of the width (48 bytes on a 128-byte bus) leaves a gap after each buffer.
+    hdr_stride = -(-qcfg.hdr_buf_bytes // tb.dma_bytes) * tb.dma_bytes
+    hdr_base = tb.host.alloc(N_HDR_BUFS * hdr_stride)
+    sb.hdr_bufs = {i: hdr_base + i * hdr_stride for i in range(N_HDR_BUFS)}
     if pay_in_host:
         pay_base = tb.host.alloc(N_PAY_BUFS * cfg.pay_buf_bytes)
         sb.pay_bufs = {0x100 + i: pay_base + i * cfg.pay_buf_bytes for i in range(N_PAY_BUFS)}

@@ -71,7 +71,7 @@ module rx_ingress #(
 
   assign len_sum = {1'b0, len_q} + {{(17 - $clog2(DB) - 1){1'b0}}, beat_bytes};
   assign len_d   = len_sum[16] ? 16'hFFFF : len_sum[15:0];
-  assign oversize_d = oversize_q || (len_d > max_frame_len);
+  assign oversize_d = oversize_q || len_sum[16] || (len_d > max_frame_len);  // >= 64 KiB: over any limit, 0xFFFF too
 
   // Pack beats into FIFO words; a word goes to the FIFO when full or at the frame's end.
   // Nothing is stored once the frame is lost (oversize frames stop using FIFO space).

@@ -39,6 +39,7 @@ class Profile:
     hds_thresh: int = 0
     pay_buf_log2: int | None = None         # BUF_SIZE.pay_buf_log2 of every queue (None: the driver's default)
     pay_stride_log2: int | None = None      # BUF_SIZE.pay_stride_log2 (no effect without multi-packet buffers)
+    hdr_buf_bytes: int | None = None        # BUF_SIZE.hdr_buf_bytes of every queue (None: the driver's 256)
     max_frame_len: int = 1518
     jumbo_rate: float = 0.0                 # payloads of 1500..8900 bytes (frame limit 9022)
     # Post-parse drops (tb/uvm/starve.py): after the traffic, a phase that holds queues back

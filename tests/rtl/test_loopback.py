@@ -229,7 +229,9 @@ async def run_loopback(dut) -> None:
     assert hw['TX_FRAMES'] == len(wire), 'TX_FRAMES = frames that came out of m_axis_tx'
     assert hw['TX_BYTES'] == sum(len(f) for f in wire)
     assert qs['tx-packets'] == len(wire), "the driver's completed frames = frames sent"
-    assert all(hw[n] == 0 for n in hw if n not in ('TX_FRAMES', 'TX_BYTES')), hw
+    # No TX error counted; TX_TSO_SENDS / TX_TSO_SEGS count the TSO sends (TSO is on here).
+    assert all(hw[n] == 0 for n in hw if n not in ('TX_FRAMES', 'TX_BYTES', 'TX_TSO_SENDS', 'TX_TSO_SEGS')), hw
+    assert hw['TX_TSO_SEGS'] <= hw['TX_FRAMES'] and (hw['TX_TSO_SENDS'] == 0) == (hw['TX_TSO_SEGS'] == 0), hw
     assert qs['tx-hw-drops'] == 0 and qs['tx-dropped'] == 0
     rxhw = await nd.hw_stats()
     drops = rxhw['RX_DROP_FIFO']

@@ -255,6 +255,38 @@ async def run_interrupts(dut) -> None:
 
 
 @cocotb.test()
+async def run_frames_of_64k(dut) -> None:
+    """Frames of 64 KiB and more, past the 16-bit length the ingress counts in: rx-rules.md
+    section 1 rule 3 (length > RX_FRAME_LIMIT.max_frame_len: RX_DROP_OVERSIZE, nothing
+    written) holds at the 9022 limit and at the largest limit, 0xFFFF (a 65,536- or 65,600-byte
+    frame is longer than 65,535 whatever the counter's width), and the next frame is delivered."""
+    tb = NicTb(dut, cocotb.RANDOM_SEED)
+    await tb.reset()
+    rxq, sb = await bring_up(tb, RxQueueConfig(**SMALL_RINGS))
+    eth = bytes.fromhex("020000000002" "020000000001" "88b5")      # local experimental EtherType: non-IP
+    for limit in (9022, 0xFFFF):
+        await tb.write32(regs.RX_FRAME_LIMIT, limit)
+        sb.cfg.max_frame_len = limit
+        for n in (65_536, 65_600):
+            writes = len(tb.space.writes)
+            big = eth + pattern(n - len(eth), period=241)
+            sb.sent_frame(big)
+            await tb.send(big)
+            await tb.wait_rx_idle()
+            await tb.delay(2000)
+            assert len(tb.space.writes) == writes, f"a {n}-byte frame (limit {limit}) was written"
+        ok = build(Flow(), pattern(100, start=limit & 0xFF))
+        sb.sent_frame(ok)
+        await tb.send(ok)
+        for frame in await poll_until(tb, rxq, 1):
+            sb.check(frame)
+    got = await counters(tb, FRAME_COUNTERS)
+    want = {name: (sb.checked if name == "RX_FRAMES" else sb.dropped.get(name, 0)) for name in FRAME_COUNTERS}
+    assert want["RX_DROP_OVERSIZE"] == 4 and sb.checked == 2, want
+    assert got == want, f"counters differ from the model:\n  rtl:   {got}\n  model: {want}"
+
+
+@cocotb.test()
 async def run_malformed_corpus(dut) -> None:
     """The fixed malformed corpus plus randomized mutations of valid frames: every frame is
     delivered exactly as the model says or dropped under the model's counter; the next good

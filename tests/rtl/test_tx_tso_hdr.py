@@ -195,6 +195,23 @@ async def directed(dut) -> None:
 
 
 @cocotb.test()
+async def header_of_128_bytes(dut) -> None:
+    """hdr_len = TX_TSO_MAX_HDR (128), the longest header tx.md allows, in every beat the
+    block stores (16 at 64 bits). A real Ethernet + IP + TCP header is 2 mod 4 bytes long,
+    never 128; the context may still say 128 (the rules check hdr_len <= 128 and a TCP header
+    of at least 20 bytes, not the TCP data offset), and then the bytes after the TCP header up
+    to 128 are header bytes, copied into every segment: as models/tso.py does."""
+    tb = Tb(dut)
+    await tb.reset()
+    db = data_bytes(dut)
+    for ipv, vlan, opts in ((4, True, 10), (6, False, 0)):
+        send, first, ctx = make_send(tb.rng, ipv, vlan, opts, 5000, 1448)
+        assert ctx.hdr_len < 128
+        ctx = TxTsoCtx(mss=ctx.mss, hdr_len=128, l3_offset=ctx.l3_offset, ipv6=ctx.ipv6)
+        await run_send(tb, send, first, ctx, db, stall=0.3)
+
+
+@cocotb.test()
 async def random_sends(dut) -> None:
     """Random sends under output backpressure and input gaps."""
     tb = Tb(dut)

@@ -84,12 +84,17 @@ class Tb:
             await FallingEdge(d.clk)
         d.s_desc_valid.value = 0
 
-    async def collect(self, stall: float) -> list[tuple[TsoRead, bool]]:
+    async def collect(self, stall: float, until_idle: bool = False) -> list[tuple[TsoRead, bool]]:
+        """The reads up to the one with m_rd_send_end; with `until_idle`, every read until the
+        block is idle (`busy` low with no read on show) instead."""
         d = self.dut
         out = []
         held = None
         for _ in range(100_000):
             await FallingEdge(d.clk)
+            if until_idle and not int(d.busy.value) and not int(d.m_rd_valid.value) and len(out):
+                d.m_rd_ready.value = 0
+                return out
             ready = int(self.rng.random() >= stall)
             d.m_rd_ready.value = ready
             if not int(d.m_rd_valid.value):
@@ -114,8 +119,8 @@ class Tb:
 
 
 async def one(tb: Tb, descs, inline_len: int, hdr_len: int, mss: int, gap: float,
-              stall: float) -> None:
-    want = tso_read_plan(descs, inline_len, hdr_len, mss)
+              stall: float, want_mss: int | None = None) -> None:
+    want = tso_read_plan(descs, inline_len, hdr_len, mss if want_mss is None else want_mss)
     drv = cocotb.start_soon(tb.drive(descs, hdr_len - inline_len, mss, gap))
     got = await tb.collect(stall)
     await drv
@@ -143,6 +148,32 @@ async def directed(dut) -> None:
     ]
     for descs, inline_len, hdr_len, mss in cases:
         await one(tb, descs, inline_len, hdr_len, mss, gap=0.0, stall=0.0)
+
+
+@cocotb.test()
+async def contract_corners(dut) -> None:
+    """The block's own contract for input tx_sched never gives it (a send reaches tx_tso_rd only
+    with status OK: mss >= 88, no zero-length segment in the record), so a bad command cannot
+    hang it: `mss` 0 is taken as 65536 (the reads of mss 65536 in the model's plan: no cut in a
+    payload of at most 65535 bytes), and a last descriptor of length 0 ends the walk with no
+    read of its own and no `m_rd_send_end`, after the reads of the others, and the block goes
+    idle (then takes the next send normally)."""
+    tb = Tb(dut)
+    await tb.reset()
+    big = [(0x1000_0000, 54)] + [(0x80_0000_0000 + 0x1000 * i, 4096) for i in range(10)] + [(0x80_0010_0000, 3000)]
+    await one(tb, big, 0, 54, 0, gap=0.2, stall=0.3, want_mss=65536)
+    descs = [(0x1000_0000, 54 + 100), (0x80_0000_0123, 1000), (0x80_0000_2000, 0)]
+    want = [r for r in tso_read_plan(descs, 0, 54, 536)]
+    drv = cocotb.start_soon(tb.drive(descs, 54, 536, 0.0))
+    got = await tb.collect(0.3, until_idle=True)
+    await drv
+    assert [(r.addr, r.len, r.seg) for r, _ in got] == [(r.addr, r.len, r.seg) for r in want], \
+        f"reads {[r for r, _ in got]}, want {want}"
+    assert not any(e for _, e in got), "m_rd_send_end on a send whose last descriptor is empty"
+    for _ in range(3):
+        await FallingEdge(dut.clk)
+        assert not int(dut.m_rd_valid.value) and not int(dut.busy.value)
+    await one(tb, [(0x1000_0000, 54 + 1)], 0, 54, 536, gap=0.0, stall=0.0)
 
 
 @cocotb.test()

@@ -67,8 +67,8 @@ class RxRandomTest(uvm_test):
         # Always written: the register resets to 1522, not to the profiles' default of 1518, so
         # a 1519..1522-byte frame would otherwise pass the NIC and be dropped by the model.
         await self.hw.write32(regs.RX_FRAME_LIMIT, prof.max_frame_len)
-        bufs = {k: v for k, v in (("pay_buf_log2", prof.pay_buf_log2), ("pay_stride_log2", prof.pay_stride_log2))
-                if v is not None}
+        bufs = {k: v for k, v in (("pay_buf_log2", prof.pay_buf_log2), ("pay_stride_log2", prof.pay_stride_log2),
+                                  ("hdr_buf_bytes", prof.hdr_buf_bytes)) if v is not None}
         qsizes = {**QCFG, **({"cq_log2": prof.rx_cq_log2} if prof.rx_cq_log2 is not None else {})}
         qcfg = RxQueueConfig(**qsizes, tcp_data_split=prof.tcp_data_split, hds_thresh=prof.hds_thresh, **bufs)
         queues = [await bring_up(tb, qcfg, q, self.hw, pay_in_host=q in prof.host_payload_queues)
