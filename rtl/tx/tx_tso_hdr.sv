@@ -166,6 +166,15 @@ module tx_tso_hdr
     return 7'(c / 2 - w);
   endfunction
 
+  function automatic logic [23:0] tree_sum(input logic [NW-1:0][23:0] v);
+    // a balanced adder tree (log2(NW) adders deep, not a chain of NW)
+    logic [NW-1:0][23:0] t;
+    t = v;
+    for (int unsigned s = 1; s < NW; s = 2 * s)
+      for (int unsigned i = 0; i + s < NW; i = i + 2 * s) t[i] = t[i] + t[i + s];
+    return t[0];
+  endfunction
+
   function automatic logic [BW-1:0] beat_of(input logic [8:0] off);
     // the beat holding frame offset off, at most the last beat
     logic [8:0] b;
@@ -249,12 +258,13 @@ module tx_tso_hdr
   // ---------------------------------------------------------------- taken while loading
   // The IPv4 header sum (the words of [l3_off, l4_off) but total length, identification and
   // checksum) and the fields' old values, from the incoming beat.
-  logic [23:0] lsum;
+  logic [NW-1:0][23:0] lw;                // the beat's words in the sum, the others 0
+  logic [23:0] lsum, lsum_q;              // their sum (added to s0_q a cycle later)
   logic        got_id, got_seqh, got_seql, got_flags, got_seed;
   logic [15:0] c_id, c_seqh, c_seql, c_seed;
   logic [7:0]  c_flags;
   always_comb begin
-    lsum = '0;
+    lw = '0;
     {got_id, got_seqh, got_seql, got_flags, got_seed} = '0;
     {c_id, c_seqh, c_seql, c_seed, c_flags} = '0;
     for (int w = 0; w < int'(NW); w++) begin
@@ -264,13 +274,14 @@ module tx_tso_hdr
       automatic logic [6:0]  r4   = b4_q[7:1];
       if (pos >= {1'b0, l3_q} && pos < {1'b0, l4_q} && r3 != atw(2, w)
           && r3 != atw(4, w) && r3 != atw(10, w))
-        lsum = lsum + {8'd0, word};
+        lw[w] = {8'd0, word};
       if (r3 == atw(4, w))  begin got_id    = 1'b1; c_id    = word;       end
       if (r4 == atw(4, w))  begin got_seqh  = 1'b1; c_seqh  = word;       end
       if (r4 == atw(6, w))  begin got_seql  = 1'b1; c_seql  = word;       end
       if (r4 == atw(12, w)) begin got_flags = 1'b1; c_flags = word[7:0];  end
       if (r4 == atw(16, w)) begin got_seed  = 1'b1; c_seed  = word;       end
     end
+    lsum = tree_sum(lw);
   end
 
   // ---------------------------------------------------------------- control
@@ -311,6 +322,7 @@ module tx_tso_hdr
       f_hi_q    <= '0;
       c0_lo_q   <= '0;
       s0_q      <= '0;
+      lsum_q    <= '0;
       s0f_q     <= '0;
       id_q      <= '0;
       seq_q     <= '0;
@@ -329,6 +341,8 @@ module tx_tso_hdr
       gap_q     <= '0;
     end else begin
       if (gap_q != '0) gap_q <= gap_q - 7'd1;
+      s0_q   <= s0_q + lsum_q;                             // the IPv4 header sum, a cycle behind
+      lsum_q <= '0;
 
       // the segment on show
       if (out_hs) begin
@@ -373,7 +387,7 @@ module tx_tso_hdr
         end
         S_LOAD: if (hdr_hs) begin
           if (store) begin
-            s0_q <= s0_q + lsum;
+            lsum_q <= lsum;
             if (got_id) id_q <= c_id;
             if (got_seqh) seq_q[31:16] <= c_seqh;
             if (got_seql) seq_q[15:0] <= c_seql;
@@ -389,7 +403,7 @@ module tx_tso_hdr
           end
         end
         S_EXTRACT: begin                                  // segment 0's walk
-          s0f_q   <= fold24(s0_q);
+          s0f_q   <= fold24(s0_q + lsum_q);                // with the last beat's words
           state_q <= (mss_q == 16'd0 || rem_q == 16'd0) ? S_IDLE : S_SUM2;
           p_q     <= c0_lo_q;
           hi_q    <= f_hi_q;
