@@ -87,8 +87,10 @@ COUNTERS = ('RX_FRAMES', 'RX_DROP_RUNT', 'RX_DROP_FCS', 'RX_DROP_OVERSIZE', 'RX_
             'RX_DROP_CQ_FULL', 'RX_DMA_WR_ERR', 'RX_DMA_RD_ERR', 'RX_DESC_ERR')
 """The NIC's RX counters (docs/registers.md) `hw_stats` reads."""
 TX_COUNTERS = ('TX_FRAMES', 'TX_BYTES', 'TX_ERR_BAD_SEG', 'TX_ERR_BAD_LEN', 'TX_ERR_BAD_CSUM',
-               'TX_DMA_RD_ERR', 'TX_DESC_RD_ERR')
-"""The NIC's TX counters (docs/tx.md) `tx_hw_stats` reads."""
+               'TX_DMA_RD_ERR', 'TX_DESC_RD_ERR', 'TX_TSO_SENDS', 'TX_TSO_SEGS', 'TX_ERR_TSO_HDR',
+               'TX_ERR_TSO_LEN', 'TX_ERR_TSO_MSS')
+"""The NIC's TX counters (docs/tx.md) `tx_hw_stats` reads; the TSO ones read 0 on a NIC
+without TSO."""
 ETH_ZLEN = 60
 """Shortest frame the NIC sends (without FCS): the driver pads (`eth_skb_pad`)."""
 TX_HEAD_BUF = 256

@@ -588,7 +588,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="rtl: the driver's rto_min in simulated microseconds (default 200; initial RTO 5x)")
     lv.add_argument("--tso", action=argparse.BooleanOptionalAction, default=None,
                     help="TCP segmentation offload (ethtool -K eth0 tso on|off); default: on when the "
-                         "NIC has it (the model does; the RTL has not yet); --tso on a NIC without it "
+                         "NIC has it (the model and the RTL do: TX_OFFLOADS.tso); --tso on a NIC without it "
                          "is an error (exit 2)")
     lv.add_argument("--sim-seed", type=int, default=None, help="rtl: cocotb random seed")
     lv.set_defaults(func=cmd_live)

@@ -151,9 +151,8 @@ class NoTsoError(RuntimeError):
 
 async def nic_tso_counters(hw: Any) -> tuple[int | None, int | None, str]:
     """The NIC's `TX_TSO_SENDS` / `TX_TSO_SEGS`: the golden model's `TxEngine.counters` on
-    the model; elsewhere the registers when the register map (driver/regs.py, generated from
-    rtl/csr/nic_csr.rdl) has them (docs/tx.md plans them at 0x19C on; not in the map yet);
-    else (None, None)."""
+    the model; elsewhere the registers (0x19C, 0x1A0: driver/regs.py, generated from
+    rtl/csr/nic_csr.rdl); (None, None) with a register map without them."""
     ctr = getattr(getattr(getattr(hw, "nic", None), "tx", None), "counters", None)
     if isinstance(ctr, dict) and "TX_TSO_SENDS" in ctr:
         return ctr["TX_TSO_SENDS"], ctr["TX_TSO_SEGS"], "model"

@@ -43,11 +43,14 @@ class DriverEnv(Protocol):
 
 
 class ModelEnv:
-    """`DriverEnv` on the golden model: every frame is processed when `send` returns."""
+    """`DriverEnv` on the golden model: every frame is processed when `send` returns. `tso`:
+    the model with TCP segmentation offload (`TX_OFFLOADS.tso` 1, as on the RTL); off by
+    default, as the model's own default."""
 
     def __init__(self, num_rxq: int = 1, seed: int = 0, dma_bytes: int = 8,
-                 rx_mpb: bool = False) -> None:
+                 rx_mpb: bool = False, tso: bool = False) -> None:
         self.hw = ModelHw(num_rxq=num_rxq, dma_bytes=dma_bytes, data_bytes=dma_bytes, seed=seed)
+        self.hw.nic.tx.tso = tso
         self.dev: DeviceMemory = self.hw.dev
         self.seed = seed
         self.rx_mpb = rx_mpb

@@ -13,6 +13,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
+from driver import regs
 from driver.devmem import NetlinkSocket
 from driver.errors import KernelError
 from driver.headers import AF_INET, AF_INET6
@@ -113,7 +114,7 @@ class Rig:
         rig.seen_base = await rig.frames_seen()
         rig.delivered_base = await rig.hw('RX_FRAMES')
         if netdev.netmem_tx:
-            rig.tx_sent_base = (await netdev.tx_hw_stats())['TX_FRAMES']
+            rig.tx_sent_base = await env.hw.read32(regs.TX_FRAMES)
             rig.wire_base = len(getattr(env, 'tx_frames', None) or [])
         return rig
 
@@ -185,7 +186,7 @@ class Rig:
                 if n:
                     continue
             else:
-                sent = (await self.netdev.tx_hw_stats())['TX_FRAMES'] - self.tx_sent_base
+                sent = await self.env.hw.read32(regs.TX_FRAMES) - self.tx_sent_base
                 if wire is None or len(wire) - self.wire_base >= sent:
                     return total
             await self.env.hw.delay(SETTLE_NS)

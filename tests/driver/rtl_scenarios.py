@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from functools import partial
+from typing import Any
 
 import cocotb
 
@@ -29,17 +30,24 @@ ALL = SCENARIOS + TX_SCENARIOS
 BY_NAME: dict[str, Scenario] = {s.name: s for s in ALL}
 
 
-@cocotb.test()
-@cocotb.parametrize(name=[cocotb.Param(s.name, s.name.replace('-', '_')) for s in ALL])
-async def run_scenario(dut, name: str) -> None:
-    scenario = BY_NAME[name]
-    func = RTL_OVERRIDES.get(name, scenario.func)
+async def rtl_env(dut, **kw: Any) -> RtlEnv:
+    """The testbench (`nic_tb_for`: fast harness or per beat) after reset, under random DMA
+    stalls and MAC backpressure, as an `RtlEnv` (steering on: nic_top classifies frames)."""
     # On the fast harness the DMA read data of different IDs also interleaves (descriptor
     # reads of several rings and queues, TX data), as an AXI slave may return it.
     fast = dut._name == 'nic_fast_top'
     tb = nic_tb_for(dut, cocotb.RANDOM_SEED, TrafficProfile(rx_idle=0.05, dma_stall=0.1, tx_stall=0.1,
                                                             read_interleave=fast))
     await tb.reset()
+    return RtlEnv(tb, seed=cocotb.RANDOM_SEED, steering=True, **kw)
+
+
+@cocotb.test()
+@cocotb.parametrize(name=[cocotb.Param(s.name, s.name.replace('-', '_')) for s in ALL])
+async def run_scenario(dut, name: str) -> None:
+    scenario = BY_NAME[name]
+    func = RTL_OVERRIDES.get(name, scenario.func)
     rx_mpb = os.environ.get('DRIVER_RX_MPB') == '1'   # multi-packet buffers and batches on
-    await func(RtlEnv(tb, seed=cocotb.RANDOM_SEED, steering=True, rx_mpb=rx_mpb))   # nic_top classifies frames
-    check_awready_exercised(tb, required=False)     # (some scenarios make no DMA write)
+    env = await rtl_env(dut, rx_mpb=rx_mpb)
+    await func(env)
+    check_awready_exercised(env.tb, required=False)     # (some scenarios make no DMA write)

@@ -1,8 +1,7 @@
 """The driver's TSO send (`TxQueue.xmit_tso`, docs/tx.md "TCP segmentation offload") on the
-model with TSO: the descriptors, context entry and seed it posts make the NIC send exactly
-the golden model's segments (`models.tso.tso_segments`), which tests/model/test_tso_model.py
-holds to scapy-built frames; one completion per send with `tso_segs`. The payload is in
-device memory at an odd address across 4 KiB pages; the header in host memory."""
+model with TSO: the TSO scenarios of tests/driver/tso_scenarios.py (the ring call with and
+without VLAN against scapy-built segments; devmem TCP streams over TSO and TSO6, switched
+off and on, against the golden model frame by frame), and the ring call's refusals."""
 from __future__ import annotations
 
 import asyncio
@@ -10,11 +9,12 @@ import asyncio
 import pytest
 
 from driver.backends.model import ModelHw
-from driver.tx_queue import (NetdevTx, TxFrameError, TxQueue, TxQueueConfig, TxTso,
-                             split_at_pages)
-from models.formats import TX_TSO_MAX_SEGS, TxDesc, TxStatus, TxTsoCtx
-from models.tso import tso_segments
-from tests.model.test_tso_model import header, l3_offset, l4_offset, pattern
+from driver.tx_queue import TxFrameError, TxQueue, TxQueueConfig, TxTso
+from models.formats import TX_TSO_MAX_SEGS, TxStatus
+from tb.scenario import ModelEnv
+from tests.driver.scenarios import Scenario
+from tests.driver.tso_scenarios import TSO_SCENARIOS
+from tests.model.test_tso_model import header, pattern
 
 
 def run(coro) -> None:
@@ -23,39 +23,18 @@ def run(coro) -> None:
 
 async def _queue(log2: int = 6) -> tuple[ModelHw, TxQueue]:
     hw = ModelHw()
-    hw.nic.tx.tso = True              # the NIC of docs/tx.md with TSO (the RTL has none yet)
+    hw.nic.tx.tso = True              # the NIC of docs/tx.md with TSO (as the RTL)
     q = TxQueue(hw, 0, TxQueueConfig(ring_log2=log2))
     await q.alloc_tx_rings()
     await q.enable()
     return hw, q
 
 
-@pytest.mark.parametrize('ipv, vlan, size, mss', [(4, 0, 65160, 1448), (6, 5, 20000, 8928),
-                                                   (4, 5, 1, 536)])
-def test_xmit_tso_sends_the_golden_segments(ipv: int, vlan: int, size: int, mss: int) -> None:
-    async def body() -> None:
-        hw, q = await _queue()
-        hw.nic.tx.max_frame_len = 9100
-        hdr = header(ipv, vlan, 'PA')
-        payload = pattern(size, 5)
-        hbuf = hw.host.alloc(4096)
-        hw.host.write(hbuf, hdr)
-        pay = hw.dev.base + 0x10_0000 + 0x7FD
-        hw.dev.gpu.write(pay, payload)
-        tso = TxTso(mss=mss, hdr_len=len(hdr), l3_offset=l3_offset(vlan),
-                    csum_start=l4_offset(ipv, vlan), ipv6=ipv == 6)
-        assert await q.xmit_tso([(hbuf, len(hdr)), (pay, size)], tag=11, tso=tso) == NetdevTx.OK
-        (d,) = await q.clean_tx_irq()
-        first = TxDesc(addr=0, len=0, tso=True, csum=True, csum_start=tso.csum_start,
-                       csum_offset=16)
-        ctx = TxTsoCtx(mss=mss, hdr_len=len(hdr), l3_offset=tso.l3_offset, ipv6=tso.ipv6)
-        want = tso_segments(hdr + payload, first, ctx)
-        assert hw.wire.tx_frames == want
-        assert (d.status, d.tag, d.len, d.tso_segs) == (TxStatus.OK, 11, size, len(want))
-        # its descriptors and the context entry, all freed
-        assert d.ndesc == len(split_at_pages([(hbuf, len(hdr)), (pay, size)])) + 1
-        assert q.in_flight == 0
-    run(body())
+@pytest.mark.parametrize('scenario', TSO_SCENARIOS, ids=lambda s: s.name)
+def test_tso_scenario(scenario: Scenario) -> None:
+    """The TSO scenarios (tests/driver/tso_scenarios.py; the same code runs on nic_top in
+    tests/driver/test_tso_rtl.py) on the model with TSO."""
+    run(scenario.func(ModelEnv(seed=7, tso=True)))
 
 
 def test_xmit_tso_refuses_too_many_descriptors_and_bad_send_is_counted() -> None:

@@ -909,7 +909,7 @@ def test_coal_and_offloads_registers() -> None:
     rig = Rig()
     off = rig.nic.mmio_read(regs.TX_OFFLOADS)
     assert regs.TX_OFFLOADS_INLINE_MAX.get(off) == 128
-    assert regs.TX_OFFLOADS_TSO.get(off) == 0                         # the RTL has no TSO yet
+    assert regs.TX_OFFLOADS_TSO.get(off) == 0                         # the model's default (the RTL reads 1)
     rig.nic.tx.tso = True
     assert regs.TX_OFFLOADS_TSO.get(rig.nic.mmio_read(regs.TX_OFFLOADS)) == 1
     assert rig.rd(0, regs.TXQ_COALESCE) == 1 << 16 | 8 << 24        # frames 1, frames_max 8

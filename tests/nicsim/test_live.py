@@ -280,12 +280,9 @@ def test_tso_on_a_nic_without_it(capsys: pytest.CaptureFixture[str],
 @pytest.mark.timeout(1800)                         # includes the nic_top build when not cached
 def test_rtl_live_tso() -> None:
     """Issue 21's acceptance through nic_top: `--backend rtl --only tx --tso --bytes
-    1000000`. On an RTL without TSO (`TX_OFFLOADS.tso` 0, before branch tso21) the run refuses
-    with `NoTsoError` and this test is skipped saying so."""
-    from nicsim.live import NoTsoError
+    1000000`. nic_top has TSO (`TX_OFFLOADS.tso` 1): a `NoTsoError` (the run refusing `--tso`)
+    fails the test."""
     cfg = LiveConfig(nbytes=1_000_000, rx=False, tso=True, tap_name="nsrtltso0", timeout_s=1500)
-    try:
-        res = run_rtl(cfg, 64, name="test_live_rtl_tso_w64")
-    except NoTsoError as e:
-        pytest.skip(f"nic_top has no TSO yet: {e}")
+    res = run_rtl(cfg, 64, name="test_live_rtl_tso_w64")
     _check_tso(res, cfg)
+    assert res.nic_tso_counters == "registers"
