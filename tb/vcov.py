@@ -141,9 +141,6 @@ _ELAB_ONLY = ("flow_steer's crc_rows() is a constant function: it runs at elabor
               "Verilator instruments its body but the simulation never calls it")
 _PICK_ACCEPTS = ("desc_engine / tx_desc_engine instantiate this arbiter as u_pick with .accept(1'b1): "
                  "held_q is never set there")
-_ALL_STATES_NAMED = ("tx_tso_hdr's state is `enum logic [2:0]` with eight named states (S_IDLE .. S_EMIT), so "
-                     "every encoding has its own case arm and the `default` arm of either case on state_q can "
-                     "never be taken (a 2-state simulator; reset sets S_IDLE)")
 EXCLUSIONS: tuple[Exclusion, ...] = (
     Exclusion("rtl/rss/flow_steer.sv", 132, "line", "", _ELAB_ONLY, anchor="function automatic logic [32*KW-1:0] crc_rows();"),
     Exclusion("rtl/rss/flow_steer.sv", 136, "line", "", _ELAB_ONLY, anchor="for (int k = 0; k < KW; k++) begin"),
@@ -163,8 +160,6 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
               "n-tuple rule names a queue >= num_queues (tied to NUM_RXQ) to queue 0 and counts it "
               "(docs/rss.md: RX_RSS_BAD_QUEUE / RX_STEER_BAD_QUEUE): cls.qid < NUM_RXQ always holds here",
               "*u_dma.u_plan", anchor="aq = ({25'd0, cls.qid} < 32'(NUM_RXQ)) ? QW'(cls"),
-    Exclusion("rtl/tx/tx_tso_hdr.sv", 198, "line", "case", _ALL_STATES_NAMED, anchor="default:   state_d = S_IDLE;"),
-    Exclusion("rtl/tx/tx_tso_hdr.sv", 307, "line", "case", _ALL_STATES_NAMED, anchor="default: ;"),
     Exclusion("rtl/rss/rss_toeplitz.sv", 57, "branch", "else",
               "`g * GROUP_BITS + b < IN_W` fails only when IN_W is not a multiple of GROUP_BITS: rx_classify "
               "hashes IN_BYTES = 36 (288 bits) in groups of 16, 18 groups exactly",
