@@ -141,9 +141,6 @@ _ELAB_ONLY = ("flow_steer's crc_rows() is a constant function: it runs at elabor
               "Verilator instruments its body but the simulation never calls it")
 _PICK_ACCEPTS = ("desc_engine / tx_desc_engine instantiate this arbiter as u_pick with .accept(1'b1): "
                  "held_q is never set there")
-_ALL_STATES_NAMED = ("tx_tso_hdr's state is `enum logic [2:0]` with eight named states (S_IDLE .. S_EMIT), so "
-                     "every encoding has its own case arm and the `default` arm of either case on state_q can "
-                     "never be taken (a 2-state simulator; reset sets S_IDLE)")
 EXCLUSIONS: tuple[Exclusion, ...] = (
     Exclusion("rtl/rss/flow_steer.sv", 132, "line", "", _ELAB_ONLY, anchor="function automatic logic [32*KW-1:0] crc_rows();"),
     Exclusion("rtl/rss/flow_steer.sv", 136, "line", "", _ELAB_ONLY, anchor="for (int k = 0; k < KW; k++) begin"),
@@ -163,20 +160,6 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
               "n-tuple rule names a queue >= num_queues (tied to NUM_RXQ) to queue 0 and counts it "
               "(docs/rss.md: RX_RSS_BAD_QUEUE / RX_STEER_BAD_QUEUE): cls.qid < NUM_RXQ always holds here",
               "*u_dma.u_plan", anchor="aq = ({25'd0, cls.qid} < 32'(NUM_RXQ)) ? QW'(cls"),
-    Exclusion("rtl/tx/tx_tso_hdr.sv", 198, "line", "case", _ALL_STATES_NAMED, anchor="default:   state_d = S_IDLE;"),
-    Exclusion("rtl/tx/tx_tso_hdr.sv", 307, "line", "case", _ALL_STATES_NAMED, anchor="default: ;"),
-    # tx_tso_hdr's two defensive guards, dead by the instantiation and by tx_sched's checks:
-    Exclusion("rtl/tx/tx_tso_hdr.sv", 249, "branch", "else",
-              "`j * DB + i < HDR_MAX` is false only when DB does not divide HDR_MAX: HDR_MAX = TX_TSO_MAX_HDR = 128 "
-              "(tx_sched does not override it) and the block $fatal()s unless DATA_W is a power of two in "
-              "64..1024, so DB = 8..128 divides 128 and j * DB + i < NBEATS * DB = HDR_MAX always holds",
-              anchor="if (j * DB + i < HDR_MAX) hdr_q[j * DB + i] <= s_hdr_tdata[8 * i +: 8];"),
-    Exclusion("rtl/tx/tx_tso_hdr.sv", 234, "branch", "cond_then",
-              "the clamp of a hdr_len over HDR_MAX (128): the block's only command is tx_sched's tso_start, which "
-              "needs status TX_OK, and a TSO send with hdr_len > TX_TSO_MAX_HDR is TSO_BAD_HDR (t_bad_hdr, "
-              "docs/tx.md rule 2); test_tx_tso_hdr drives the block within its stated precondition (hdr_len at "
-              "most HDR_MAX)",
-              anchor="hdr_len_q <= (s_cmd_hdr_len > 8'(HDR_MAX)) ? 8'(HDR_MAX) : s_cmd_hdr_len;"),
     Exclusion("rtl/rss/rss_toeplitz.sv", 57, "branch", "else",
               "`g * GROUP_BITS + b < IN_W` fails only when IN_W is not a multiple of GROUP_BITS: rx_classify "
               "hashes IN_BYTES = 36 (288 bits) in groups of 16, 18 groups exactly",
