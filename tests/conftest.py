@@ -4,7 +4,7 @@ Wall time under pytest-xdist says little on a shared machine (a test waits for a
 another worker's build of the model it needs); CPU time (the worker's own plus that of the
 processes it waited for: Verilator, the C++ compiler, the simulator, SymbiYosys) is what two
 CI cores have to give. Every run writes one line per test to build/test-cpu/<worker>.jsonl
-(nodeid, wall_s, cpu_s) and the terminal summary prints the total and the largest items.
+(nodeid, wall_s, cpu_s; <run>-<worker>.jsonl, one name per pytest run) and the terminal summary prints the total and the largest items.
 `docs/verification.md` ("Keeping make test fast") says how to read it.
 """
 from __future__ import annotations
@@ -31,11 +31,23 @@ def _worker() -> str:
     return os.environ.get("PYTEST_XDIST_WORKER", "main")
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
-    OUT.mkdir(parents=True, exist_ok=True)
-    if not hasattr(session.config, "workerinput"):   # the controller (or a run without xdist)
+RUN_ENV = "NIC_TEST_CPU_RUN"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A controller (or a run without xdist) names its run; its xdist workers inherit the name
+    through the environment. A pytest run that a test starts (tb.regress, the Makefile tests)
+    is a controller too and names its own, so it never mixes into or removes its parent's."""
+    if not hasattr(config, "workerinput"):
+        os.environ[RUN_ENV] = f"{os.getpid()}-{int(time.time())}"
+        OUT.mkdir(parents=True, exist_ok=True)
         for old in OUT.glob("*.jsonl"):
-            old.unlink()
+            if time.time() - old.stat().st_mtime > 86400:   # runs of earlier days
+                old.unlink(missing_ok=True)
+
+
+def _file() -> Path:
+    return OUT / f"{os.environ.get(RUN_ENV, 'unnamed')}-{_worker()}.jsonl"
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -43,7 +55,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
     t0, c0 = time.monotonic(), _cpu()
     yield
     row = {"nodeid": item.nodeid, "wall_s": round(time.monotonic() - t0, 2), "cpu_s": round(_cpu() - c0, 2)}
-    with open(OUT / f"{_worker()}.jsonl", "a") as fh:
+    OUT.mkdir(parents=True, exist_ok=True)
+    with open(_file(), "a") as fh:
         fh.write(json.dumps(row) + "\n")
 
 
@@ -51,7 +64,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     if hasattr(config, "workerinput"):
         return
     rows = []
-    for f in sorted(OUT.glob("*.jsonl")):
+    for f in sorted(OUT.glob(f"{os.environ.get(RUN_ENV, 'unnamed')}-*.jsonl")):
         rows += [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
     if len(rows) < 2:
         return

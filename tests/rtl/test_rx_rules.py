@@ -313,7 +313,10 @@ async def run_malformed_corpus(dut) -> None:
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize("data_w, dma_w", [(64, 128), (512, 512), (64, 64)])
+# 512/512 (DMA as wide as the MAC at 512 bits: a build of its own) in make regress; make test
+# keeps DMA = MAC width at 64/64 and the 512-bit paths at 512/1024
+@pytest.mark.parametrize("data_w, dma_w", [(64, 128), pytest.param(512, 512, id="512-512", marks=pytest.mark.regress_only),
+                                          (64, 64)])
 def test_rx_rules(data_w: int, dma_w: int) -> None:
     run_rtl_test("nic_top", rtl_file_list(), "tests.rtl.test_rx_rules",
                  nic_top_params(data_w, dma_w), pytest_test_name())

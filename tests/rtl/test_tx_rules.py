@@ -592,7 +592,10 @@ async def run_tx_coal(dut) -> None:
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize("data_w,dma_w", [(64, 64), (64, 128), (512, 512), (512, 1024)])
+# 512/512 (DMA as wide as the MAC at 512 bits: a build of its own) in make regress; make test
+# keeps DMA = MAC width at 64/64 and the 512-bit paths at 512/1024
+@pytest.mark.parametrize("data_w,dma_w", [(64, 64), (64, 128), pytest.param(512, 512, id="512-512", marks=pytest.mark.regress_only),
+                                        (512, 1024)])
 def test_tx_rules(data_w: int, dma_w: int) -> None:
     # Builds shared with test_tx / test_rx_rules (same parameter spelling).
     params = nic_top_params(data_w, dma_w)
