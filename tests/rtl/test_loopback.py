@@ -29,6 +29,11 @@ slave places about one small frame per 7 cycles; the 64-frame metadata queue fil
 last ACKs of the burst are dropped. TCP recovers (ACKs are cumulative; a dropped data segment
 is retransmitted), so the run then checks recovery: every byte delivered once, in order,
 byte-exact, every notification, no RST, and retransmissions only when something was dropped.
+Since the driver's TCP charges TSO sends by segments and validates cwnd (issue 23, merged
+2026-12-03), the same happens at 512 bits behind the default slave for some seeds (seed
+494234633: 3 RX_DROP_FIFO drops; the driver of f587e28 drops none for that seed, same RTL),
+so counted RX_DROP_FIFO drops are accepted behind every slave at 512 bits and the recovery
+checks apply; at 64 bits the default slave must still drop nothing.
 """
 from __future__ import annotations
 
@@ -104,8 +109,9 @@ async def run_loopback(dut) -> None:
     await tb.reset()
     wall0, sim0 = time.monotonic(), get_sim_time('ns')
     k, nd = await _bring_up(tb)
-    # Counted RX_DROP_FIFO drops are a rate effect behind a waiting slave (module docstring).
-    drops_ok = profile.awready is not AwReady.INDEPENDENT
+    # Counted RX_DROP_FIFO drops are a rate effect behind a waiting slave, and at 512 bits
+    # behind any slave (module docstring).
+    drops_ok = profile.awready is not AwReady.INDEPENDENT or tb.data_bytes * 8 == 512
     nl = k.netlink_open()
     rx_buf = tb.dev.export_dmabuf(RX_PAGES * PAGE_SIZE, chunk_size=16 * PAGE_SIZE)
     rx_id = await nl.bind_rx(nd.ifindex, k.dma_buf_fd(rx_buf), [DEVMEM_Q])
@@ -235,7 +241,7 @@ async def run_loopback(dut) -> None:
     assert qs['tx-hw-drops'] == 0 and qs['tx-dropped'] == 0
     rxhw = await nd.hw_stats()
     drops = rxhw['RX_DROP_FIFO']
-    assert drops == 0 or drops_ok, f'{drops} frames dropped at the RX FIFO behind the default slave'
+    assert drops == 0 or drops_ok, f'{drops} frames dropped at the RX FIFO behind the default slave at {tb.data_bytes * 8} bits'
     assert rxhw['RX_FRAMES'] + drops == len(wire), 'every looped frame delivered or counted dropped'
     assert all(v == 0 for n, v in rxhw.items() if n.startswith('RX_DROP') and n != 'RX_DROP_FIFO'), rxhw
     assert len(to_b) - drops <= nd.qstats(DEVMEM_Q).packets <= len(to_b), \
