@@ -180,6 +180,14 @@ class RxScoreboard:
                                            self.clock()))
         return p
 
+    def fifo_dropped(self) -> None:
+        """Record a frame the ingress dropped because the frame FIFO was full (rx-rules.md
+        section 1 rule 4). The model has no FIFO ("the FIFO never overflows in the model"), so
+        only a testbench that knows which frames found it full says so (tb/uvm/starve.py's
+        `fifo` phase); the frame never reached the parser: no information counter."""
+        self.sent += 1
+        self.dropped["RX_DROP_FIFO"] = self.dropped.get("RX_DROP_FIFO", 0) + 1
+
     def placement(self, frame: bytes, bad_fcs: bool = False) -> tuple[Placement, dict[str, int]]:
         """The model's placement of `frame` on this queue and the information counters it adds
         to (non-zero ones only). The model is a pure function of the frame and the

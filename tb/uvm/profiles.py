@@ -43,7 +43,7 @@ class Profile:
     max_frame_len: int = 1518
     jumbo_rate: float = 0.0                 # payloads of 1500..8900 bytes (frame limit 9022)
     # Post-parse drops (tb/uvm/starve.py): after the traffic, a phase that holds queues back
-    rx_starve: str = ""                     # "" (none), queue_off, hdr_bufs, pay_bufs or cq
+    rx_starve: str = ""                     # "" (none), queue_off, hdr_bufs, pay_bufs, cq or fifo (the bus stalls)
     rx_starve_queues: tuple[int, ...] = (0,)   # the queues held (negative: from the last)
     rx_starve_frames: int = 0               # frames sent while they are held (scaled), then as many after
     rx_cq_log2: int | None = None           # RX completion ring size (None: 64 entries)

@@ -76,6 +76,7 @@ class NicScoreboard(uvm_component):
         self.idle_ns = 0
         self.holds: dict[int, QueueHold] = {}      # queues the starve phase holds back (tb/uvm/starve.py)
         self.starve_drops: dict[str, int] = {}     # drops the model predicted for held queues
+        self.fifo_hold: list[RxFrameItem] | None = None   # frames of the FIFO phase, decided after it
 
     def start(self, mq: MultiQueueEnv, injector) -> None:
         self.mq = mq
@@ -94,8 +95,9 @@ class NicScoreboard(uvm_component):
     def resolved(self) -> int:
         """Frames dropped or checked, and those parked in a completion ring the starve phase
         does not poll (decided: the MAC driver need not wait for them)."""
-        return self.dropped + sum(sb.checked if self._polled(q) else sb.checked + sb.outstanding
-                                  for q, (_, sb) in enumerate(self.mq.queues))
+        return self.dropped + len(self.fifo_hold or ()) + \
+            sum(sb.checked if self._polled(q) else sb.checked + sb.outstanding
+                for q, (_, sb) in enumerate(self.mq.queues))
 
     @property
     def outstanding(self) -> int:
@@ -108,13 +110,21 @@ class NicScoreboard(uvm_component):
 
     # ------------------------------------------------------------------ MAC side: expectations
     def _expect(self, item: RxFrameItem) -> None:
+        self.frames_in += 1
+        if self.fifo_hold is not None:        # the FIFO phase decides these when it ends
+            self.fifo_hold.append(item)
+            return
+        self.predict(item)
+
+    def predict(self, item: RxFrameItem) -> None:
+        """The model's outcome for a frame that went into the NIC: an expectation on its
+        queue, or a drop (counted and sampled at once)."""
         q, cls = self.mq.route(item.frame, item.bad_fcs)
         sb = self.mq.queues[q][1]
         h = self.holds.get(q)
         p = sb.sent_frame(item.frame, item.bad_fcs, cls, admit=h.admit if h is not None else None)
         if h is not None:
             h.note(p)
-        self.frames_in += 1
         kind = self.queue_kind(q, cls)
         if p.dropped:
             self.dropped += 1
@@ -123,6 +133,16 @@ class NicScoreboard(uvm_component):
                             pay_bufs="0", drop=p.drop_counter)
         else:
             self.pending_kind[(q, sb.sent - 1)] = (item, kind)
+
+    def fifo_dropped(self, item: RxFrameItem) -> None:
+        """A frame the ingress dropped because the frame FIFO was full (rx-rules.md section 1
+        rule 4), as the FIFO phase (tb/uvm/starve.py) decided: counted on queue 0 and sampled
+        as any other ingress drop (unparsed)."""
+        self.mq.queues[0][1].fifo_dropped()
+        self.dropped += 1
+        self.cov.sample(protocol="unparsed", split="dropped", queue_kind=self.queue_kind(0, None),
+                        error=item.error, vlan=str(item.vlan), size=size_bin(len(item.frame)),
+                        pay_bufs="0", drop="RX_DROP_FIFO")
 
     # ------------------------------------------------------------------ host side: completions
     def _check(self, q: int, frame) -> tuple[list[int], list[int]]:

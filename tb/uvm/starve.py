@@ -8,6 +8,7 @@ well (docs/rx-rules.md sections 3 and 4):
 | `hdr_bufs`  | stops posting header buffers (payload buffers still recycled) | `RX_DROP_NO_HDR_BUF` |
 | `pay_bufs`  | stops posting payload buffers (header buffers still recycled) | `RX_DROP_NO_PAY_BUF` |
 | `cq`        | stops polling the completion ring (so no buffer is recycled either) | `RX_DROP_CQ_FULL` |
+| `fifo`      | stalls every DMA channel (the bus, not a queue: `run_fifo`) | `RX_DROP_FIFO` |
 
 The phase starts when the run is quiet (every frame resolved, every used buffer posted again,
 every completion consumed), so what each held queue has is known from the scoreboard's own
@@ -25,18 +26,21 @@ traffic, which must flow again. The end-of-run counter check compares every drop
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+import cocotb
 from cocotb.triggers import Timer
+from pyuvm import uvm_sequence
 
 from driver import regs
 from models.nic_model import FRAME_COUNTERS, Placement, ring_check_drop
 from tb.frames import pattern
-from tb.uvm.sequences import RandomTrafficSeq, build_frame
+from tb.uvm.seq_items import RxFrameItem
+from tb.uvm.sequences import FlowSpec, RandomTrafficSeq, build_frame
 
-STARVE_KINDS = ("queue_off", "hdr_bufs", "pay_bufs", "cq")
+STARVE_KINDS = ("queue_off", "hdr_bufs", "pay_bufs", "cq", "fifo")
 DROP_OF = {"queue_off": "RX_DROP_QUEUE_OFF", "hdr_bufs": "RX_DROP_NO_HDR_BUF",
-           "pay_bufs": "RX_DROP_NO_PAY_BUF", "cq": "RX_DROP_CQ_FULL"}
+           "pay_bufs": "RX_DROP_NO_PAY_BUF", "cq": "RX_DROP_CQ_FULL", "fifo": "RX_DROP_FIFO"}
 _PLENTY = 1 << 30            # "not held": the host keeps posting or polling as usual
 HELD_FLOW_WEIGHT = 8         # flows routed to a held queue, against 1 for the others
 DECIDE_LIMIT_NS = 300_000
@@ -174,10 +178,102 @@ async def release(sbd) -> None:
 
 
 
+# ---------------------------------------------------------------------------------------------
+# `fifo`: RX_DROP_FIFO (rx-rules.md section 1 rule 4), which the model cannot decide
+# ---------------------------------------------------------------------------------------------
+FIFO_PAYLOAD = 1400            # every frame of the phase has the same length (1454 bytes)
+FIFO_GAP_NS = 3000             # between frames: whatever the last one set in motion has settled
+FIFO_EXTRA = 16                # frames sent beyond what the FIFO holds
+FIFO_FLOW = FlowSpec("ipv4/tcp", 0, "10.9.0.1", "10.9.0.2", 40000, 5201)
+
+
+class _FixedFramesSeq(uvm_sequence):
+    """The given frames, one at a time, `gap_ns` apart (after each has been handed to the MAC)."""
+
+    def __init__(self, name: str, frames: list[bytes], gap_ns: int) -> None:
+        super().__init__(name)
+        self.frames = frames
+        self.gap_ns = gap_ns
+
+    async def body(self) -> None:
+        for i, frame in enumerate(self.frames):
+            item = RxFrameItem(f"fifo{i}", frame, False, "none", FIFO_FLOW.protocol, FIFO_FLOW.vlan, -1)
+            await self.start_item(item)
+            await self.finish_item(item)
+            await Timer(self.gap_ns, unit="ns")
+
+
+def fifo_capacity(frame_len: int, fifo_bytes: int, dma_bytes: int) -> int:
+    """Frames of `frame_len` bytes the frame FIFO holds at least: it stores whole DMA words
+    (`FIFO_BYTES / DMA_BYTES` of them), a frame takes ceil(len / DMA_BYTES) words, and one
+    more word per frame is allowed for (nothing in rx-rules.md promises the last one)."""
+    words = -(-frame_len // dma_bytes) + 1
+    return (fifo_bytes // dma_bytes) // words
+
+
+async def run_fifo(env, hw, seed: int) -> None:
+    """The `fifo` phase, after the run's traffic was drained: every DMA channel stalls (the
+    memory stops answering, as a host bus can), so nothing leaves the frame FIFO; then frames
+    of one length, one at a time with time to settle between them. By rule 4 a frame is
+    dropped when the FIFO fills up during it; with nothing draining and every frame of the
+    same length, the first frame that does not fit and every frame after it are dropped, the
+    ones before it are kept. The model has no FIFO, so *how many* fit is read from the NIC's
+    RX_DROP_FIFO counter; *which* (a prefix, in MAC order) is the rule's, and it is checked:
+    once the bus answers again, each kept frame must arrive byte for byte as the model places
+    it (a kept frame that the scoreboard thinks dropped, or the reverse, is a wrong completion
+    or a missing one), and the count must lie between what the FIFO holds
+    (`fifo_capacity`, from the FIFO_BYTES and DMA_DATA_W parameters) and the frames sent less one."""
+    sbd, mac, tb = env.scoreboard, env.mac_rx, env.scoreboard.tb
+    dut = cocotb.top
+    fifo_bytes, dma_bytes = int(dut.FIFO_BYTES.value), int(dut.DMA_DATA_W.value) // 8
+    rng = random.Random(seed ^ 0xF1F0)
+    frames = [build_frame(FIFO_FLOW, pattern(FIFO_PAYLOAD, period=251, start=i), rng, False)
+              for i in range(fifo_capacity(len(build_frame(FIFO_FLOW, pattern(FIFO_PAYLOAD), rng, False)),
+                                           fifo_bytes, dma_bytes) + FIFO_EXTRA)]
+    length = len(frames[0])
+    assert all(len(f) == length for f in frames)
+    before = await hw.read32(regs.RX_DROP_FIFO)
+    saved = tb.profile
+    tb.set_profile(replace(saved, dma_stall=1.0))
+    sbd.fifo_hold = []
+    await _FixedFramesSeq("fifo_fill", frames, FIFO_GAP_NS).start(mac.seqr)
+    waited = 0
+    while len(sbd.fifo_hold) < len(frames):
+        await Timer(200, unit="ns")
+        waited += 200
+        assert waited < DECIDE_LIMIT_NS, f"the MAC monitor saw {len(sbd.fifo_hold)} of {len(frames)} frames"
+    await Timer(FIFO_GAP_NS, unit="ns")
+    dropped = (await hw.read32(regs.RX_DROP_FIFO)) - before
+    await Timer(FIFO_GAP_NS, unit="ns")
+    again = (await hw.read32(regs.RX_DROP_FIFO)) - before
+    assert again == dropped, f"fifo: RX_DROP_FIFO went on counting with the bus stalled ({dropped} -> {again})"
+    kept = len(frames) - dropped
+    least = fifo_capacity(length, fifo_bytes, dma_bytes)
+    assert dropped >= 1, f"fifo: {len(frames)} frames of {length} bytes into a stalled bus and no RX_DROP_FIFO"
+    assert kept >= least, \
+        f"fifo: only {kept} frames of {length} bytes kept, the {fifo_bytes}-byte FIFO holds at least {least}"
+    sbd.logger.info(f"fifo: bus stalled, {len(frames)} frames of {length} bytes: {kept} kept "
+                    f"(the FIFO holds at least {least}), {dropped} RX_DROP_FIFO")
+    held, sbd.fifo_hold = sbd.fifo_hold, None
+    for i, item in enumerate(held):
+        if i < kept:
+            sbd.predict(item)
+        else:
+            sbd.fifo_dropped(item)
+    sbd.starve_drops["RX_DROP_FIFO"] = sbd.starve_drops.get("RX_DROP_FIFO", 0) + dropped
+    tb.set_profile(saved)
+    await wait_decided(sbd, hw)
+    await sbd.drain(lambda: mac.driver.sent)
+    await RandomTrafficSeq("after_fifo", len(frames), mac.driver.sent).start(mac.seqr)
+
+
 async def run(env, hw, profile, flows, seed: int, scale: float) -> None:
     """The phase, after the run's traffic was drained: hold, send `rx_starve_frames` frames
     (most of them routed to the held queues), wait until each is decided, release, check the
     phase made the drop it is for, then as many frames again, which must flow."""
+    if profile.rx_starve == "fifo":
+        await run_fifo(env, hw, seed)
+        return
     sbd, mac = env.scoreboard, env.mac_rx
     queues = held_queues(profile, len(sbd.mq.queues))
     weights = flow_weights(flows, set(queues), sbd.mq.route, random.Random(seed ^ 0x57A4))
