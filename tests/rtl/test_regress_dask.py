@@ -1,6 +1,6 @@
 """`make regress` on a real Dask cluster: a `dask scheduler` and two `dask worker` processes on
 127.0.0.1 (started in a folder outside the repo, without the repo on their Python path: the
-tasks travel by value), and a small regression (the rx_classify tests, one seed, no code
+tasks travel by value), and a small regression (test_desc_engine_props_in_sim at 64 and 512 bits: two small builds, one seed, no code
 coverage) run through them with REGRESS_SCHEDULER. It must pass and merge like a local run:
 summary and JUnit with one suite per (test, seed), the cocotb-level JUnit, each job's log,
 the builds done before the jobs and spread over both workers. Every process started here is
@@ -78,7 +78,7 @@ def test_regress_on_two_dask_workers(tmp_path: Path) -> None:
         env = dict(os.environ, REGRESS_OUT=str(out))
         for var in ("REGRESS_SCHEDULER", "NIC_BUG", "PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER"):
             env.pop(var, None)
-        res = subprocess.run([sys.executable, "-m", "tb.regress", "--seeds", "1", "-k", "rx_classify and not 64-512-128",
+        res = subprocess.run([sys.executable, "-m", "tb.regress", "--seeds", "1", "-k", "test_desc_engine_props_in_sim",
                               "--no-coverage", "--scheduler", address], cwd=REPO, env=env,
                              capture_output=True, text=True, timeout=1100)
         text = res.stdout + res.stderr
@@ -104,7 +104,7 @@ def test_regress_on_two_dask_workers(tmp_path: Path) -> None:
             props = {p.get("name"): p.get("value") for p in s.iter("property")}
             assert props["seed"] and "COCOTB_RANDOM_SEED=" + props["seed"] in props["rerun"]
         cocotb_cases = list(ET.parse(out / "junit-cocotb.xml").getroot().iter("testcase"))
-        assert len(cocotb_cases) >= 2 * 3, len(cocotb_cases)
+        assert len(cocotb_cases) >= 2, len(cocotb_cases)
         history = json.loads((tmp_path / "regress-history.json").read_text())
         assert set(history["seconds"]) == {r["nodeid"] for r in summary["results"]}
     finally:
