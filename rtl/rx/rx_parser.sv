@@ -29,8 +29,8 @@
 // So stages 2 and 3 read the capture window itself, bytes W0 and up, and stage 4 reads the
 // addresses from stage 2's registers: no copies of the window or the addresses travel down
 // the pipeline. Wider, a frame may end every cycle and each stage carries its own copy.
-// Either way a byte of a slice the frame never reached reads as zero (the frame's last beat
-// index goes with it; the capture window is not cleared between frames).
+// Either way a byte at or past the frame's length reads as zero (the capture window is not
+// cleared between frames and the beats are stored unmasked: every read masks by the length).
 //
 // Latency: meta_valid rises 4 cycles after the frame's last beat. There is no
 // backpressure: the ingress only keeps a frame when the metadata FIFO is sure to have room.
@@ -116,20 +116,18 @@ module rx_parser
   logic [WB-1:0] cap_q;
   logic [IW-1:0] beat_idx_q;
 
-  function automatic logic [DATA_W-1:0] kept(input logic [DATA_W-1:0] d, input logic [DB-1:0] k);
-    logic [DATA_W-1:0] m;
-    for (int i = 0; i < DB; i++) m[i*8 +: 8] = {8{k[i]}};
-    return d & m;
-  endfunction
-
-  // The window as stage 1 sees it: the slices before the current beat from the capture
-  // register, the current beat, zeros after it.
+  // The window as stage 1 sees it: the current beat in its slice, the capture register
+  // elsewhere, and every byte at or past the frame's length zero. The input contract
+  // (rx_ingress: tkeep all ones but on the last beat, contiguous from lane 0 there; frame_len
+  // counts the kept bytes) makes "before frame_len" the same as "received and kept", so the
+  // beats are stored as they come and tkeep is not needed here.
   function automatic logic [WB-1:0] with_beat(input logic [WB-1:0] win);
     logic [WB-1:0] w;
     for (int k = 0; k < NB; k++) begin
-      if (beat_idx_q == IW'(k))     w[k * DATA_W +: DATA_W] = kept(beat_data, beat_keep);
-      else if (beat_idx_q > IW'(k)) w[k * DATA_W +: DATA_W] = win[k * DATA_W +: DATA_W];
-      else                          w[k * DATA_W +: DATA_W] = '0;
+      w[k * DATA_W +: DATA_W] = (beat_idx_q == IW'(k)) ? beat_data : win[k * DATA_W +: DATA_W];
+    end
+    for (int b = 0; b < PARSE_BYTES; b++) begin
+      if (frame_len <= 16'(b)) w[b * 8 +: 8] = 8'd0;
     end
     return w;
   endfunction
@@ -143,19 +141,20 @@ module rx_parser
     end
   end
 
-  // Only the beat's own slice is written; slices a frame does not reach keep older bytes,
-  // which every reader masks by the frame's last beat index.
+  // Only the beat's own slice is written, as it comes; bytes past a frame's end (its last
+  // beat's unkept lanes, slices it does not reach) keep older data, which every reader
+  // masks by the frame's length.
   always_ff @(posedge clk) begin
     if (beat_valid && 32'(beat_idx_q) < NB) begin
-      cap_q[32'(beat_idx_q) * DATA_W +: DATA_W] <= kept(beat_data, beat_keep);
+      cap_q[32'(beat_idx_q) * DATA_W +: DATA_W] <= beat_data;
     end
   end
 
   /* verilator lint_off UNUSEDSIGNAL */
   // A slot read: bytes 0..3 and 12 at W0 + 4 * p ({b12, b3, b2, b1, b0}), zero where off is
-  // below W0, bytes in slices past the frame's last beat `lidx` zero.
+  // below W0, bytes at or past the frame's length `len` zero.
   function automatic logic [39:0] slot_read(input logic [NWB-1:0] win, input logic [15:0] off,
-                                            input logic [IW-1:0] lidx);
+                                            input logic [15:0] len);
     logic [NWB+8*16-1:0] wp;
     logic [NS-1:0][39:0] cand;
     logic [7:0]          p;
@@ -169,7 +168,7 @@ module rx_parser
     r = (off[7:0] < 8'(W0) || 32'(p) >= NS) ? 40'd0 : cand[p[SW-1:0]];
     for (int i = 0; i < 5; i++) begin
       o = {1'b0, off[7:0]} + 9'((i == 4) ? 12 : i);
-      if (32'(o) / DB > 32'(lidx)) r[i*8 +: 8] = 8'd0;
+      if (len <= {7'd0, o}) r[i*8 +: 8] = 8'd0;
     end
     return r;
   endfunction
@@ -223,7 +222,6 @@ module rx_parser
 
   logic           s2_valid_q;
   logic [NWB-1:0] s2_win_q;
-  logic [IW-1:0]  s2_lidx_q;
   logic [15:0]    s2_ext_q;       // {byte off + 1, byte off}: the first extension header
   l3_state_t      s2_q;
 
@@ -338,7 +336,6 @@ module rx_parser
     if (beat_valid && beat_last && frame_keep) begin
       automatic logic [WB-1:0] win = with_beat(cap_q);
       s2_win_q  <= win[WB-1:8*W0];
-      s2_lidx_q <= beat_idx_q;
       s2_ext_q  <= ext1_bytes(win, l2_decode(win).tags);
       s2_q      <= l23_decode(win, frame_len);
     end
@@ -381,7 +378,6 @@ module rx_parser
 
   logic           s3_valid_q, s4_valid_q;
   logic [NWB-1:0] s3_win_q;
-  logic [IW-1:0]  s3_lidx_q;
   logic [15:0]    s3_ext_q;       // the second extension header's first two bytes
   logic [39:0]    s4_l4_q;        // the L4 header's bytes {12, 3, 2, 1, 0}
   l3_state_t      s3_q, s4_q;
@@ -407,15 +403,14 @@ module rx_parser
   always_ff @(posedge clk) begin
     if (s2_valid_q) begin
       automatic logic [16:0] e1_end = ext_end(s2_ext_q[15:8], s2_q.nh, s2_q.off);
-      automatic logic [39:0] rd     = slot_read(win2, e1_end[15:0], s2_lidx_q);
+      automatic logic [39:0] rd     = slot_read(win2, e1_end[15:0], s2_q.len);
       s3_win_q  <= s2_win_q;
-      s3_lidx_q <= s2_lidx_q;
       s3_ext_q  <= rd[15:0];
       s3_q      <= ext_step(s2_ext_q, s2_q);
     end
     if (s3_valid_q) begin
       automatic l3_state_t st = ext_step(s3_ext_q, s3_q);
-      s4_l4_q <= slot_read(win3, st.off, s3_lidx_q);
+      s4_l4_q <= slot_read(win3, st.off, s3_q.len);
       s4_q    <= st;
     end
   end
@@ -506,6 +501,7 @@ module rx_parser
     end
   end
 
+  // The walk's end is read from the next header itself; tkeep is implied by frame_len.
   logic unused;
-  assign unused = s4_q.stop;   // the walk's end is read from the next header itself
+  assign unused = s4_q.stop ^ (^beat_keep);
 endmodule
