@@ -121,13 +121,17 @@ module rx_parser
   // (rx_ingress: tkeep all ones but on the last beat, contiguous from lane 0 there; frame_len
   // counts the kept bytes) makes "before frame_len" the same as "received and kept", so the
   // beats are stored as they come and tkeep is not needed here.
+  // The byte mask is a thermometer from a shift (`in_frame[b]` = b < frame_len), a mux tree
+  // in LUTs, where a compare per byte would be a carry chain each.
   function automatic logic [WB-1:0] with_beat(input logic [WB-1:0] win);
-    logic [WB-1:0] w;
+    logic [WB-1:0]          w;
+    logic [PARSE_BYTES-1:0] in_frame;
+    in_frame = (frame_len[15:8] != '0) ? '1 : ~({PARSE_BYTES{1'b1}} << frame_len[7:0]);
     for (int k = 0; k < NB; k++) begin
       w[k * DATA_W +: DATA_W] = (beat_idx_q == IW'(k)) ? beat_data : win[k * DATA_W +: DATA_W];
     end
     for (int b = 0; b < PARSE_BYTES; b++) begin
-      if (frame_len <= 16'(b)) w[b * 8 +: 8] = 8'd0;
+      if (!in_frame[b]) w[b * 8 +: 8] = 8'd0;
     end
     return w;
   endfunction
