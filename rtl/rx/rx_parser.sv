@@ -6,22 +6,37 @@
 // one frame per cycle:
 //   1. L2 and L3: VLAN tags and EtherType; the IPv4 or IPv6 fixed header (lengths, addresses,
 //      first next-header) decoded at each of the three possible L3 offsets at once, the one
-//      the tags give kept
-//   2. IPv6 extension header 1 (hop-by-hop, routing, destination options, fragment)
-//   3. IPv6 extension header 2
-//   4. L4: TCP or UDP header, ports, payload offset
+//      the tags give kept; the two bytes at the end of the IPv6 fixed header (where a first
+//      extension header starts) picked out
+//   2. IPv6 extension header 1 (hop-by-hop, routing, destination options, fragment), and the
+//      two bytes where a second one would start read from the window
+//   3. IPv6 extension header 2, and the L4 header's ports and TCP data offset read from the
+//      window at the L4 offset
+//   4. L4: TCP or UDP checks, ports, payload offset
 // producing an rx_meta_t (where the headers end, where the IP datagram ends, the protocol
 // types, whether a header lies) and the frame's flow tuple for RSS and flow steering.
 // The rules are docs/rx-rules.md §2. Bytes of the window past the frame's end read as zero.
 //
-// The stages after the first carry only the window bytes from W0 = 34 on (every header they
-// read starts there or later: the L4 header of the shortest IPv4 header, the extension
-// headers of IPv6 at 54 and up).
+// Window reads after stage 1 are 4-byte aligned: every offset they use is the L3 offset
+// (14 + 4 * tags) plus a multiple of 4 (IHL words, 40, extension headers of 8 * n bytes), so
+// it is 2 mod 4, and it is read only from W0 = 34 (the L4 header of the shortest IPv4
+// header) to PARSE_BYTES - 8 (the last offset a header is read at): NS slots, a NS:1 mux per
+// byte read instead of a shifter over the window.
+//
+// Width scaling (NARROW, MAC up to 128 bits): kept frames (>= 60 bytes) then have their last
+// beats at least 4 cycles apart, and between a frame's last beat and its stage 3 at most one
+// beat (the next frame's first, bytes below DATA_W/8 <= 16) is written to the capture window.
+// So stages 2 and 3 read the capture window itself, bytes W0 and up, and stage 4 reads the
+// addresses from stage 2's registers: no copies of the window or the addresses travel down
+// the pipeline. Wider, a frame may end every cycle and each stage carries its own copy.
+// Either way a byte at or past the frame's length reads as zero (the capture window is not
+// cleared between frames and the beats are stored unmasked: every read masks by the length).
 //
 // Latency: meta_valid rises 4 cycles after the frame's last beat. There is no
 // backpressure: the ingress only keeps a frame when the metadata FIFO is sure to have room.
 // meta and tuple hold their last values while meta_valid is low.
-// Reset: synchronous, active high; clears the pipeline valid bits.
+// Reset: synchronous, active high; clears the pipeline valid bits and the beat index (data
+// registers are not reset: each is loaded before its valid bit reads it).
 module rx_parser
   import nic_pkg::*, nic_dma_pkg::*;
 #(
@@ -52,6 +67,7 @@ module rx_parser
   localparam int unsigned DB = DATA_W / 8;
   localparam int unsigned NB = PARSE_BYTES / DB;    // window beats
   localparam int unsigned WB = PARSE_BYTES * 8;     // window bits
+  localparam int unsigned IW = $clog2(NB + 1);      // beat index (saturates at NB)
   localparam logic [15:0] TPID_8021Q  = 16'h8100;
   localparam logic [15:0] TPID_8021AD = 16'h88A8;
   localparam logic [15:0] ET_IPV4     = 16'h0800;
@@ -62,6 +78,16 @@ module rx_parser
   localparam logic [7:0]  NH_ROUTING  = 8'd43;
   localparam logic [7:0]  NH_FRAG     = 8'd44;
   localparam logic [7:0]  NH_DSTOPTS  = 8'd60;
+
+  // The window the later stages read: bytes W0 .. PARSE_BYTES-1, in NS 4-byte slots at
+  // W0 + 4p; a slot read takes bytes 0..3 and 12 after its start (padding past the window
+  // reads zero).
+  localparam int unsigned W0  = 34;
+  localparam int unsigned NWB = WB - 8 * W0;
+  localparam int unsigned NS  = (PARSE_BYTES - 8 - W0) / 4 + 1;
+  localparam int unsigned SW  = $clog2(NS);
+  localparam int unsigned KEPT_GAP = (60 + DB - 1) / DB;   // min cycles between kept last beats
+  localparam bit          NARROW   = (KEPT_GAP >= 3) && (DB <= W0);
 
   initial begin
     // 128 bytes hold every field of the fixed headers the parser reads: QinQ (22) + IPv4 with
@@ -88,23 +114,24 @@ module rx_parser
   // stage's logic is a function called in that enabled branch: a cycle without a frame in a
   // stage does no work there (the simulator skips it; in silicon these are enable flops).
   logic [WB-1:0] cap_q;
-  logic [$clog2(NB+1)-1:0] beat_idx_q;
+  logic [IW-1:0] beat_idx_q;
 
-  function automatic logic [DATA_W-1:0] kept(input logic [DATA_W-1:0] d, input logic [DB-1:0] k);
-    logic [DATA_W-1:0] m;
-    for (int i = 0; i < DB; i++) m[i*8 +: 8] = {8{k[i]}};
-    return d & m;
-  endfunction
-
-  // The window with the current beat written into it (beat 0 clears the rest).
+  // The window as stage 1 sees it: the current beat in its slice, the capture register
+  // elsewhere, and every byte at or past the frame's length zero. The input contract
+  // (rx_ingress: tkeep all ones but on the last beat, contiguous from lane 0 there; frame_len
+  // counts the kept bytes) makes "before frame_len" the same as "received and kept", so the
+  // beats are stored as they come and tkeep is not needed here.
+  // The byte mask is a thermometer from a shift (`in_frame[b]` = b < frame_len), a mux tree
+  // in LUTs, where a compare per byte would be a carry chain each.
   function automatic logic [WB-1:0] with_beat(input logic [WB-1:0] win);
-    logic [WB-1:0] w;
-    w = win;
-    if (beat_idx_q == '0) begin
-      w = '0;
-      w[0 +: DATA_W] = kept(beat_data, beat_keep);
-    end else if (32'(beat_idx_q) < NB) begin
-      w[32'(beat_idx_q) * DATA_W +: DATA_W] = kept(beat_data, beat_keep);
+    logic [WB-1:0]          w;
+    logic [PARSE_BYTES-1:0] in_frame;
+    in_frame = (frame_len[15:8] != '0) ? '1 : ~({PARSE_BYTES{1'b1}} << frame_len[7:0]);
+    for (int k = 0; k < NB; k++) begin
+      w[k * DATA_W +: DATA_W] = (beat_idx_q == IW'(k)) ? beat_data : win[k * DATA_W +: DATA_W];
+    end
+    for (int b = 0; b < PARSE_BYTES; b++) begin
+      if (!in_frame[b]) w[b * 8 +: 8] = 8'd0;
     end
     return w;
   endfunction
@@ -118,23 +145,40 @@ module rx_parser
     end
   end
 
-  // Only the beat's own slice is written (a new frame's first beat clears the window).
+  // Only the beat's own slice is written, as it comes; bytes past a frame's end (its last
+  // beat's unkept lanes, slices it does not reach) keep older data, which every reader
+  // masks by the frame's length.
   always_ff @(posedge clk) begin
-    if (beat_valid) begin
-      if (beat_idx_q == '0) begin
-        cap_q <= '0;
-        cap_q[0 +: DATA_W] <= kept(beat_data, beat_keep);
-      end else if (32'(beat_idx_q) < NB) begin
-        cap_q[32'(beat_idx_q) * DATA_W +: DATA_W] <= kept(beat_data, beat_keep);
-      end
+    if (beat_valid && 32'(beat_idx_q) < NB) begin
+      cap_q[32'(beat_idx_q) * DATA_W +: DATA_W] <= beat_data;
     end
   end
 
-  // ------------------------------------------------------------------ stage 1: L2 and L3
-  // The window the later stages see: bytes W0 .. PARSE_BYTES-1.
-  localparam int unsigned W0  = 34;
-  localparam int unsigned NWB = WB - 8 * W0;
+  /* verilator lint_off UNUSEDSIGNAL */
+  // A slot read: bytes 0..3 and 12 at W0 + 4 * p ({b12, b3, b2, b1, b0}), zero where off is
+  // below W0, bytes at or past the frame's length `len` zero.
+  function automatic logic [39:0] slot_read(input logic [NWB-1:0] win, input logic [15:0] off,
+                                            input logic [15:0] len);
+    logic [NWB+8*16-1:0] wp;
+    logic [NS-1:0][39:0] cand;
+    logic [7:0]          p;
+    logic [39:0]         r;
+    logic [8:0]          o;
+    wp = {128'd0, win};
+    for (int s = 0; s < NS; s++) begin
+      cand[s] = {wp[(4*s+12)*8 +: 8], wp[(4*s)*8 +: 32]};
+    end
+    p = (off[7:0] - 8'(W0)) >> 2;
+    r = (off[7:0] < 8'(W0) || 32'(p) >= NS) ? 40'd0 : cand[p[SW-1:0]];
+    for (int i = 0; i < 5; i++) begin
+      o = {1'b0, off[7:0]} + 9'((i == 4) ? 12 : i);
+      if (len <= {7'd0, o}) r[i*8 +: 8] = 8'd0;
+    end
+    return r;
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
 
+  // ------------------------------------------------------------------ stage 1: L2 and L3
   typedef struct packed {
     logic [1:0] tags;
     logic       v4;
@@ -182,6 +226,7 @@ module rx_parser
 
   logic           s2_valid_q;
   logic [NWB-1:0] s2_win_q;
+  logic [15:0]    s2_ext_q;       // {byte off + 1, byte off}: the first extension header
   l3_state_t      s2_q;
 
   function automatic logic [7:0] l3b(input logic [319:0] w, input int unsigned i);
@@ -267,6 +312,17 @@ module rx_parser
     return at[l2.tags];
   endfunction
 
+  // The two bytes after the IPv6 fixed header (at 54 + 4 * tags), in ext_step's order.
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic logic [15:0] ext1_bytes(input logic [WB-1:0] win, input logic [1:0] tags);
+    case (tags)
+      2'd0:    return {win[55*8 +: 8], win[54*8 +: 8]};
+      2'd1:    return {win[59*8 +: 8], win[58*8 +: 8]};
+      default: return {win[63*8 +: 8], win[62*8 +: 8]};
+    endcase
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
+
   always_ff @(posedge clk) begin
     if (rst) s2_valid_q <= 1'b0;
     else     s2_valid_q <= beat_valid && beat_last && frame_keep;
@@ -283,8 +339,9 @@ module rx_parser
   always_ff @(posedge clk) begin
     if (beat_valid && beat_last && frame_keep) begin
       automatic logic [WB-1:0] win = with_beat(cap_q);
-      s2_win_q <= win[WB-1:8*W0];
-      s2_q     <= l23_decode(win, frame_len);
+      s2_win_q  <= win[WB-1:8*W0];
+      s2_ext_q  <= ext1_bytes(win, l2_decode(win).tags);
+      s2_q      <= l23_decode(win, frame_len);
     end
   end
 
@@ -293,36 +350,46 @@ module rx_parser
   // are 8 * (1 + length byte) long, a fragment header (44) is 8 bytes and marks a fragment.
   // A header that does not start inside the window with 8 bytes to spare, or a third one,
   // ends the walk: the frame is then "other L4" at that point (docs/rx-rules.md §2).
-  /* verilator lint_off UNUSEDSIGNAL */
-  function automatic l3_state_t ext_step(input logic [NWB-1:0] win, input l3_state_t st);
-    l3_state_t      o;
-    logic [NWB-1:0] sh;
-    logic [16:0]    size, end_off;
-    o  = st;
-    sh = win >> {st.off[7:0] - 8'(W0), 3'b000};     // IPv6: off >= 54
+  // `hb` holds the header's first two bytes {length, next header}, read a stage earlier.
+  function automatic logic [16:0] ext_end(input logic [7:0] len_byte, input logic [7:0] nh,
+                                          input logic [15:0] off);
+    logic [16:0] size;
+    size = (nh == NH_FRAG) ? 17'd8 : ({9'd0, len_byte} + 17'd1) << 3;
+    return {1'b0, off} + size;
+  endfunction
+
+  function automatic l3_state_t ext_step(input logic [15:0] hb, input l3_state_t st);
+    l3_state_t   o;
+    logic [16:0] end_off;
+    o       = st;
+    end_off = ext_end(hb[15:8], st.nh, st.off);
     if (!st.stop && !st.err && is_ext(st.nh)) begin
       if ({1'b0, st.off} + 17'd8 > 17'(PARSE_BYTES)) begin
         o.stop = 1'b1;
       end else begin
-        size    = (st.nh == NH_FRAG) ? 17'd8 : ({9'd0, sh[15:8]} + 17'd1) << 3;
-        end_off = {1'b0, st.off} + size;
         o.v6_ext = 1'b1;
         if (end_off > {1'b0, st.ip_end}) begin
           o.err = 1'b1;
         end else begin
           o.off  = end_off[15:0];
-          o.nh   = sh[7:0];
+          o.nh   = hb[7:0];
           o.frag = st.frag || (st.nh == NH_FRAG);
         end
       end
     end
     return o;
   endfunction
-  /* verilator lint_on UNUSEDSIGNAL */
 
   logic           s3_valid_q, s4_valid_q;
-  logic [NWB-1:0] s3_win_q, s4_win_q;
+  logic [NWB-1:0] s3_win_q;
+  logic [15:0]    s3_ext_q;       // the second extension header's first two bytes
+  logic [39:0]    s4_l4_q;        // the L4 header's bytes {12, 3, 2, 1, 0}
   l3_state_t      s3_q, s4_q;
+
+  // What stages 2 and 3 read: the capture window itself when NARROW, else their own copies.
+  logic [NWB-1:0] win2, win3;
+  assign win2 = NARROW ? cap_q[WB-1:8*W0] : s2_win_q;
+  assign win3 = NARROW ? cap_q[WB-1:8*W0] : s3_win_q;
 
   always_ff @(posedge clk) begin
     if (rst) begin
@@ -334,16 +401,24 @@ module rx_parser
     end
   end
 
+  // The second header's bytes are read where the first one ends: they are used only when
+  // the first one was walked, and then that is where the walk is.
+  /* verilator lint_off UNUSEDSIGNAL */    // two of the five bytes read, 16 bits of the end
   always_ff @(posedge clk) begin
     if (s2_valid_q) begin
-      s3_win_q <= s2_win_q;
-      s3_q     <= ext_step(s2_win_q, s2_q);
+      automatic logic [16:0] e1_end = ext_end(s2_ext_q[15:8], s2_q.nh, s2_q.off);
+      automatic logic [39:0] rd     = slot_read(win2, e1_end[15:0], s2_q.len);
+      s3_win_q  <= s2_win_q;
+      s3_ext_q  <= rd[15:0];
+      s3_q      <= ext_step(s2_ext_q, s2_q);
     end
     if (s3_valid_q) begin
-      s4_win_q <= s3_win_q;
-      s4_q     <= ext_step(s3_win_q, s3_q);
+      automatic l3_state_t st = ext_step(s3_ext_q, s3_q);
+      s4_l4_q <= slot_read(win3, st.off, s3_q.len);
+      s4_q    <= st;
     end
   end
+  /* verilator lint_on UNUSEDSIGNAL */
 
   // ------------------------------------------------------------------ stage 4: L4
   typedef struct packed {
@@ -355,18 +430,14 @@ module rx_parser
   } l4_t;
 
   /* verilator lint_off UNUSEDSIGNAL */
-  function automatic l4_t l4_decode(input logic [NWB-1:0] win, input l3_state_t st);
+  function automatic l4_t l4_decode(input logic [39:0] l4b, input l3_state_t st);
     l4_t            o;
-    logic [NWB-1:0] shifted;      // the window from the L4 offset on: 20 bytes are read
-    logic [159:0]   l4w;          // ports and TCP data offset are read from it
     logic [3:0]     tcp_doff;
     logic [16:0]    l4_off, l4_hdr_end;
     logic           more_ext;
     // The L4 offset is W0 or more unless the IPv4 header lies (IHL < 5: a header error,
-    // whose frame is dropped); such an offset reads zeros.
-    shifted  = (st.off[7:0] < 8'(W0)) ? '0 : win >> {st.off[7:0] - 8'(W0), 3'b000};
-    l4w      = shifted[159:0];
-    tcp_doff = l4w[12*8 + 4 +: 4];
+    // whose frame is dropped); such an offset reads zeros (slot_read).
+    tcp_doff = l4b[32 + 4 +: 4];
     l4_off   = {1'b0, st.off};
     more_ext = (st.l3 == L3_IPV6) && is_ext(st.nh);   // walk ended early
 
@@ -394,8 +465,8 @@ module rx_parser
       end
     end
     // ports only for TCP/UDP
-    o.sport = (o.l4_type == L4_TCP || o.l4_type == L4_UDP) ? {l4w[7:0], l4w[15:8]} : 16'd0;
-    o.dport = (o.l4_type == L4_TCP || o.l4_type == L4_UDP) ? {l4w[23:16], l4w[31:24]} : 16'd0;
+    o.sport = (o.l4_type == L4_TCP || o.l4_type == L4_UDP) ? {l4b[7:0], l4b[15:8]} : 16'd0;
+    o.dport = (o.l4_type == L4_TCP || o.l4_type == L4_UDP) ? {l4b[23:16], l4b[31:24]} : 16'd0;
     return o;
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
@@ -405,10 +476,12 @@ module rx_parser
     else     meta_valid <= s4_valid_q;
   end
 
-  // meta and tuple load with s4_valid_q and hold while meta_valid is low.
+  // meta and tuple load with s4_valid_q and hold while meta_valid is low. When NARROW the
+  // addresses come from stage 2's registers, which the next kept frame loads no earlier
+  // than KEPT_GAP >= 3 cycles after this frame did (this load is 3 cycles after it).
   always_ff @(posedge clk) begin
     if (s4_valid_q) begin
-      automatic l4_t l4 = l4_decode(s4_win_q, s4_q);
+      automatic l4_t l4 = l4_decode(s4_l4_q, s4_q);
       meta.frame_len <= s4_q.len;
       meta.l3_type   <= s4_q.l3;
       meta.l4_type   <= l4.l4_type;
@@ -425,13 +498,14 @@ module rx_parser
       tuple.l4_type  <= l4.l4_type;
       tuple.ip_frag  <= s4_q.frag;
       tuple.proto    <= s4_q.nh;
-      tuple.src_addr <= s4_q.src;
-      tuple.dst_addr <= s4_q.dst;
+      tuple.src_addr <= NARROW ? s2_q.src : s4_q.src;
+      tuple.dst_addr <= NARROW ? s2_q.dst : s4_q.dst;
       tuple.sport    <= l4.sport;
       tuple.dport    <= l4.dport;
     end
   end
 
+  // The walk's end is read from the next header itself; tkeep is implied by frame_len.
   logic unused;
-  assign unused = s4_q.stop;   // the walk's end is read from the next header itself
+  assign unused = s4_q.stop ^ (^beat_keep);
 endmodule
